@@ -1,0 +1,183 @@
+"""Read-only views of a Lambda function's configuration, IAM role and network path.
+
+One implementation shared by the diagnostics tools, the baseline (which records these views),
+the chaos faults (which change them) and the lab workload (which obeys them). Shapes stay close to
+the AWS APIs so that a restore can hand them back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from incident_responder.aws import AwsClients
+
+FUNCTION_NAME_RE = r"[A-Za-z0-9_-]{1,64}"
+FUNCTION_ARN_RE = (
+    r"arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(?:-gov)?-[a-z]+-\d:\d{12}:function:"
+    + FUNCTION_NAME_RE
+    + r"(?::(?:\$LATEST|[A-Za-z0-9_-]{1,128}))?"
+)
+# A function name or a function ARN, as Lambda accepts them; anything else never reaches AWS.
+LAMBDA_NAME_PATTERN = rf"^(?:{FUNCTION_NAME_RE}|{FUNCTION_ARN_RE})$"
+
+
+def function_name_of(name_or_arn: str) -> str:
+    """The bare function name of a name or ARN.
+
+    >>> function_name_of("arn:aws:lambda:us-east-1:123456789012:function:data-processor:prod")
+    'data-processor'
+    """
+    if not re.match(LAMBDA_NAME_PATTERN, name_or_arn):
+        raise ValueError(f"not a Lambda function name or ARN: {name_or_arn!r}")
+    if name_or_arn.startswith("arn:"):
+        return name_or_arn.split(":")[6]
+    return name_or_arn
+
+
+def role_name_of(role_arn: str) -> str:
+    """``arn:aws:iam::1:role/service-role/x`` -> ``x`` (IAM APIs take the name without path)."""
+    return role_arn.rsplit("/", 1)[-1]
+
+
+class RoleState(BaseModel):
+    role_name: str
+    role_arn: str
+    attached_policy_arns: list[str] = Field(default_factory=list)
+    inline_policies: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="inline policy name -> full policy document"
+    )
+
+
+class SecurityGroupEgress(BaseModel):
+    group_id: str
+    group_name: str | None = None
+    vpc_id: str | None = None
+    egress_rules: list[dict[str, Any]] = Field(
+        default_factory=list, description="IpPermissionsEgress as EC2 returns them"
+    )
+
+
+class SubnetNetworkAcl(BaseModel):
+    subnet_id: str
+    network_acl_id: str | None = None
+    is_default_acl: bool | None = None
+    entries: list[dict[str, Any]] = Field(
+        default_factory=list, description="NACL entries (ingress and egress), ordered by rule number"
+    )
+
+
+class NetworkState(BaseModel):
+    in_vpc: bool
+    vpc_id: str | None = None
+    security_groups: list[SecurityGroupEgress] = Field(default_factory=list)
+    subnets: list[SubnetNetworkAcl] = Field(default_factory=list)
+
+
+class FunctionConfiguration(BaseModel):
+    """What the baseline records and drift compares: everything a fault in this project can change."""
+
+    function_name: str
+    role: RoleState
+    reserved_concurrency: int | None = Field(description="None means no reservation (unreserved pool)")
+    timeout: int
+    memory_size: int
+    network: NetworkState
+
+
+def read_role(clients: AwsClients, role_arn: str) -> RoleState:
+    iam = clients.get("iam")
+    name = role_name_of(role_arn)
+    attached: list[str] = []
+    for page in iam.get_paginator("list_attached_role_policies").paginate(RoleName=name):
+        attached.extend(p["PolicyArn"] for p in page["AttachedPolicies"])
+    inline: dict[str, dict[str, Any]] = {}
+    for page in iam.get_paginator("list_role_policies").paginate(RoleName=name):
+        for policy_name in page["PolicyNames"]:
+            doc = iam.get_role_policy(RoleName=name, PolicyName=policy_name)["PolicyDocument"]
+            inline[policy_name] = doc  # boto3 already URL-decodes and parses the document
+    return RoleState(role_name=name, role_arn=role_arn, attached_policy_arns=sorted(attached), inline_policies=inline)
+
+
+def managed_policy_documents(clients: AwsClients, policy_arns: list[str]) -> dict[str, dict[str, Any]]:
+    """Default-version documents of attached managed policies, by ARN."""
+    iam = clients.get("iam")
+    docs = {}
+    for arn in policy_arns:
+        version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+        docs[arn] = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    return docs
+
+
+def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
+    # GetFunction omits Concurrency when the reservation is 0 in some implementations; this API does not.
+    response = clients.get("lambda").get_function_concurrency(FunctionName=function_name)
+    return response.get("ReservedConcurrentExecutions")
+
+
+def _sorted_entries(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(entries, key=lambda e: (bool(e.get("Egress")), int(e.get("RuleNumber", 0))))
+
+
+def read_network(clients: AwsClients, vpc_config: dict[str, Any] | None) -> NetworkState:
+    subnet_ids = list((vpc_config or {}).get("SubnetIds") or [])
+    group_ids = list((vpc_config or {}).get("SecurityGroupIds") or [])
+    if not subnet_ids and not group_ids:
+        return NetworkState(in_vpc=False)
+    ec2 = clients.get("ec2")
+    groups = []
+    vpc_id = None
+    if group_ids:
+        for group in ec2.describe_security_groups(GroupIds=group_ids)["SecurityGroups"]:
+            vpc_id = vpc_id or group.get("VpcId")
+            groups.append(
+                SecurityGroupEgress(
+                    group_id=group["GroupId"],
+                    group_name=group.get("GroupName"),
+                    vpc_id=group.get("VpcId"),
+                    egress_rules=group.get("IpPermissionsEgress", []),
+                )
+            )
+    subnets = []
+    if subnet_ids:
+        described = {s["SubnetId"]: s for s in ec2.describe_subnets(SubnetIds=subnet_ids)["Subnets"]}
+        acls = ec2.describe_network_acls(Filters=[{"Name": "association.subnet-id", "Values": subnet_ids}])
+        acl_by_subnet = {}
+        for acl in acls["NetworkAcls"]:
+            for assoc in acl.get("Associations", []):
+                acl_by_subnet[assoc["SubnetId"]] = acl
+        for subnet_id in subnet_ids:
+            subnet_vpc = described.get(subnet_id, {}).get("VpcId")
+            vpc_id = vpc_id or subnet_vpc
+            acl = acl_by_subnet.get(subnet_id)
+            if acl is None and subnet_vpc:
+                # A subnet without an explicit association uses its VPC's default NACL.
+                defaults = ec2.describe_network_acls(
+                    Filters=[{"Name": "vpc-id", "Values": [subnet_vpc]}, {"Name": "default", "Values": ["true"]}]
+                )["NetworkAcls"]
+                acl = defaults[0] if defaults else None
+            subnets.append(
+                SubnetNetworkAcl(
+                    subnet_id=subnet_id,
+                    network_acl_id=acl["NetworkAclId"] if acl else None,
+                    is_default_acl=acl.get("IsDefault") if acl else None,
+                    entries=_sorted_entries(acl.get("Entries", [])) if acl else [],
+                )
+            )
+    return NetworkState(in_vpc=True, vpc_id=vpc_id, security_groups=groups, subnets=subnets)
+
+
+def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
+    """The current values of everything the baseline records, read fresh from the account."""
+    name = function_name_of(name_or_arn)
+    config = clients.get("lambda").get_function_configuration(FunctionName=name)
+    return FunctionConfiguration(
+        function_name=config["FunctionName"],
+        role=read_role(clients, config["Role"]),
+        reserved_concurrency=read_reserved_concurrency(clients, name),
+        timeout=config["Timeout"],
+        memory_size=config["MemorySize"],
+        network=read_network(clients, config.get("VpcConfig")),
+    )

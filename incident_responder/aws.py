@@ -1,0 +1,48 @@
+"""boto3 clients for one account, created once and reused.
+
+Endpoints follow boto3's own settings, so the same code reaches a real account or the embedded
+lab: the lab only sets ``AWS_ENDPOINT_URL`` (honoured natively by boto3) and dummy credentials.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+# Bounded so that an unreachable endpoint becomes an error within seconds, not minutes.
+DEFAULT_CONFIG = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3})
+
+
+class AwsClients:
+    """Lazily created, cached boto3 clients sharing one session.
+
+    >>> clients = AwsClients(boto3.Session(region_name="us-east-1"))
+    >>> clients.get("lambda") is clients.get("lambda")
+    True
+    """
+
+    def __init__(self, session: boto3.Session | None = None, config: Config = DEFAULT_CONFIG):
+        self.session = session or boto3.Session()
+        self._config = config
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, service: str) -> Any:
+        with self._lock:
+            if service not in self._clients:
+                self._clients[service] = self.session.client(service, config=self._config)
+            return self._clients[service]
+
+    @property
+    def region(self) -> str:
+        return self.get("lambda").meta.region_name
+
+    @property
+    def endpoint_url(self) -> str:
+        return self.get("lambda").meta.endpoint_url
+
+    def account_id(self) -> str:
+        return self.get("sts").get_caller_identity()["Account"]

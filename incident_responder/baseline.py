@@ -1,0 +1,115 @@
+"""A function's recorded known-good configuration, and drift against it.
+
+Onboarding a function records its current configuration as the baseline (in DynamoDB, one item
+per function); it is refreshed only after a verified healthy state. Restores and drift checks read
+it; nothing else in the project hard-codes what "healthy" looks like.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from incident_responder.account_state import FunctionConfiguration, read_function_configuration
+from incident_responder.aws import AwsClients
+
+DEFAULT_BASELINE_TABLE = "incident-baselines"
+
+
+def baseline_table_name() -> str:
+    return os.environ.get("BASELINE_TABLE", DEFAULT_BASELINE_TABLE)
+
+
+class Baseline(BaseModel):
+    function_name: str
+    captured_at: str
+    configuration: FunctionConfiguration
+
+
+class Difference(BaseModel):
+    path: str = Field(description="dotted path into the configuration, e.g. role.inline_policies.s3-access")
+    baseline: Any = None
+    current: Any = None
+
+
+class BaselineNotFoundError(LookupError):
+    """No baseline is recorded for this function (it was never onboarded)."""
+
+
+def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
+    """Capture the function's current configuration and store it as its baseline."""
+    configuration = read_function_configuration(clients, function_name)
+    baseline = Baseline(
+        function_name=configuration.function_name,
+        captured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        configuration=configuration,
+    )
+    clients.get("dynamodb").put_item(
+        TableName=table or baseline_table_name(),
+        Item={
+            "function_name": {"S": baseline.function_name},
+            "captured_at": {"S": baseline.captured_at},
+            # A JSON string: policy documents hold shapes DynamoDB's type system makes awkward.
+            "configuration": {"S": configuration.model_dump_json()},
+        },
+    )
+    return baseline
+
+
+def load_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
+    item = (
+        clients.get("dynamodb")
+        .get_item(TableName=table or baseline_table_name(), Key={"function_name": {"S": function_name}})
+        .get("Item")
+    )
+    if not item:
+        raise BaselineNotFoundError(f"no baseline recorded for {function_name}; onboard the function first")
+    return Baseline(
+        function_name=item["function_name"]["S"],
+        captured_at=item["captured_at"]["S"],
+        configuration=FunctionConfiguration.model_validate_json(item["configuration"]["S"]),
+    )
+
+
+def _comparable(configuration: FunctionConfiguration) -> dict[str, Any]:
+    data = configuration.model_dump(mode="json")
+    # Keyed by id rather than listed, so a difference names the group or subnet it is about.
+    network = data["network"]
+    network["security_groups"] = {g.pop("group_id"): g for g in network["security_groups"]}
+    network["subnets"] = {s.pop("subnet_id"): s for s in network["subnets"]}
+    return data
+
+
+def _diff(baseline: Any, current: Any, path: str, out: list[Difference]) -> None:
+    if isinstance(baseline, dict) and isinstance(current, dict):
+        for key in sorted(set(baseline) | set(current), key=str):
+            sub = f"{path}.{key}" if path else str(key)
+            _diff(baseline.get(key), current.get(key), sub, out)
+    elif _canonical(baseline) != _canonical(current):
+        out.append(Difference(path=path, baseline=baseline, current=current))
+
+
+def _canonical(value: Any) -> str:
+    # Lists of rules or statements are compared as sets: AWS does not promise an order.
+    if isinstance(value, list):
+        return json.dumps(sorted(_canonical(v) for v in value))
+    return json.dumps(value, sort_keys=True)
+
+
+def diff_configurations(baseline: FunctionConfiguration, current: FunctionConfiguration) -> list[Difference]:
+    """Differences between two configurations, one per changed leaf (lists compared whole).
+
+    >>> from incident_responder.account_state import NetworkState, RoleState
+    >>> role = RoleState(role_name="r", role_arn="arn:aws:iam::1:role/r")
+    >>> a = FunctionConfiguration(function_name="f", role=role, reserved_concurrency=10,
+    ...     timeout=30, memory_size=512, network=NetworkState(in_vpc=False))
+    >>> [d.path for d in diff_configurations(a, a.model_copy(update={"timeout": 1}))]
+    ['timeout']
+    """
+    out: list[Difference] = []
+    _diff(_comparable(baseline), _comparable(current), "", out)
+    return out

@@ -1,0 +1,172 @@
+"""``responder``: the project's command line.
+
+responder demo                                   the main job on the embedded lab
+responder lab up                                 run the lab for other processes to share
+responder lab invoke [--count N]                 one burst of the sample workload
+responder onboard FUNCTION                       record a function's baseline
+responder chaos COMMAND ...                      inject faults / restore (see --help)
+responder mcp serve diagnostics --port N         run an MCP server
+responder mcp call URL TOOL key=value ...        call one MCP tool
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from incident_responder.demo import run_demo
+
+    return run_demo(fault=args.fault)
+
+
+def _cmd_lab_up(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.baseline import record_baseline
+    from incident_responder.lab import Lab
+    from incident_responder.lab.account import create_sample_account
+
+    lab = Lab(port=args.port).start()
+    os.environ.update(lab.env)
+    if not args.empty:
+        clients = AwsClients()
+        sample = create_sample_account(clients)
+        record_baseline(clients, sample.function_name)
+        print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
+        print(f"MCP API key (also in SSM {sample.api_key_parameter}): {sample.api_key}")
+    print("lab running; in another shell:")
+    for key, value in lab.env.items():
+        print(f"  export {key}={value}")
+    print("Ctrl-C stops the lab (and forgets everything in it).")
+    try:
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        lab.stop()
+    return 0
+
+
+def _cmd_lab_invoke(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.lab.workload import DataProcessor
+
+    result = DataProcessor(AwsClients(), args.function).invoke(
+        invocations=args.count, log_lines=args.log_line, app_error=args.app_error
+    )
+    print(result.model_dump_json(indent=2))
+    return 0 if result.healthy else 1
+
+
+def _cmd_onboard(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.baseline import record_baseline
+
+    baseline = record_baseline(AwsClients(), args.function)
+    print(baseline.model_dump_json(indent=2))
+    return 0
+
+
+def _cmd_chaos(args: argparse.Namespace) -> int:
+    from chaos.cli import run
+
+    return run(args)
+
+
+def _cmd_mcp_serve(args: argparse.Namespace) -> int:
+    from incident_responder.mcp_app import serve
+    from incident_responder.mcp_auth import ApiKeyUnavailableError
+
+    try:
+        serve(args.server, host=args.host, port=args.port)
+    except ApiKeyUnavailableError as exc:
+        print(f"responder mcp serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _cmd_mcp_call(args: argparse.Namespace) -> int:
+    import anyio
+
+    from incident_responder.mcp_client import mcp_session, tool_payload
+
+    arguments = {}
+    for pair in args.arguments:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            print(f"responder mcp call: expected key=value, got {pair!r}", file=sys.stderr)
+            return 2
+        arguments[key] = int(value) if value.isdigit() else value
+
+    async def call() -> dict:
+        async with mcp_session(args.url, args.api_key or os.environ.get("MCP_API_KEY")) as session:
+            return tool_payload(await session.call_tool(args.tool, arguments))
+
+    payload = anyio.run(call)
+    print(json.dumps(payload, indent=2))
+    return 1 if payload.get("error") else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from chaos.cli import add_arguments as add_chaos_arguments
+
+    parser = argparse.ArgumentParser(
+        prog="responder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="start the lab, break the sample workload, investigate over MCP")
+    p.add_argument(
+        "--fault",
+        default="iam_revoke",
+        choices=["iam_revoke", "iam_revoke_logs", "throttle", "network_block", "timeout", "memory"],
+        help="which fault to inject (default: the S3 permission revoked)",
+    )
+    p.set_defaults(handler=_cmd_demo)
+
+    lab = sub.add_parser("lab", help="the embedded AWS lab").add_subparsers(dest="lab_command", required=True)
+    p = lab.add_parser("up", help="run the lab in the foreground for other processes to use")
+    p.add_argument("--port", type=int, default=5000)
+    p.add_argument("--empty", action="store_true", help="do not create the sample workload")
+    p.set_defaults(handler=_cmd_lab_up)
+    p = lab.add_parser("invoke", help="invoke the sample workload once as a concurrent burst")
+    p.add_argument("--function", default="data-processor")
+    p.add_argument("--count", type=int, default=3)
+    p.add_argument("--log-line", action="append", default=[], help="extra raw line the function logs")
+    p.add_argument("--app-error", help="a bug in the function's own code, e.g. \"KeyError: 'order_id'\"")
+    p.set_defaults(handler=_cmd_lab_invoke)
+
+    p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")
+    p.add_argument("function")
+    p.set_defaults(handler=_cmd_onboard)
+
+    p = sub.add_parser("chaos", help="inject faults into a function and restore them")
+    add_chaos_arguments(p)
+    p.set_defaults(handler=_cmd_chaos)
+
+    mcp = sub.add_parser("mcp", help="the project's MCP servers").add_subparsers(dest="mcp_command", required=True)
+    p = mcp.add_parser("serve", help="run an MCP server (streamable HTTP, bearer auth)")
+    p.add_argument("server", choices=["diagnostics"])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8081)
+    p.set_defaults(handler=_cmd_mcp_serve)
+    p = mcp.add_parser("call", help="call one tool on a running MCP server and print its result")
+    p.add_argument("url", help="e.g. http://127.0.0.1:8081/mcp")
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="*", metavar="key=value")
+    p.add_argument("--api-key", help="bearer key (default: $MCP_API_KEY)")
+    p.set_defaults(handler=_cmd_mcp_call)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""The read-only diagnostics tools, as plain functions returning pydantic results.
+
+The MCP server (``mcp/diagnostics/server.py``) only registers these. Every result carries an
+``error`` field instead of raising: an AWS error (missing function, access denied to the server's
+own role, unreachable endpoint) is itself evidence for the investigating agent, and a stack trace
+never leaves the server. Environment variables of the inspected function are never read into a
+result: :class:`LambdaConfig` is built from an allow-list of fields.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import BaseModel, Field
+
+from incident_responder.account_state import (
+    LAMBDA_NAME_PATTERN,
+    NetworkState,
+    function_name_of,
+    read_function_configuration,
+    read_network,
+    read_reserved_concurrency,
+    read_role,
+)
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import BaselineNotFoundError, Difference, diff_configurations, load_baseline
+
+LambdaName = Annotated[
+    str,
+    Field(
+        pattern=LAMBDA_NAME_PATTERN,
+        description="Lambda function name (1-64 of A-Z a-z 0-9 _ -) or function ARN",
+    ),
+]
+Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]
+
+MAX_EVENTS = 30
+MAX_MESSAGE_CHARS = 500
+MAX_STREAMS = 50
+# CloudWatch updates a stream's lastEventTimestamp lazily (documented: eventual, up to an hour), so a
+# stream is read if it could hold events newer than this much before its reported last event.
+STREAM_TIMESTAMP_LAG_MS = 60 * 60 * 1000
+
+
+def describe_error(exc: Exception) -> str:
+    """One line for an AWS failure: the error code and message, never a traceback."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        return f"{err.get('Code', 'ClientError')}: {err.get('Message', str(exc))}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+# -- get_recent_logs ------------------------------------------------------------------------------
+class LogEvent(BaseModel):
+    timestamp: str = Field(description="ISO 8601 UTC")
+    message: str
+    truncated: bool = Field(default=False, description=f"message was cut to {MAX_MESSAGE_CHARS} characters")
+
+
+class RecentLogs(BaseModel):
+    log_group: str
+    window_minutes: int
+    events: list[LogEvent] = Field(default_factory=list, description=f"newest {MAX_EVENTS}, oldest first")
+    error: str | None = None
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) -> RecentLogs:
+    """The newest 30 log events of ``/aws/lambda/<name>`` in the last ``minutes``, in time order.
+
+    Reads streams newest-first and stops once no remaining stream can hold a newer event, so the
+    cost and the response size stay bounded whatever the size of the log group.
+    """
+    name = function_name_of(lambda_name)
+    group = f"/aws/lambda/{name}"
+    result = RecentLogs(log_group=group, window_minutes=minutes)
+    start_ms = int(time.time() * 1000) - minutes * 60 * 1000
+    logs = clients.get("logs")
+    collected: list[dict[str, Any]] = []
+    try:
+        streams_read, token = 0, None
+        while streams_read < MAX_STREAMS:
+            kwargs: dict[str, Any] = {"logGroupName": group, "orderBy": "LastEventTime", "descending": True}
+            if token:
+                kwargs["nextToken"] = token
+            page = logs.describe_log_streams(**kwargs)
+            for stream in page.get("logStreams", []):
+                last = stream.get("lastEventTimestamp") or stream.get("creationTime", 0)
+                newest = sorted(e["timestamp"] for e in collected)[-MAX_EVENTS:]
+                floor = max(start_ms, newest[0]) if len(newest) == MAX_EVENTS else start_ms
+                if streams_read >= MAX_STREAMS or last + STREAM_TIMESTAMP_LAG_MS < floor:
+                    streams_read = MAX_STREAMS  # streams come newest first: nothing further can qualify
+                    break
+                streams_read += 1
+                collected += logs.get_log_events(
+                    logGroupName=group,
+                    logStreamName=stream["logStreamName"],
+                    startTime=start_ms,
+                    startFromHead=False,
+                    limit=MAX_EVENTS,
+                )["events"]
+            token = page.get("nextToken")
+            if not token:
+                break
+    except AWS_ERRORS as exc:
+        result.error = describe_error(exc)
+        return result
+    newest = sorted(collected, key=lambda e: e["timestamp"])[-MAX_EVENTS:]
+    result.events = [
+        LogEvent(
+            timestamp=_iso(e["timestamp"]),
+            message=e["message"][:MAX_MESSAGE_CHARS],
+            truncated=len(e["message"]) > MAX_MESSAGE_CHARS,
+        )
+        for e in newest
+    ]
+    return result
+
+
+# -- get_iam_state --------------------------------------------------------------------------------
+class IamState(BaseModel):
+    function_name: str
+    role_name: str | None = None
+    role_arn: str | None = None
+    attached_policy_arns: list[str] = Field(default_factory=list)
+    inline_policies: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="inline policy name -> full policy document"
+    )
+    error: str | None = None
+
+
+def get_iam_state(clients: AwsClients, lambda_name: str) -> IamState:
+    """The execution role of the function (read from the function, never assumed) and its policies."""
+    name = function_name_of(lambda_name)
+    try:
+        role_arn = clients.get("lambda").get_function_configuration(FunctionName=name)["Role"]
+        role = read_role(clients, role_arn)
+    except AWS_ERRORS as exc:
+        return IamState(function_name=name, error=describe_error(exc))
+    return IamState(function_name=name, **role.model_dump())
+
+
+# -- get_lambda_config ----------------------------------------------------------------------------
+class LambdaVpcConfig(BaseModel):
+    SubnetIds: list[str] = Field(default_factory=list)
+    SecurityGroupIds: list[str] = Field(default_factory=list)
+    VpcId: str | None = None
+
+
+class LambdaConfig(BaseModel):
+    FunctionName: str
+    FunctionArn: str | None = None
+    Runtime: str | None = None
+    Handler: str | None = None
+    Role: str | None = None
+    MemorySize: int | None = None
+    Timeout: int | None = None
+    LastModified: str | None = None
+    State: str | None = None
+    LastUpdateStatus: str | None = None
+    ReservedConcurrentExecutions: int | None = Field(
+        default=None,
+        description="None: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
+    )
+    VpcConfig: LambdaVpcConfig | None = None
+    error: str | None = None
+
+
+def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
+    name = function_name_of(lambda_name)
+    try:
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name)
+        reserved = read_reserved_concurrency(clients, name)
+    except AWS_ERRORS as exc:
+        return LambdaConfig(FunctionName=name, error=describe_error(exc))
+    vpc = raw.get("VpcConfig") or {}
+    # Allow-list only: Environment (and anything else not named here) never leaves the server.
+    return LambdaConfig(
+        FunctionName=raw["FunctionName"],
+        FunctionArn=raw.get("FunctionArn"),
+        Runtime=raw.get("Runtime"),
+        Handler=raw.get("Handler"),
+        Role=raw.get("Role"),
+        MemorySize=raw.get("MemorySize"),
+        Timeout=raw.get("Timeout"),
+        LastModified=raw.get("LastModified"),
+        State=raw.get("State"),
+        LastUpdateStatus=raw.get("LastUpdateStatus"),
+        ReservedConcurrentExecutions=reserved,
+        VpcConfig=LambdaVpcConfig(
+            SubnetIds=vpc.get("SubnetIds", []), SecurityGroupIds=vpc.get("SecurityGroupIds", []), VpcId=vpc.get("VpcId")
+        )
+        if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
+        else None,
+    )
+
+
+# -- get_network_config ---------------------------------------------------------------------------
+class NetworkConfig(NetworkState):
+    function_name: str
+    in_vpc: bool = False
+    error: str | None = None
+
+
+def get_network_config(clients: AwsClients, lambda_name: str) -> NetworkConfig:
+    """Egress rules of the function's security groups and the NACL entries of its subnets."""
+    name = function_name_of(lambda_name)
+    try:
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name)
+        network = read_network(clients, raw.get("VpcConfig"))
+    except AWS_ERRORS as exc:
+        return NetworkConfig(function_name=name, error=describe_error(exc))
+    return NetworkConfig(function_name=name, **network.model_dump())
+
+
+# -- get_config_drift -----------------------------------------------------------------------------
+class ConfigDrift(BaseModel):
+    function_name: str
+    baseline_captured_at: str | None = None
+    drifted: bool = False
+    differences: list[Difference] = Field(default_factory=list)
+    error: str | None = None
+
+
+def get_config_drift(clients: AwsClients, lambda_name: str) -> ConfigDrift:
+    """Current configuration against the recorded baseline: one difference per changed path."""
+    name = function_name_of(lambda_name)
+    try:
+        baseline = load_baseline(clients, name)
+        current = read_function_configuration(clients, name)
+    except BaselineNotFoundError as exc:
+        return ConfigDrift(function_name=name, error=str(exc))
+    except AWS_ERRORS as exc:
+        return ConfigDrift(function_name=name, error=describe_error(exc))
+    differences = diff_configurations(baseline.configuration, current)
+    return ConfigDrift(
+        function_name=name,
+        baseline_captured_at=baseline.captured_at,
+        drifted=bool(differences),
+        differences=differences,
+    )

@@ -1,0 +1,42 @@
+"""A small MCP client over streamable HTTP with the bearer key: what the demo and ``responder mcp call`` use.
+
+The investigating agent gets its own provider layer later; this stays a thin convenience.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp import ClientSession
+
+CONNECT_TIMEOUT = 10.0
+
+
+@asynccontextmanager
+async def mcp_session(
+    url: str, api_key: str | None, *, http_client: httpx.AsyncClient | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP session; ``http_client`` lets tests route through an ASGI transport."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    client = http_client or httpx.AsyncClient(
+        headers=headers, timeout=httpx.Timeout(30.0, connect=CONNECT_TIMEOUT), follow_redirects=True
+    )
+    if http_client is not None and api_key:
+        client.headers.update(headers)
+    async with client, streamable_http_client(url, http_client=client) as (read, write, _):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def tool_payload(result: Any) -> dict[str, Any]:
+    """The structured content of a tool result, or ``{"error": text}`` for a tool-level error."""
+    if result.isError:
+        text = " ".join(getattr(c, "text", "") for c in result.content)
+        return {"error": text.strip() or "tool error"}
+    return result.structuredContent or {}

@@ -1,0 +1,113 @@
+"""The scenario file: how an incident is reproduced, evaluated and benchmarked.
+
+The format is fixed by the project design (keep it stable); see ``scenarios/`` for examples::
+
+    name: s3-policy-revoked
+    faults:
+      - kind: iam_revoke
+        target: s3
+    workload: {function: data-processor, invocations: 3, log_lines: [], app_error: null}
+    expect: {status: PROPOSAL_READY, fault_types: [permission_loss], actions: [restore_iam_policy]}
+
+A broken file raises :class:`ScenarioError` naming the file and the offending field.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class FaultType(StrEnum):
+    PERMISSION_LOSS = "permission_loss"
+    THROTTLING = "throttling"
+    NETWORK_BLOCK = "network_block"
+    TIMEOUT = "timeout"
+    MEMORY_EXHAUSTION = "memory_exhaustion"
+    APPLICATION_ERROR = "application_error"
+    UNKNOWN = "unknown"
+
+
+class ActionType(StrEnum):
+    RESTORE_IAM_POLICY = "restore_iam_policy"
+    UPDATE_CONCURRENCY = "update_concurrency"
+    RESTORE_NETWORK_EGRESS = "restore_network_egress"
+    UPDATE_FUNCTION_CONFIGURATION = "update_function_configuration"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IamRevoke(_Strict):
+    kind: Literal["iam_revoke"]
+    target: Literal["s3", "cloudwatch", "both"]
+
+
+class Throttle(_Strict):
+    kind: Literal["throttle"]
+    reserved_concurrency: Literal[0, 1]
+
+
+class NetworkBlock(_Strict):
+    kind: Literal["network_block"]
+
+
+class Timeout(_Strict):
+    kind: Literal["timeout"]
+    seconds: int = Field(ge=1, le=900)
+
+
+class Memory(_Strict):
+    kind: Literal["memory"]
+    mb: int = Field(ge=128, le=10240)
+
+
+Fault = Annotated[IamRevoke | Throttle | NetworkBlock | Timeout | Memory, Field(discriminator="kind")]
+
+
+class Workload(_Strict):
+    function: str = Field(default="data-processor", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    invocations: int = Field(default=3, ge=1, le=100)
+    log_lines: list[str] = Field(default_factory=list)
+    app_error: str | None = None
+
+
+class Expect(_Strict):
+    status: Literal["PROPOSAL_READY", "DIAGNOSED", "FAILED", "ERROR", "PROPOSAL_FAILED"] = "PROPOSAL_READY"
+    fault_types: list[FaultType] = Field(default_factory=list)
+    actions: list[ActionType] = Field(default_factory=list)
+
+
+class Scenario(_Strict):
+    name: str = Field(min_length=1)
+    faults: list[Fault] = Field(default_factory=list)
+    workload: Workload = Field(default_factory=Workload)
+    expect: Expect = Field(default_factory=Expect)
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names the file and the field."""
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: expected a mapping with name, faults, workload, expect")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+        )
+        raise ScenarioError(f"{path}: {problems}") from exc
