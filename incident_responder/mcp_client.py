@@ -28,10 +28,13 @@ async def mcp_session(
     )
     if http_client is not None and api_key:
         client.headers.update(headers)
-    async with client, streamable_http_client(url, http_client=client) as (read, write, _):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+    async with (
+        client,
+        streamable_http_client(url, http_client=client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 def tool_payload(result: Any) -> dict[str, Any]:

@@ -1,0 +1,77 @@
+"""Shared fixtures: one embedded lab (moto server on loopback) per test session, reset per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+
+import httpx
+import pytest
+
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import record_baseline
+from incident_responder.lab import Lab
+from incident_responder.lab.account import SampleAccount, create_sample_account
+
+CANARY_SECRET = "canary-7f3a9e-do-not-leak"
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    with Lab() as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def _lab_clients(lab: Lab) -> AwsClients:
+    # Clients read endpoint and credentials once, at creation: build them under the lab's environment
+    # and share them (creating nine boto3 clients per test would dominate the suite's run time).
+    saved = {k: os.environ.get(k) for k in lab.env}
+    os.environ.update(lab.env)
+    try:
+        shared = AwsClients()
+        for service in ("lambda", "iam", "ec2", "logs", "s3", "sns", "sqs", "dynamodb", "ssm", "sts", "cloudwatch"):
+            shared.get(service)
+        return shared
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture
+def lab_env(lab: Lab, monkeypatch: pytest.MonkeyPatch, tmp_path) -> dict[str, str]:
+    """A fresh, empty lab account, with this process's boto3 pointed at it."""
+    lab.reset()
+    for key, value in lab.env.items():
+        monkeypatch.setenv(key, value)
+    for key in ("AWS_PROFILE", "MCP_API_KEY", "MCP_API_KEY_PARAMETER", "BASELINE_TABLE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
+    return dict(os.environ)
+
+
+@pytest.fixture
+def clients(lab_env, _lab_clients) -> AwsClients:
+    return _lab_clients
+
+
+@pytest.fixture
+def sample(clients: AwsClients) -> SampleAccount:
+    """The sample workload, created and onboarded (baseline recorded), with a canary secret in its env."""
+    account = create_sample_account(clients, environment={"DB_PASSWORD": CANARY_SECRET})
+    record_baseline(clients, account.function_name)
+    return account
+
+
+@asynccontextmanager
+async def asgi_client(server, headers: dict[str, str] | None = None):
+    """HTTP straight into a FastMCP app (no port), with its session manager running."""
+    app = server.streamable_http_app()
+    async with server.session_manager.run():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", headers=headers) as client:
+            yield client

@@ -1,0 +1,61 @@
+import pytest
+
+from incident_responder.scenario import FaultType, ScenarioError, load_scenario
+
+VALID = """
+name: s3-policy-revoked
+faults:
+  - kind: iam_revoke
+    target: s3
+  - kind: throttle
+    reserved_concurrency: 0
+  - kind: timeout
+    seconds: 1
+workload:
+  function: data-processor
+  invocations: 3
+  log_lines: ["noise"]
+  app_error: null
+expect:
+  status: PROPOSAL_READY
+  fault_types: [permission_loss]
+  actions: [restore_iam_policy]
+"""
+
+
+def test_valid_scenario_loads(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(VALID)
+    scenario = load_scenario(path)
+    assert [f.kind for f in scenario.faults] == ["iam_revoke", "throttle", "timeout"]
+    assert scenario.faults[0].target == "s3"
+    assert scenario.expect.fault_types == [FaultType.PERMISSION_LOSS]
+    assert scenario.workload.log_lines == ["noise"]
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (VALID.replace("target: s3", "target: dynamodb"), "faults.0.iam_revoke.target"),
+        (VALID.replace("reserved_concurrency: 0", "reserved_concurrency: 5"), "faults.1.throttle.reserved_concurrency"),
+        (VALID.replace("kind: timeout", "kind: meteor"), "faults.2"),
+        (VALID.replace("[permission_loss]", "[gremlins]"), "expect.fault_types.0"),
+        (VALID.replace("invocations: 3", "invocations: 3\n  colour: red"), "workload.colour"),
+    ],
+)
+def test_broken_scenario_names_file_and_field(tmp_path, text, field):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as excinfo:
+        load_scenario(path)
+    assert str(path) in str(excinfo.value)
+    assert field in str(excinfo.value)
+
+
+def test_not_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed")
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load_scenario(bad)
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load_scenario(tmp_path / "missing.yaml")
