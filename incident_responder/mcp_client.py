@@ -6,7 +6,7 @@ The investigating agent gets its own provider layer later; this stays a thin con
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
@@ -23,16 +23,17 @@ async def mcp_session(
 ) -> AsyncIterator[ClientSession]:
     """An initialized MCP session; ``http_client`` lets tests route through an ASGI transport."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    client = http_client or httpx.AsyncClient(
-        headers=headers, timeout=httpx.Timeout(30.0, connect=CONNECT_TIMEOUT), follow_redirects=True
-    )
-    if http_client is not None and api_key:
-        client.headers.update(headers)
-    async with (
-        client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
+    async with AsyncExitStack() as stack:
+        if http_client is None:
+            http_client = await stack.enter_async_context(
+                httpx.AsyncClient(
+                    headers=headers, timeout=httpx.Timeout(30.0, connect=CONNECT_TIMEOUT), follow_redirects=True
+                )
+            )
+        else:  # the caller owns the client's lifetime
+            http_client.headers.update(headers)
+        read, write, _ = await stack.enter_async_context(streamable_http_client(url, http_client=http_client))
+        session = await stack.enter_async_context(ClientSession(read, write))
         await session.initialize()
         yield session
 
