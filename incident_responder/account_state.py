@@ -31,7 +31,10 @@ def function_name_of(name_or_arn: str) -> str:
     'data-processor'
     """
     if not re.match(LAMBDA_NAME_PATTERN, name_or_arn):
-        raise ValueError(f"not a Lambda function name or ARN: {name_or_arn!r}")
+        raise ValueError(
+            f"not a Lambda function name or ARN: {name_or_arn!r} (expected 1-64 of A-Z a-z 0-9 _ -, "
+            "or arn:aws:lambda:REGION:ACCOUNT:function:NAME)"
+        )
     if name_or_arn.startswith("arn:"):
         return name_or_arn.split(":")[6]
     return name_or_arn

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
 
 from incident_responder.account_state import (
     LAMBDA_NAME_PATTERN,
@@ -28,11 +28,22 @@ from incident_responder.account_state import (
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import BaselineNotFoundError, Difference, diff_configurations, load_baseline
 
+
+def _check_lambda_name(value: str) -> str:
+    function_name_of(value)  # raises a ValueError that says what is expected
+    return value
+
+
+# Validated by a function (for a message a model can act on), published with the pattern in the schema.
 LambdaName = Annotated[
     str,
-    Field(
-        pattern=LAMBDA_NAME_PATTERN,
-        description="Lambda function name (1-64 of A-Z a-z 0-9 _ -) or function ARN",
+    AfterValidator(_check_lambda_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": LAMBDA_NAME_PATTERN,
+            "description": "Lambda function name (1-64 of A-Z a-z 0-9 _ -) or function ARN",
+        }
     ),
 ]
 Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]

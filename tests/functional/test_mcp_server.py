@@ -188,3 +188,33 @@ def test_serve_without_any_key_exits_with_a_clear_message(lab_env):
     assert out.returncode == 2
     assert "/nowhere/key" in out.stderr and "MCP_API_KEY" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_validation_error_says_what_is_expected():
+    response = call_raw(build(NoAws()), KEY, tool_call("get_iam_state", {"lambda_name": "rm -rf /"}))
+    text = response.json()["result"]["content"][0]["text"]
+    assert "not a Lambda function name or ARN" in text and "arn:aws:lambda:REGION:ACCOUNT:function:NAME" in text
+
+
+def test_create_app_serves_behind_any_host_name(clients, sample, monkeypatch):
+    """The factory for external ASGI hosts (container, Lambda Web Adapter): no loopback-only host check."""
+    monkeypatch.setenv("MCP_API_KEY", KEY)
+    app = load_server("diagnostics").create_app()
+
+    async def go():
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(
+                transport=transport, base_url="https://abc123.lambda-url.us-east-1.on.aws"
+            ) as c:
+                health = await c.get("/health")
+                call = await c.post(
+                    "/mcp",
+                    json=tool_call("get_lambda_config", {"lambda_name": "data-processor"}),
+                    headers={**JSON_RPC_HEADERS, "Authorization": f"Bearer {KEY}"},
+                )
+                return health, call
+
+    health, call = anyio.run(go)
+    assert health.status_code == 200
+    assert call.json()["result"]["structuredContent"]["MemorySize"] == 512

@@ -59,3 +59,12 @@ def test_not_yaml_and_missing_file(tmp_path):
         load_scenario(bad)
     with pytest.raises(ScenarioError, match="cannot read"):
         load_scenario(tmp_path / "missing.yaml")
+
+
+def test_every_scenario_in_the_repository_loads():
+    from pathlib import Path
+
+    files = sorted((Path(__file__).parents[2] / "scenarios").glob("*.yaml"))
+    assert files
+    for path in files:
+        assert load_scenario(path).name == path.stem

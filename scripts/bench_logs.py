@@ -1,0 +1,66 @@
+"""Benchmark: get_recent_logs time and response size as the log group grows (100 / 10,000 / 100,000 events).
+
+Prints one row per size: the tool must return at most 30 events of at most 500 characters each, so
+the response size stays bounded however large the group is. Run with `make bench-logs`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+
+from incident_responder.aws import AwsClients
+from incident_responder.diagnostics import get_recent_logs
+from incident_responder.lab import Lab
+
+SIZES = (100, 10_000, 100_000)
+STREAMS = 20  # like a busy function: many execution environments, each its own stream
+REPEATS = 5
+
+
+def fill(clients: AwsClients, group: str, total: int) -> None:
+    logs = clients.get("logs")
+    logs.create_log_group(logGroupName=group)
+    now = int(time.time() * 1000)
+    per_stream = total // STREAMS
+    for s in range(STREAMS):
+        stream = f"2026/11/23/[$LATEST]{s:032x}"
+        logs.create_log_stream(logGroupName=group, logStreamName=stream)
+        for start in range(0, per_stream, 10_000):
+            count = min(10_000, per_stream - start)
+            events = [
+                {"timestamp": now - 500_000 + (start + i) * 5 + s, "message": f"[INFO] event {start + i} " + "x" * 700}
+                for i in range(count)
+            ]
+            logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+
+
+def main() -> int:
+    rows = []
+    with Lab() as lab:
+        os.environ.update(lab.env)
+        clients = AwsClients()
+        for size in SIZES:
+            group_name = f"bench-{size}"
+            fill(clients, f"/aws/lambda/{group_name}", size)
+            get_recent_logs(clients, group_name)  # warm the clients
+            timings, sizes = [], []
+            for _ in range(REPEATS):
+                started = time.perf_counter()
+                result = get_recent_logs(clients, group_name)
+                timings.append((time.perf_counter() - started) * 1000)
+                sizes.append(len(json.dumps(result.model_dump(mode="json"))))
+            assert result.error is None and len(result.events) == 30
+            rows.append((size, statistics.median(timings), max(sizes), len(result.events)))
+    print(f"{'events in group':>16} {'median ms':>10} {'response bytes':>15} {'events returned':>16}")
+    for size, ms, nbytes, events in rows:
+        print(f"{size:>16,} {ms:>10.1f} {nbytes:>15,} {events:>16}")
+    print(f"(moto lab on loopback, {STREAMS} streams, 700-char messages, median of {REPEATS} calls)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
