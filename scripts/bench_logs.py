@@ -15,27 +15,11 @@ import time
 from incident_responder.aws import AwsClients
 from incident_responder.diagnostics import get_recent_logs
 from incident_responder.lab import Lab
+from incident_responder.lab.log_volume import fill_log_group
 
 SIZES = (100, 10_000, 100_000)
 STREAMS = 20  # like a busy function: many execution environments, each its own stream
 REPEATS = 5
-
-
-def fill(clients: AwsClients, group: str, total: int) -> None:
-    logs = clients.get("logs")
-    logs.create_log_group(logGroupName=group)
-    now = int(time.time() * 1000)
-    per_stream = total // STREAMS
-    for s in range(STREAMS):
-        stream = f"2026/11/23/[$LATEST]{s:032x}"
-        logs.create_log_stream(logGroupName=group, logStreamName=stream)
-        for start in range(0, per_stream, 10_000):
-            count = min(10_000, per_stream - start)
-            events = [
-                {"timestamp": now - 500_000 + (start + i) * 5 + s, "message": f"[INFO] event {start + i} " + "x" * 700}
-                for i in range(count)
-            ]
-            logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
 
 
 def main() -> int:
@@ -45,7 +29,7 @@ def main() -> int:
         clients = AwsClients()
         for size in SIZES:
             group_name = f"bench-{size}"
-            fill(clients, f"/aws/lambda/{group_name}", size)
+            fill_log_group(clients, f"/aws/lambda/{group_name}", size, streams=STREAMS)
             get_recent_logs(clients, group_name)  # warm the clients
             timings, sizes = [], []
             for _ in range(REPEATS):

@@ -11,6 +11,7 @@ from botocore.stub import Stubber
 from chaos import FaultInjector
 from incident_responder import diagnostics
 from incident_responder.aws import AwsClients
+from incident_responder.lab.log_volume import fill_log_group
 from incident_responder.lab.workload import DataProcessor
 from tests.conftest import CANARY_SECRET
 
@@ -153,38 +154,15 @@ def test_unreachable_aws_is_an_error_field(lab_env, monkeypatch):
         assert result.error.startswith("EndpointConnectionError"), (tool, result.error)
 
 
-def _fill_log_group(clients, group: str, total: int, streams: int, message_len: int = 120) -> None:
-    logs = clients.get("logs")
-    logs.create_log_group(logGroupName=group)
-    now = int(time.time() * 1000)
-    per_stream = total // streams
-    for s in range(streams):
-        name = f"2026/11/23/[$LATEST]{s:032x}"
-        logs.create_log_stream(logGroupName=group, logStreamName=name)
-        for offset in range(0, per_stream, 10_000):
-            count = min(10_000, per_stream - offset)
-            # Streams overlap in time, so the newest 30 come from several of them.
-            base = now - 300_000 + s * 7
-            logs.put_log_events(
-                logGroupName=group,
-                logStreamName=name,
-                logEvents=[
-                    {"timestamp": base + (offset + i) * 10, "message": f"s{s} e{offset + i} " + "x" * message_len}
-                    for i in range(count)
-                ],
-            )
-
-
 def test_logs_are_the_newest_30_in_time_order_and_cut_to_500_chars(clients):
-    _fill_log_group(clients, "/aws/lambda/busy", total=3000, streams=3, message_len=900)
+    fill_log_group(clients, "/aws/lambda/busy", 3000, streams=3, message_len=900, spacing_ms=10)
     result = diagnostics.get_recent_logs(clients, "busy")
     assert result.error is None
     assert len(result.events) == 30
     stamps = [e.timestamp for e in result.events]
     assert stamps == sorted(stamps)
-    newest_index = 999
-    # The last event of each stream is e999; stream 2 starts 14 ms later so it holds the very newest.
-    assert result.events[-1].message.startswith(f"s2 e{newest_index} ")
+    # Streams interleave in time; the last event of the last stream is the newest of all.
+    assert result.events[-1].message.startswith("s2 e999 ")
     assert {e.message.split()[0] for e in result.events} == {"s0", "s1", "s2"}
     assert all(len(e.message) == 500 and e.truncated for e in result.events)
     assert len(json.dumps(result.model_dump())) < 30 * 600
