@@ -25,12 +25,12 @@ def api_key_parameter_name() -> str:
     return os.environ.get("MCP_API_KEY_PARAMETER", DEFAULT_API_KEY_PARAMETER)
 
 
-def resolve_api_key() -> str:
+def resolve_api_key(parameter_name: str | None = None, env_var: str = "MCP_API_KEY") -> str:
     """The current API key: the environment override, else the (cached) SSM SecureString."""
-    override = os.environ.get("MCP_API_KEY")
+    override = os.environ.get(env_var)
     if override:
         return override
-    name = api_key_parameter_name()
+    name = parameter_name or api_key_parameter_name()
     try:
         from aws_lambda_powertools.utilities import parameters
 
@@ -38,7 +38,7 @@ def resolve_api_key() -> str:
     except Exception as exc:  # any SDK or permission failure means "no key", said clearly
         raise ApiKeyUnavailableError(
             f"cannot read the MCP API key from SSM parameter {name!r} ({type(exc).__name__}: {exc}); "
-            "create it as a SecureString or set MCP_API_KEY"
+            f"create it as a SecureString or set {env_var}"
         ) from exc
     if not value:
         raise ApiKeyUnavailableError(f"SSM parameter {name!r} is empty")

@@ -14,29 +14,13 @@ A broken file raises :class:`ScenarioError` naming the file and the offending fi
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-
-class FaultType(StrEnum):
-    PERMISSION_LOSS = "permission_loss"
-    THROTTLING = "throttling"
-    NETWORK_BLOCK = "network_block"
-    TIMEOUT = "timeout"
-    MEMORY_EXHAUSTION = "memory_exhaustion"
-    APPLICATION_ERROR = "application_error"
-    UNKNOWN = "unknown"
-
-
-class ActionType(StrEnum):
-    RESTORE_IAM_POLICY = "restore_iam_policy"
-    UPDATE_CONCURRENCY = "update_concurrency"
-    RESTORE_NETWORK_EGRESS = "restore_network_egress"
-    UPDATE_FUNCTION_CONFIGURATION = "update_function_configuration"
+from incident_responder.contracts import ActionType, FaultType
 
 
 class _Strict(BaseModel):

@@ -1,0 +1,287 @@
+"""Tools the agents use, discovered from MCP servers and called through a provider.
+
+A provider lists tools (name, description, input and output JSON schemas) and calls them. The agent
+never depends on the transport: :class:`McpToolProvider` speaks streamable HTTP with the bearer key
+to every configured server, :class:`InMemoryToolProvider` serves plain functions for tests.
+:class:`ToolExecutor` validates arguments before any call and responses after it, against the
+schemas the server itself declared, so adding a tool to a server needs no agent change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import httpx
+import jsonschema
+import yaml
+from pydantic import BaseModel, Field
+
+from incident_responder.agent.errors import McpConnectionError, McpInitError
+
+CONNECT_TIMEOUT_SECONDS = 10.0
+INITIALIZE_TIMEOUT_SECONDS = 10.0
+CALL_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    server: str = "in-memory"
+
+    def as_model_tool(self) -> dict[str, Any]:
+        """The OpenAI-style function description every LangChain chat model's ``bind_tools`` accepts."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+        }
+
+
+@dataclass(frozen=True)
+class RawToolResult:
+    is_error: bool
+    structured: dict[str, Any] | None
+    text: str = ""
+
+
+class ToolProvider(Protocol):
+    async def list_tools(self) -> list[ToolSpec]: ...
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> RawToolResult: ...
+
+
+# -- in memory ------------------------------------------------------------------------------------
+@dataclass
+class InMemoryToolProvider:
+    """Tools as plain (sync or async) functions returning dicts; records every call it receives."""
+
+    tools: dict[str, tuple[ToolSpec, Callable[..., Any]]]
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return [spec for spec, _ in self.tools.values()]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> RawToolResult:
+        self.calls.append((name, arguments))
+        _, function = self.tools[name]
+        result = function(**arguments)
+        if isinstance(result, Awaitable):
+            result = await result
+        if isinstance(result, RawToolResult):
+            return result
+        if isinstance(result, BaseModel):
+            result = result.model_dump(mode="json")
+        return RawToolResult(is_error=False, structured=result)
+
+    async def __aenter__(self) -> InMemoryToolProvider:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+# -- MCP over streamable HTTP ---------------------------------------------------------------------
+class McpServerConfig(BaseModel):
+    """One MCP server: where it is and where its bearer key comes from (first found wins)."""
+
+    name: str
+    url: str
+    api_key_env: str | None = Field(default="MCP_API_KEY", description="environment variable holding the key")
+    api_key_parameter: str | None = Field(default=None, description="SSM SecureString holding the key")
+
+    def api_key(self) -> str:
+        from incident_responder.mcp_auth import resolve_api_key
+
+        return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
+
+
+def load_mcp_servers() -> list[McpServerConfig]:
+    """Servers from ``RESPONDER_MCP_CONFIG`` (a JSON or YAML file), ``RESPONDER_MCP_SERVERS`` (JSON), or
+    ``DIAGNOSTICS_MCP_URL`` (one server, key from ``MCP_API_KEY`` or ``MCP_API_KEY_PARAMETER``).
+
+    File format: ``{"servers": [{"name": "diagnostics", "url": "https://.../mcp",
+    "api_key_parameter": "/incident-response/mcp-api-key"}]}``
+    """
+    if path := os.environ.get("RESPONDER_MCP_CONFIG"):
+        data = yaml.safe_load(Path(path).read_text())
+    elif raw := os.environ.get("RESPONDER_MCP_SERVERS"):
+        data = json.loads(raw)
+    elif url := os.environ.get("DIAGNOSTICS_MCP_URL"):
+        data = {
+            "servers": [
+                {"name": "diagnostics", "url": url, "api_key_parameter": os.environ.get("MCP_API_KEY_PARAMETER")}
+            ]
+        }
+    else:
+        raise McpInitError(
+            "no MCP server configured: set RESPONDER_MCP_CONFIG, RESPONDER_MCP_SERVERS or DIAGNOSTICS_MCP_URL"
+        )
+    servers = data.get("servers") if isinstance(data, dict) else data
+    return [McpServerConfig.model_validate(s) for s in servers or []]
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+def classify_mcp_error(exc: BaseException, server: str) -> Exception:
+    """McpConnectionError when the server could not be reached in time, McpInitError otherwise."""
+    for leaf in _leaves(exc):
+        if isinstance(leaf, httpx.TransportError | TimeoutError | OSError):
+            return McpConnectionError(f"MCP server {server!r} unreachable: {type(leaf).__name__}: {leaf}")
+        if isinstance(leaf, httpx.HTTPStatusError):
+            return McpInitError(f"MCP server {server!r} refused the session: HTTP {leaf.response.status_code}")
+    return McpInitError(f"MCP server {server!r} failed to initialize: {type(exc).__name__}: {exc}")
+
+
+class McpToolProvider:
+    """Sessions to every configured MCP server for the duration of one agent run (an async context)."""
+
+    def __init__(self, servers: list[McpServerConfig], http_clients: dict[str, httpx.AsyncClient] | None = None):
+        self.servers = servers
+        self._http_clients = http_clients or {}
+        self._sessions: dict[str, Any] = {}
+        self._route: dict[str, str] = {}
+        self._specs: list[ToolSpec] = []
+        self._stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> McpToolProvider:
+        self._stack = AsyncExitStack()
+        for server in self.servers:
+            try:
+                await self._connect(server)
+            except BaseException as exc:
+                # A transport failure cancels this task from the transport's task group; closing the
+                # stack surfaces the real cause (e.g. ConnectError) as an exception group.
+                closing_error = await self._close()
+                if isinstance(exc, McpInitError | McpConnectionError | KeyboardInterrupt | SystemExit):
+                    raise
+                from incident_responder.mcp_auth import ApiKeyUnavailableError
+
+                if isinstance(exc, ApiKeyUnavailableError):
+                    raise McpInitError(str(exc)) from exc
+                cause = closing_error or exc
+                raise classify_mcp_error(cause, server.name) from cause
+        return self
+
+    async def _connect(self, server: McpServerConfig) -> None:
+        from mcp.client.streamable_http import streamable_http_client
+
+        from mcp import ClientSession
+
+        assert self._stack is not None
+        key = server.api_key()
+        client = self._http_clients.get(server.name) or await self._stack.enter_async_context(
+            httpx.AsyncClient(timeout=httpx.Timeout(CALL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS))
+        )
+        client.headers["Authorization"] = f"Bearer {key}"
+        read, write, _ = await self._stack.enter_async_context(streamable_http_client(server.url, http_client=client))
+        session = await self._stack.enter_async_context(ClientSession(read, write))
+        # Only plain awaits inside the deadline: a cancel scope must not straddle the transport's task group.
+        with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
+            await session.initialize()
+            listed = await session.list_tools()
+        self._sessions[server.name] = session
+        for tool in listed.tools:
+            self._route[tool.name] = server.name
+            self._specs.append(
+                ToolSpec(
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=tool.inputSchema,
+                    output_schema=tool.outputSchema,
+                    server=server.name,
+                )
+            )
+
+    async def _close(self) -> BaseException | None:
+        """Close every session; return (not raise) what closing raised."""
+        if self._stack is None:
+            return None
+        stack, self._stack = self._stack, None
+        try:
+            await stack.aclose()
+        except BaseException as exc:  # noqa: BLE001 - reported to the caller, who decides
+            return exc
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._close()
+
+    async def list_tools(self) -> list[ToolSpec]:
+        return list(self._specs)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> RawToolResult:
+        server = self._route[name]
+        try:
+            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
+                result = await self._sessions[server].call_tool(name, arguments)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            raise classify_mcp_error(exc, server) from exc
+        text = " ".join(getattr(c, "text", "") for c in result.content).strip()
+        return RawToolResult(is_error=bool(result.isError), structured=result.structuredContent, text=text)
+
+
+# -- validation -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one tool call produced, as the agent sees it: validated data, or an error to show the model."""
+
+    ok: bool
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    provider_called: bool = True
+
+
+def _schema_errors(schema: dict[str, Any] | None, value: Any) -> list[str]:
+    if not schema:
+        return []
+    validator = jsonschema.Draft202012Validator(schema)
+    return [
+        f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+        for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+    ][:5]
+
+
+class ToolExecutor:
+    """Validates, calls and checks tools of one provider."""
+
+    def __init__(self, provider: ToolProvider, specs: list[ToolSpec]):
+        self.provider = provider
+        self.specs = {s.name: s for s in specs}
+
+    async def run(self, name: str, arguments: Any) -> ToolOutcome:
+        spec = self.specs.get(name)
+        if spec is None:
+            return ToolOutcome(
+                False, error=f"unknown tool {name!r}; available: {', '.join(sorted(self.specs))}", provider_called=False
+            )
+        if not isinstance(arguments, dict):
+            return ToolOutcome(False, error="arguments must be a JSON object", provider_called=False)
+        if problems := _schema_errors(spec.input_schema, arguments):
+            return ToolOutcome(
+                False, error=f"invalid arguments for {name}: {'; '.join(problems)}", provider_called=False
+            )
+        raw = await self.provider.call_tool(name, arguments)
+        if raw.is_error:
+            return ToolOutcome(False, error=f"{name} failed: {raw.text or 'tool error'}"[:2000])
+        if not raw.structured:
+            return ToolOutcome(False, error=f"{name} returned an empty response")
+        if problems := _schema_errors(spec.output_schema, raw.structured):
+            return ToolOutcome(
+                False, error=f"{name} returned a response that does not match its schema: {'; '.join(problems)}"
+            )
+        return ToolOutcome(True, data=raw.structured)
