@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name
 from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
+from incident_responder.store import context_table_name
 
 FUNCTION_NAME = "data-processor"
 INCIDENT_TOPIC = "incident-alerts"
@@ -56,6 +57,8 @@ class SampleAccount:
     network_acl_id: str
     topic_arn: str
     baseline_table: str
+    context_table: str
+    artifacts_bucket: str
     api_key_parameter: str
     api_key: str
 
@@ -75,6 +78,24 @@ def create_baseline_table(clients: AwsClients, table: str) -> None:
         TableName=table,
         AttributeDefinitions=[{"AttributeName": "function_name", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "function_name", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def create_context_table(clients: AwsClients, table: str) -> None:
+    ddb = clients.get("dynamodb")
+    if table in ddb.list_tables()["TableNames"]:
+        return
+    ddb.create_table(
+        TableName=table,
+        AttributeDefinitions=[
+            {"AttributeName": "incident_id", "AttributeType": "S"},
+            {"AttributeName": "record", "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": "incident_id", "KeyType": "HASH"},
+            {"AttributeName": "record", "KeyType": "RANGE"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
 
@@ -201,6 +222,13 @@ def create_sample_account(
     topic_arn = clients.get("sns").create_topic(Name=INCIDENT_TOPIC)["TopicArn"]
     table = baseline_table_name()
     create_baseline_table(clients, table)
+    context_table = context_table_name()
+    create_context_table(clients, context_table)
+    artifacts = f"incident-artifacts-{account}"
+    if region == "us-east-1":
+        s3.create_bucket(Bucket=artifacts)
+    else:
+        s3.create_bucket(Bucket=artifacts, CreateBucketConfiguration={"LocationConstraint": region})
     key = api_key or secrets.token_urlsafe(24)
     clients.get("ssm").put_parameter(Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True)
     return SampleAccount(
@@ -215,6 +243,8 @@ def create_sample_account(
         network_acl_id=acl_id,
         topic_arn=topic_arn,
         baseline_table=table,
+        context_table=context_table,
+        artifacts_bucket=artifacts,
         api_key_parameter=DEFAULT_API_KEY_PARAMETER,
         api_key=key,
     )

@@ -1,0 +1,62 @@
+"""Chat models by one setting, ``RESPONDER_MODEL``:
+
+    offline                           the deterministic rule-based model (default; no endpoint)
+    bedrock_converse:<model-id>       Amazon Bedrock through ChatBedrockConverse (the deployed default)
+    openai:<model>                    an OpenAI-compatible endpoint via init_chat_model
+                                      (OPENAI_BASE_URL / OPENAI_API_KEY; needs langchain-openai)
+    ollama:<model>                    a local Ollama server via init_chat_model (needs langchain-ollama)
+
+Imports are lazy: a Lambda that runs the offline model never imports a provider SDK.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+DEFAULT_MODEL = "offline"
+
+
+class ModelConfigError(ValueError):
+    """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
+
+
+def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) -> BaseChatModel:
+    spec = (spec or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL).strip()
+    provider, _, model_id = spec.partition(":")
+    if provider == "offline":
+        from incident_responder.agent.offline import OfflineChatModel
+
+        return OfflineChatModel()
+    if not model_id:
+        raise ModelConfigError(f"RESPONDER_MODEL={spec!r} needs a model id, e.g. bedrock_converse:<model-id>")
+    if provider == "bedrock_converse":
+        from langchain_aws import ChatBedrockConverse
+
+        kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096}
+        if bedrock_client is not None:
+            kwargs["client"] = bedrock_client
+        elif region := os.environ.get("BEDROCK_REGION"):
+            kwargs["region_name"] = region
+        return ChatBedrockConverse(**kwargs)
+    if provider in ("openai", "ollama"):
+        try:
+            from langchain.chat_models import init_chat_model
+        except ImportError as exc:
+            raise ModelConfigError(
+                f"RESPONDER_MODEL={spec!r} needs the optional packages: pip install 'incident-responder[{provider}]'"
+            ) from exc
+        kwargs = {"temperature": 0}
+        if provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
+            kwargs["base_url"] = os.environ["OPENAI_BASE_URL"]
+        try:
+            return init_chat_model(model_id, model_provider=provider, **kwargs)
+        except ImportError as exc:
+            raise ModelConfigError(
+                f"RESPONDER_MODEL={spec!r} needs the optional packages: pip install 'incident-responder[{provider}]'"
+            ) from exc
+    raise ModelConfigError(
+        f"unknown RESPONDER_MODEL {spec!r}; use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
+    )

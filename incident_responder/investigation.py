@@ -1,0 +1,149 @@
+"""One investigation, from an Incident to a stored, verified Diagnosis (or a recorded reason for none).
+
+The ``investigate`` Lambda handler is a thin wrapper around :func:`run_investigation`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel
+
+from incident_responder.agent.graph import AgentRun, Limits, run_agent
+from incident_responder.agent.supervisor import SUPERVISOR, incident_message
+from incident_responder.agent.tools import McpToolProvider, ToolProvider, load_mcp_servers
+from incident_responder.aws import AwsClients
+from incident_responder.contracts import Incident
+from incident_responder.store import save_record
+
+INLINE_DIAGNOSIS_LIMIT = 32 * 1024  # larger diagnoses travel by reference (state I/O is capped at 256 KB)
+
+
+def limits_from_env() -> Limits:
+    return Limits(
+        recursion_limit=int(os.environ.get("AGENT_RECURSION_LIMIT", 12)),
+        token_cap=int(os.environ.get("AGENT_TOKEN_CAP", 100_000)),
+        max_nudges=int(os.environ.get("AGENT_MAX_NUDGES", 1)),
+        deadline_buffer_ms=int(os.environ.get("AGENT_DEADLINE_BUFFER_SECONDS", 90)) * 1000,
+    )
+
+
+class InvestigationMetrics(BaseModel):
+    llm_calls: int
+    tool_calls: int
+    provider_calls: int
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+    token_budget_left: int
+    tool_output_bytes: int
+    grounded_ratio: float
+    latency_ms: int
+
+
+class InvestigationResult(BaseModel):
+    """What the state machine receives: small, with large artifacts by reference."""
+
+    incident_id: str
+    outcome: Literal["DIAGNOSED", "NO_DIAGNOSIS"]
+    end_reason: str
+    diagnosis: dict[str, Any] | None = None
+    diagnosis_ref: str | None = None
+    evidence: dict[str, Any] | None = None
+    metrics: InvestigationMetrics
+    tools_called: list[str]
+
+
+def summarize(incident: Incident, run: AgentRun, limits: Limits) -> InvestigationResult:
+    diagnosis = run.payload.model_dump(mode="json") if run.payload is not None else None
+    report = run.report or {}
+    evidence = {k: report[k] for k in ("total", "verified", "grounded_ratio", "confidence_capped")} if report else None
+    metrics = InvestigationMetrics(
+        llm_calls=run.llm_calls,
+        tool_calls=run.tool_calls,
+        provider_calls=run.provider_calls,
+        input_tokens=run.usage.input_tokens,
+        output_tokens=run.usage.output_tokens,
+        total_tokens=run.usage.total_tokens,
+        token_budget_left=max(0, limits.token_cap - run.usage.total_tokens),
+        tool_output_bytes=run.tool_output_bytes,
+        grounded_ratio=report.get("grounded_ratio", 0.0),
+        latency_ms=run.latency_ms,
+    )
+    return InvestigationResult(
+        incident_id=incident.incident_id,
+        outcome="DIAGNOSED" if diagnosis else "NO_DIAGNOSIS",
+        end_reason=run.end_reason,
+        diagnosis=diagnosis,
+        evidence=evidence,
+        metrics=metrics,
+        tools_called=run.tools_called,
+    )
+
+
+async def investigate(
+    incident: Incident,
+    *,
+    model=None,
+    provider: ToolProvider | None = None,
+    limits: Limits | None = None,
+    remaining_ms: Callable[[], int] | None = None,
+) -> AgentRun:
+    """Run the supervisor on one incident. Opens MCP sessions from the configuration unless given a provider."""
+    from incident_responder.agent.models import create_chat_model
+
+    model = model or create_chat_model()
+    limits = limits or limits_from_env()
+    if provider is None:
+        async with McpToolProvider(load_mcp_servers()) as opened:
+            return await run_agent(
+                SUPERVISOR, model, opened, incident_message(incident), limits=limits, remaining_ms=remaining_ms
+            )
+    return await run_agent(
+        SUPERVISOR, model, provider, incident_message(incident), limits=limits, remaining_ms=remaining_ms
+    )
+
+
+def run_investigation(
+    incident: Incident,
+    *,
+    clients: AwsClients | None = None,
+    model=None,
+    provider: ToolProvider | None = None,
+    limits: Limits | None = None,
+    remaining_ms: Callable[[], int] | None = None,
+) -> tuple[InvestigationResult, AgentRun]:
+    """Investigate, store the diagnosis and the reasoning chain, and return the state machine's result."""
+    limits = limits or limits_from_env()
+    run = anyio.run(
+        lambda: investigate(incident, model=model, provider=provider, limits=limits, remaining_ms=remaining_ms)
+    )
+    result = summarize(incident, run, limits)
+    stored = save_record(
+        clients or AwsClients(),
+        incident.incident_id,
+        "investigation",
+        summary=result.model_dump(mode="json"),
+        chain=run.reasoning_chain(),
+        full={
+            "incident": incident.model_dump(mode="json"),
+            "result": result.model_dump(mode="json"),
+            "evidence_report": run.report,
+            "tool_results": run.tool_results,
+        },
+    )
+    if result.diagnosis is not None and len(json.dumps(result.diagnosis)) > INLINE_DIAGNOSIS_LIMIT:
+        result = result.model_copy(
+            update={
+                "diagnosis": None,
+                "diagnosis_ref": stored["artifact_uri"]
+                or f"dynamodb://{stored['table']}/{incident.incident_id}/investigation",
+            }
+        )
+    elif result.diagnosis is not None:
+        result = result.model_copy(update={"diagnosis_ref": stored["artifact_uri"]})
+    return result, run
