@@ -180,7 +180,7 @@ def build_graph(
             return "submit"
         if state.get("final_warning"):
             return "give_up"  # told to submit and did not
-        if calls:
+        if calls or getattr(last, "invalid_tool_calls", None):
             return "execute_tools"
         if state.get("nudges", 0) < limits.max_nudges:
             return "nudge"
@@ -209,6 +209,16 @@ def build_graph(
                     tool_call_id=call["id"],
                     name=call["name"],
                     status="success" if outcome.ok else "error",
+                )
+            )
+        for bad in getattr(last, "invalid_tool_calls", None) or []:
+            # Arguments that were not even JSON: answered so the model can correct itself.
+            messages.append(
+                ToolMessage(
+                    content=f"ERROR: arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
+                    tool_call_id=bad.get("id") or "invalid",
+                    name=bad.get("name") or "unknown",
+                    status="error",
                 )
             )
         return {

@@ -1,0 +1,78 @@
+"""INVESTIGATING: run the supervisor agent on one incident.
+
+Input: the incident (``{"incident": {...}}`` or the incident itself). Output (under 256 KB): outcome
+DIAGNOSED or NO_DIAGNOSIS, the diagnosis or its reference, evidence figures and metrics. Typed errors
+(McpConnectionError, McpInitError, ModelAuthError, ModelTransientError, InvalidIncidentError) reach
+the state machine by class name for its Retry / Catch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from pydantic import ValidationError
+
+from incident_responder.contracts import Incident
+from incident_responder.investigation import limits_from_env, run_investigation
+
+logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="investigate")
+tracer = Tracer(service="incident-responder")
+
+
+class InvalidIncidentError(ValueError):
+    """The state machine passed something that is not an incident."""
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    try:
+        incident = Incident.model_validate(event.get("incident", event))
+    except ValidationError as exc:
+        raise InvalidIncidentError(f"not an incident: {exc.errors()[:3]}") from exc
+    logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
+    limits = limits_from_env()
+    result, run = run_investigation(incident, limits=limits, remaining_ms=context.get_remaining_time_in_millis)
+    m = result.metrics
+    logger.info(
+        "agent_metrics",
+        extra={
+            "agent_metrics": {
+                "llm_calls": m.llm_calls,
+                "tool_calls": m.tool_calls,
+                "prompt_tokens": m.input_tokens,
+                "completion_tokens": m.output_tokens,
+                "total_tokens": m.total_tokens,
+                "token_budget_left": m.token_budget_left,
+                "tool_output_bytes": m.tool_output_bytes,
+                "latency_ms": m.latency_ms,
+            }
+        },
+    )
+    diagnosis = run.payload
+    logger.info(
+        "agent_reasoning_summary",
+        extra={
+            "agent_reasoning_summary": {
+                "outcome": result.outcome,
+                "end_reason": result.end_reason,
+                "tools_called": result.tools_called,
+                "fault_types": [f.value for f in diagnosis.fault_types] if diagnosis else [],
+                "root_cause": diagnosis.root_cause if diagnosis else None,
+                "severity": diagnosis.severity if diagnosis else None,
+                "grounded_ratio": m.grounded_ratio,
+                "steps": m.llm_calls,
+            }
+        },
+    )
+    metrics.add_dimension(name="outcome", value=result.outcome)
+    metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=m.llm_calls)
+    metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=m.tool_calls)
+    metrics.add_metric(name="TotalTokens", unit=MetricUnit.Count, value=m.total_tokens)
+    metrics.add_metric(name="GroundedRatio", unit=MetricUnit.Percent, value=m.grounded_ratio * 100)
+    metrics.add_metric(name="InvestigationLatency", unit=MetricUnit.Milliseconds, value=m.latency_ms)
+    return result.model_dump(mode="json")

@@ -1,0 +1,102 @@
+"""Test doubles: a scripted chat model and an in-memory diagnostics tool set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import PrivateAttr
+
+from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
+
+NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"lambda_name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+    "required": ["lambda_name"],
+}
+LOGS_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "log_group": {"type": "string"},
+        "events": {"type": "array", "items": {"type": "object", "properties": {"message": {"type": "string"}}}},
+        "error": {"type": ["string", "null"]},
+    },
+    "required": ["log_group", "events"],
+}
+LOGS = {
+    "log_group": "/aws/lambda/f",
+    "events": [
+        {"timestamp": "t", "message": "[ERROR] ClientError: An error occurred (AccessDenied) when calling GetObject"}
+    ],
+    "error": None,
+}
+
+
+def logs_provider(result: Callable[..., Any] | None = None) -> InMemoryToolProvider:
+    spec = ToolSpec("get_recent_logs", "recent logs", NAME_SCHEMA, LOGS_OUTPUT)
+    return InMemoryToolProvider({"get_recent_logs": (spec, result or (lambda lambda_name: LOGS))})
+
+
+def call(name: str, args: dict[str, Any], n: int = 0) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{n}", "type": "tool_call"}])
+
+
+def diagnosis(**overrides: Any) -> dict[str, Any]:
+    data = {
+        "root_cause": "The role lost s3:GetObject, so every read is denied.",
+        "fault_types": ["permission_loss"],
+        "affected_resources": ["f"],
+        "severity": "high",
+        "confidence": "high",
+        "evidence": [
+            {
+                "tool": "get_recent_logs",
+                "field": "events[0].message",
+                "value": "AccessDenied",
+                "interpretation": "reads are denied",
+            }
+        ],
+        "remediation_plan": [{"action": "restore the role policy", "evidence_basis": [0]}],
+        "investigation_gaps": [],
+    }
+    data.update(overrides)
+    return data
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Returns the scripted responses in order (the last one repeats); records what it was shown."""
+
+    responses: list[Any]
+    usage_per_call: int = 100
+    _seen: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def seen(self) -> list[dict[str, Any]]:
+        return self._seen
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, tools=None, **kwargs) -> ChatResult:
+        self._seen.append({"messages": list(messages), "tools": [t["function"]["name"] for t in tools or []]})
+        index = min(len(self._seen) - 1, len(self.responses) - 1)
+        response = self.responses[index]
+        if isinstance(response, Exception):
+            raise response
+        message = response.model_copy(deep=True)
+        if message.tool_calls:
+            message.tool_calls = [{**c, "id": f"{c['id']}-{len(self._seen)}"} for c in message.tool_calls]
+        message.usage_metadata = {
+            "input_tokens": self.usage_per_call,
+            "output_tokens": 10,
+            "total_tokens": self.usage_per_call + 10,
+        }
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from pydantic import ValidationError
+
+from incident_responder.alerts import MalformedAlertError, parse_alert
+from incident_responder.contracts import Diagnosis, TokenUsage
+from tests.fakes import diagnosis
+
+ALARM = {
+    "AlarmName": "data-processor-errors",
+    "AWSAccountId": "123456789012",
+    "NewStateValue": "ALARM",
+    "NewStateReason": "Threshold Crossed: 1 datapoint [3.0 (23/11/26 04:47:55)] was greater than or equal to the threshold (1.0).",
+    "StateChangeTime": "2026-11-23T04:47:55.123+0000",
+    "Region": "US East (N. Virginia)",
+    "AlarmArn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:data-processor-errors",
+    "OldStateValue": "OK",
+    "Trigger": {
+        "MetricName": "Errors",
+        "Namespace": "AWS/Lambda",
+        "Dimensions": [{"value": "data-processor", "name": "FunctionName"}],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"fault_types": ["gremlins"]}, "fault_types"),
+        ({"fault_types": []}, "fault_types"),
+        ({"severity": "apocalyptic"}, "severity"),
+        ({"confidence": 0.9}, "confidence"),
+        ({"root_cause": "short"}, "root_cause"),
+        ({"remediation_plan": [{"action": "fix", "evidence_basis": [1]}]}, "evidence_basis"),
+        ({"remediation_plan": [{"action": "restore", "risk_level": "yolo"}]}, "risk_level"),
+        ({"surprise": True}, "surprise"),
+    ],
+)
+def test_diagnosis_rejects_invalid_values(change, field):
+    with pytest.raises(ValidationError, match=field):
+        Diagnosis.model_validate(diagnosis(**change))
+
+
+def test_diagnosis_deduplicates_fault_types():
+    assert Diagnosis.model_validate(diagnosis(fault_types=["timeout", "timeout"])).fault_types == ["timeout"]
+
+
+def test_token_usage_is_counted_from_the_parts():
+    usage = TokenUsage().add(
+        {"input_tokens": 1200, "output_tokens": 80, "total_tokens": 999, "input_token_details": {"cache_read": 1000}}
+    )
+    usage = usage.add({"input_tokens": 10, "output_tokens": 5})
+    assert (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.total_tokens) == (
+        1210,
+        85,
+        1000,
+        1295,
+    )
+
+
+def test_cloudwatch_alarm_becomes_an_incident():
+    incident = parse_alert(json.dumps(ALARM))
+    assert incident.function_name == "data-processor"
+    assert (incident.source, incident.metric_name, incident.region, incident.account_id) == (
+        "cloudwatch_alarm",
+        "Errors",
+        "us-east-1",
+        "123456789012",
+    )
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,80}", incident.incident_id)
+
+
+def test_log_group_alarm_names_the_function():
+    alarm = {
+        **ALARM,
+        "Trigger": {
+            "MetricName": "IncomingLogEvents",
+            "Namespace": "AWS/Logs",
+            "Dimensions": [{"name": "LogGroupName", "value": "/aws/lambda/data-processor"}],
+        },
+    }
+    assert parse_alert(alarm).function_name == "data-processor"
+
+
+def test_duplicate_alerts_map_to_one_incident_and_different_alerts_do_not():
+    assert parse_alert(ALARM).incident_id == parse_alert(json.loads(json.dumps(ALARM))).incident_id
+    later = {**ALARM, "StateChangeTime": "2026-11-23T05:00:00.000+0000"}
+    assert parse_alert(later).incident_id != parse_alert(ALARM).incident_id
+
+
+def test_long_function_names_still_give_valid_execution_names():
+    incident = parse_alert({"function_name": "f" * 64, "detected_at": "2026-11-23T04:00:00Z", "error_type": "KeyError"})
+    assert len(incident.incident_id) <= 80 and re.fullmatch(r"[A-Za-z0-9_-]+", incident.incident_id)
+
+
+@pytest.mark.parametrize(
+    "message, words",
+    [
+        ("not json {", "not JSON"),
+        ("[1, 2]", "JSON object"),
+        ({**ALARM, "NewStateValue": "OK"}, "not ALARM"),
+        (
+            {**ALARM, "Trigger": {"MetricName": "CPU", "Dimensions": [{"name": "InstanceId", "value": "i-1"}]}},
+            "no FunctionName",
+        ),
+        ({"function_name": "bad name!", "detected_at": "2026-11-23T04:00:00Z"}, "function_name"),
+        ({"function_name": "f"}, "detected_at"),
+        ({"hello": "world"}, "function_name"),
+    ],
+)
+def test_malformed_alerts_get_a_clear_error(message, words):
+    with pytest.raises(MalformedAlertError, match=words):
+        parse_alert(message)
