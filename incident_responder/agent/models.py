@@ -35,7 +35,7 @@ def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) ->
     if provider == "bedrock_converse":
         from langchain_aws import ChatBedrockConverse
 
-        kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096}
+        kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096, "disable_streaming": True}
         if bedrock_client is not None:
             kwargs["client"] = bedrock_client
         elif region := os.environ.get("BEDROCK_REGION"):
