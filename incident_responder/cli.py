@@ -71,6 +71,27 @@ def _cmd_onboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_investigate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.agent.errors import McpConnectionError, McpInitError, ModelAuthError, ModelTransientError
+    from incident_responder.alerts import MalformedAlertError, parse_alert
+    from incident_responder.investigation import run_investigation
+
+    text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
+    try:
+        incident = parse_alert(text)
+        result, _ = run_investigation(incident)
+    except MalformedAlertError as exc:
+        print(f"responder investigate: {exc}", file=sys.stderr)
+        return 2
+    except (McpConnectionError, McpInitError, ModelAuthError, ModelTransientError) as exc:
+        print(f"responder investigate: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(result.model_dump_json(indent=2))
+    return 0 if result.outcome == "DIAGNOSED" else 3
+
+
 def _cmd_chaos(args: argparse.Namespace) -> int:
     from chaos.cli import run
 
@@ -143,6 +164,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")
     p.add_argument("function")
     p.set_defaults(handler=_cmd_onboard)
+
+    p = sub.add_parser(
+        "investigate",
+        help="run the supervisor agent on one alert (CloudWatch alarm or project alert JSON) and store the diagnosis",
+        description="Needs DIAGNOSTICS_MCP_URL (or RESPONDER_MCP_CONFIG), the MCP key (MCP_API_KEY or SSM), "
+        "the model (RESPONDER_MODEL, default offline), and where to store (INCIDENT_CONTEXT_TABLE, ARTIFACTS_BUCKET).",
+    )
+    p.add_argument("alert", help="alert JSON file, or - for standard input")
+    p.set_defaults(handler=_cmd_investigate)
 
     p = sub.add_parser("chaos", help="inject faults into a function and restore them")
     add_chaos_arguments(p)

@@ -2,7 +2,8 @@
 
 Start the lab, create and onboard the sample workload, break it, let it fail and raise its alarm,
 then investigate through the diagnostics MCP server running as a separate process (real streamable
-HTTP, bearer key read from SSM), print what each tool found, and restore.
+HTTP, bearer key read from SSM): first each tool by hand, then the supervisor agent, whose
+diagnosis is printed with its evidence marked verified or not. Finally restore.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import anyio
 import httpx
 
 from chaos.faults import FaultInjector
+from incident_responder.alerts import parse_alert
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import record_baseline
+from incident_responder.investigation import InvestigationResult, run_investigation
 from incident_responder.lab import Lab
 from incident_responder.lab.account import create_sample_account
 from incident_responder.lab.workload import BurstResult, DataProcessor
@@ -122,6 +125,26 @@ async def investigate(url: str, api_key: str, function_name: str) -> dict[str, d
     return found
 
 
+def show_investigation(result: InvestigationResult) -> None:
+    m = result.metrics
+    print(f"  incident {result.incident_id}: {result.outcome} ({result.end_reason})")
+    if result.diagnosis:
+        d = result.diagnosis
+        print(f"  root cause: {d['root_cause']}")
+        print(f"  fault types: {', '.join(d['fault_types'])}; severity {d['severity']}; confidence {d['confidence']}")
+        for e in d["evidence"]:
+            mark = "verified" if e["verified"] else "UNVERIFIED"
+            print(f"    [{mark}] {e['tool']} {e['field']} = {e['value'][:70]!r}: {e['interpretation']}")
+        for step in d["remediation_plan"]:
+            print(f"    plan: {step['action']} (risk {step['risk_level']}, evidence {step['evidence_basis']})")
+    print(
+        f"  {m.llm_calls} model calls, {m.tool_calls} tool calls ({', '.join(result.tools_called)}), "
+        f"{m.total_tokens} tokens, {m.tool_output_bytes} bytes of tool output, grounded {m.grounded_ratio:.0%}"
+    )
+    if result.diagnosis_ref:
+        print(f"  stored: {result.diagnosis_ref}")
+
+
 def run_demo(fault: str = "iam_revoke") -> int:
     kind, params = FAULTS[fault]
     with Lab() as lab:
@@ -140,14 +163,25 @@ def run_demo(fault: str = "iam_revoke") -> int:
         for line in getattr(injector, kind)(**params):
             print(f"  {line}")
         _step("burst of 3 invocations after the fault")
-        _show_burst(workload.invoke(3))
+        burst = workload.invoke(3)
+        _show_burst(burst)
 
         port = _free_port()
         server_env = {k: v for k, v in os.environ.items() if k != "MCP_API_KEY"}  # the server reads SSM
         _step(f"diagnostics MCP server (separate process) on 127.0.0.1:{port}, key from SSM")
         server = start_mcp_server("diagnostics", port, server_env)
         try:
-            anyio.run(investigate, f"http://127.0.0.1:{port}/mcp", sample.api_key, sample.function_name)
+            url = f"http://127.0.0.1:{port}/mcp"
+            anyio.run(investigate, url, sample.api_key, sample.function_name)
+            if burst.alert is not None:
+                _step(
+                    f"INVESTIGATING: supervisor agent (model: {os.environ.get('RESPONDER_MODEL', 'offline')}) over MCP"
+                )
+                os.environ.update(
+                    DIAGNOSTICS_MCP_URL=url, MCP_API_KEY=sample.api_key, ARTIFACTS_BUCKET=sample.artifacts_bucket
+                )
+                result, _ = run_investigation(parse_alert(burst.alert), clients=clients)
+                show_investigation(result)
             _step("chaos: restore")
             for line in injector.restore():
                 print(f"  {line}")
@@ -157,5 +191,7 @@ def run_demo(fault: str = "iam_revoke") -> int:
         finally:
             server.terminate()
             server.wait(timeout=10)
-    print("\nNext: the state machine takes this alert through INVESTIGATING -> DIAGNOSED -> PROPOSAL_READY.")
+    print(
+        "\nNext: the state machine takes this alert through RECEIVED -> INVESTIGATING -> DIAGNOSED -> PROPOSAL_READY."
+    )
     return 0 if result.healthy else 1

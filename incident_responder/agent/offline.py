@@ -117,6 +117,9 @@ class _Builder:
         self.gaps: list[str] = []
 
     def point(self, tool: str, field: str, value: Any, interpretation: str) -> int:
+        for i, existing in enumerate(self.evidence):
+            if (existing["tool"], existing["field"], existing["value"]) == (tool, field, str(value)):
+                return i
         self.evidence.append(
             {"tool": tool, "field": field, "value": str(value), "interpretation": interpretation, "verified": False}
         )
@@ -158,7 +161,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 b.fault("throttling", f"reserved concurrency was lowered from {before} to {now}", ptr, cfg)
         elif path.startswith("network."):
             blocked = b.log_point("ConnectTimeoutError", "outbound connections time out")
-            b.fault("network_block", f"the network egress path changed ({path})", ptr, blocked)
+            b.fault("network_block", "the function's network egress path changed from the baseline", ptr, blocked)
         elif path == "timeout":
             cfg = b.point(
                 "get_config_drift", f"differences[{i}].current", now, f"timeout is {now} s (baseline {before} s)"

@@ -24,4 +24,8 @@ def test_demo_runs_end_to_end(fault, evidence):
     assert evidence in out.stdout
     assert "alert on SNS: data-processor-errors" in out.stdout
     assert out.stdout.count("succeeded") == 6  # healthy before the fault and after restore
+    assert "INVESTIGATING: supervisor agent" in out.stdout
+    assert ": DIAGNOSED (submitted)" in out.stdout
+    assert "fault types: permission_loss" in out.stdout
+    assert "[verified] get_config_drift" in out.stdout and "UNVERIFIED" not in out.stdout
     assert "Traceback" not in out.stderr

@@ -1,0 +1,98 @@
+"""RESPONDER_MODEL=openai:<model> through init_chat_model, against a local OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import anyio
+import pytest
+
+from incident_responder.agent.errors import ModelAuthError, ModelTransientError
+from incident_responder.agent.graph import run_agent
+from incident_responder.agent.models import create_chat_model
+from incident_responder.agent.supervisor import SUPERVISOR
+from tests.fakes import diagnosis, logs_provider
+
+pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
+
+
+def completion(name: str, args: dict) -> dict:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "local-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{name}",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(args)},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220},
+    }
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    script: list[tuple[int, dict]] = []
+    received: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's API
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            status, body = script.pop(0)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    yield script, received
+    server.shutdown()
+
+
+def test_openai_compatible_endpoint_runs_the_agent_loop(endpoint):
+    script, received = endpoint
+    script += [
+        (200, completion("get_recent_logs", {"lambda_name": "f"})),
+        (200, completion("submit_diagnosis", diagnosis())),
+    ]
+    model = create_chat_model("openai:local-model")
+    model.max_retries = 0
+    result = anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
+    assert result.end_reason == "submitted" and result.payload.evidence[0].verified
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (400, 40)
+    assert {t["function"]["name"] for t in received[0]["tools"]} == {"get_recent_logs", "submit_diagnosis"}
+    tool_reply = [m for m in received[1]["messages"] if m["role"] == "tool"][0]
+    assert tool_reply["tool_call_id"] == "call_get_recent_logs" and "untrusted" in tool_reply["content"]
+
+
+@pytest.mark.parametrize("status, raised", [(429, ModelTransientError), (401, ModelAuthError)])
+def test_openai_compatible_errors_are_typed(endpoint, status, raised):
+    script, _ = endpoint
+    script += [(status, {"error": {"message": "no", "type": "x"}})] * 5
+    model = create_chat_model("openai:local-model")
+    model.max_retries = 0
+    with pytest.raises(raised):
+        anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
