@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint bench-logs clean
+.PHONY: install demo test lint bench-logs bench-investigation clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -28,6 +28,9 @@ lint: $(STAMP)
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py
+
+bench-investigation: $(STAMP)
+	$(BIN)/python scripts/bench_investigation.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
