@@ -24,6 +24,24 @@ def lab() -> Iterator[Lab]:
 
 
 @pytest.fixture(scope="session")
+def _engine(lab: Lab):
+    from incident_responder.lab.engine import LambdaDispatcher, install_jsonata
+
+    install_jsonata()
+    dispatcher = LambdaDispatcher().install()
+    yield dispatcher
+    dispatcher.uninstall()
+
+
+@pytest.fixture
+def dispatcher(_engine):
+    """The lab's Lambda dispatcher, with no function registered at the start of each test."""
+    _engine.functions.clear()
+    yield _engine
+    _engine.functions.clear()
+
+
+@pytest.fixture(scope="session")
 def _lab_clients(lab: Lab) -> AwsClients:
     # Clients read endpoint and credentials once, at creation: build them under the lab's environment
     # and share them (creating nine boto3 clients per test would dominate the suite's run time).

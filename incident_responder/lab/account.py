@@ -82,6 +82,18 @@ def create_baseline_table(clients: AwsClients, table: str) -> None:
     )
 
 
+def create_state_table(clients: AwsClients, table: str) -> None:
+    ddb = clients.get("dynamodb")
+    if table in ddb.list_tables()["TableNames"]:
+        return
+    ddb.create_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "incident_id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
 def create_context_table(clients: AwsClients, table: str) -> None:
     ddb = clients.get("dynamodb")
     if table in ddb.list_tables()["TableNames"]:

@@ -1,0 +1,37 @@
+"""Safety nets: no incident stays active after its execution has ended.
+
+``handler``: EventBridge "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) ->
+mark the incident FAILED unless it already reached a terminal status.
+``sweep_handler``: scheduled; incidents active for longer than STUCK_AFTER_MINUTES are reconciled,
+and an execution still running past that is stopped first.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger
+
+from incident_responder.aws import AwsClients
+from incident_responder.lifecycle import reconcile_execution, sweep_stuck
+
+logger = Logger(service="incident-responder")
+
+
+@logger.inject_lambda_context(log_event=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    detail = event.get("detail") or {}
+    arn, status = detail.get("executionArn"), detail.get("status")
+    if not arn or not status:
+        raise ValueError("not a Step Functions Execution Status Change event: detail.executionArn/status missing")
+    action = reconcile_execution(AwsClients(), arn, status, detail.get("cause") or detail.get("error"))
+    logger.info("reconciled", extra={"execution_arn": arn, "execution_status": status, "action": action})
+    return {"execution_arn": arn, "action": action}
+
+
+@logger.inject_lambda_context(log_event=False)
+def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    done = sweep_stuck(AwsClients(), older_than_minutes=int(os.environ.get("STUCK_AFTER_MINUTES", 30)))
+    logger.info("swept", extra={"reconciled": done})
+    return {"reconciled": done}

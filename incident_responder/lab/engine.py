@@ -1,0 +1,184 @@
+"""moto's Step Functions interpreter, completed for the lab.
+
+moto runs the real ASL (a port of LocalStack's interpreter) but leaves two gaps this module fills,
+in the process that hosts the moto server:
+
+* JSONata: moto parses it but ships no evaluator; :func:`install_jsonata` wires in jsonata-python.
+* Lambda tasks: moto's Docker-less Lambda only echoes. :class:`LambdaDispatcher` routes each task to
+  the in-process handler registered for that function name, with the function's environment, and
+  reports an exception as the Python runtime does (``FunctionError: Unhandled``, ``errorType`` =
+  the class name), so ``ErrorEquals`` sees the handler's exception class.
+
+Known differences from AWS (stated in the README): a timed-out handler is not killed (its thread
+finishes in the background); retry backoff sleeps for real unless :func:`instant_retries` is used.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+Handler = Callable[[dict[str, Any], Any], Any]
+_ENV_LOCK = threading.RLock()  # handlers read os.environ; one function's environment at a time
+
+
+def install_jsonata() -> None:
+    import jsonata
+    from moto.stepfunctions.parser.asl.jsonata import jsonata as moto_jsonata
+
+    moto_jsonata.eval_jsonata_expression = lambda expression: jsonata.Jsonata(expression).evaluate(None)
+    logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+
+
+@dataclass
+class LambdaContext:
+    """What a Python Lambda handler's ``context`` offers, for in-process calls."""
+
+    function_name: str
+    timeout_seconds: int = 900
+    memory_limit_in_mb: int = 1024
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    invoked_function_arn: str = ""
+    _deadline: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        self._deadline = time.monotonic() + self.timeout_seconds
+        if not self.invoked_function_arn:
+            self.invoked_function_arn = f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+@dataclass
+class RegisteredFunction:
+    handler: Handler
+    environment: dict[str, str] = field(default_factory=dict)
+    timeout_seconds: int = 900
+    memory_mb: int = 1024
+    invocations: int = 0
+
+
+class LambdaDispatcher:
+    """Routes Step Functions Lambda tasks (and direct invokes through :meth:`invoke`) to Python handlers."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, RegisteredFunction] = {}
+        self._original: Any = None
+
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        environment: dict[str, str] | None = None,
+        timeout_seconds: int = 900,
+        memory_mb: int = 1024,
+    ) -> None:
+        self.functions[name] = RegisteredFunction(handler, dict(environment or {}), timeout_seconds, memory_mb)
+
+    def invoke(self, name: str, event: dict[str, Any]) -> Any:
+        """Call a registered handler as Lambda would: its environment applied, a context given."""
+        function = self.functions[name]
+        function.invocations += 1
+        context = LambdaContext(name, function.timeout_seconds, function.memory_mb)
+        with _ENV_LOCK:
+            saved = dict(os.environ)
+            os.environ.update(function.environment)
+            try:
+                return function.handler(event, context)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
+
+    def _dispatch(self, parameters: dict[str, Any], region: str, state_credentials: Any) -> dict[str, Any]:
+        target = str(parameters["FunctionName"])
+        name = target.split(":")[6] if target.startswith("arn:") else target.split(":")[0]
+        if name not in self.functions:
+            return self._original(parameters=parameters, region=region, state_credentials=state_credentials)
+        raw = parameters.get("Payload")
+        event = json.loads(raw) if raw else {}
+        try:
+            result = self.invoke(name, event)
+        except Exception as exc:  # the Python runtime's "Unhandled" error envelope
+            return {
+                "StatusCode": 200,
+                "FunctionError": "Unhandled",
+                "Payload": {
+                    "errorType": type(exc).__name__,
+                    "errorMessage": str(exc),
+                    "stackTrace": traceback.format_tb(exc.__traceback__),
+                },
+            }
+        return {"StatusCode": 200, "Payload": json.loads(json.dumps(result, default=str))}
+
+    def install(self) -> LambdaDispatcher:
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+        if self._original is None:
+            self._original = lambda_eval_utils._invoke_lambda_function
+        lambda_eval_utils._invoke_lambda_function = self._dispatch
+        return self
+
+    def uninstall(self) -> None:
+        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+        if self._original is not None:
+            lambda_eval_utils._invoke_lambda_function = self._original
+
+
+@contextmanager
+def instant_retries() -> Iterator[list[float]]:
+    """Retry backoff without the wait (tests); yields the delays that were asked for."""
+    from types import SimpleNamespace
+
+    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
+
+    delays: list[float] = []
+    original = retrier_decl.time
+    retrier_decl.time = SimpleNamespace(sleep=delays.append)
+    try:
+        yield delays
+    finally:
+        retrier_decl.time = original
+
+
+def substitute(definition: str, substitutions: dict[str, Any]) -> str:
+    """``${Name}`` placeholders replaced, as CloudFormation's DefinitionSubstitutions do (moto ignores them)."""
+    for key, value in substitutions.items():
+        definition = definition.replace("${" + key + "}", str(value))
+    return definition
+
+
+def wait_for_execution(sfn: Any, execution_arn: str, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        described = sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] != "RUNNING" or time.monotonic() > deadline:
+            return described
+        time.sleep(0.05)
+
+
+def states_entered(sfn: Any, execution_arn: str) -> list[str]:
+    """The path taken: names of the states entered, in order (from GetExecutionHistory)."""
+    events = history(sfn, execution_arn)
+    return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
+
+
+def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"executionArn": execution_arn}
+    while True:
+        page = sfn.get_execution_history(**kwargs)
+        events += page["events"]
+        if not page.get("nextToken"):
+            return events
+        kwargs["nextToken"] = page["nextToken"]

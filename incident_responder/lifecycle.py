@@ -1,0 +1,163 @@
+"""The incident lifecycle as DynamoDB ``incident-state`` sees it, and its safety nets.
+
+The state machine writes every transition itself (direct DynamoDB integrations with from-status
+conditions). This module holds what runs outside it: starting an execution for an alert (ingest),
+marking incidents whose execution died without a terminal status (reconcile, sweep), and reading
+an incident back (``responder show``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+
+from incident_responder.aws import AwsClients
+from incident_responder.contracts import Incident
+
+DEFAULT_STATE_TABLE = "incident-state"
+TTL_DAYS = 7
+# Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
+TERMINAL_STATUSES = {"DIAGNOSED", "PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
+ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "PROPOSING"}
+
+
+def state_table_name() -> str:
+    return os.environ.get("INCIDENT_STATE_TABLE", DEFAULT_STATE_TABLE)
+
+
+class StartResult(BaseModel):
+    incident_id: str
+    execution_arn: str | None
+    duplicate: bool
+
+
+def execution_input(incident: Incident, now: datetime | None = None) -> dict[str, Any]:
+    """What the state machine starts with: the incident, its TTL and its circuit-breaker window."""
+    now = now or datetime.now(UTC)
+    return {
+        "incident": incident.model_dump(mode="json", exclude_none=True),
+        "expires_at": int((now + timedelta(days=TTL_DAYS)).timestamp()),
+        # Incidents are counted per clock hour for the circuit breaker.
+        "rate_window": f"rate#{now:%Y-%m-%dT%H}",
+    }
+
+
+def start_incident(clients: AwsClients, state_machine_arn: str, incident: Incident) -> StartResult:
+    """Start the lifecycle for one incident. The execution name is the incident id, so a duplicate
+    alert (SNS delivers at least once) finds its execution already there and starts nothing."""
+    sfn = clients.get("stepfunctions")
+    try:
+        arn = sfn.start_execution(
+            stateMachineArn=state_machine_arn, name=incident.incident_id, input=json.dumps(execution_input(incident))
+        )["executionArn"]
+    except sfn.exceptions.ExecutionAlreadyExists:
+        prefix = state_machine_arn.replace(":stateMachine:", ":execution:")
+        return StartResult(
+            incident_id=incident.incident_id, execution_arn=f"{prefix}:{incident.incident_id}", duplicate=True
+        )
+    return StartResult(incident_id=incident.incident_id, execution_arn=arn, duplicate=False)
+
+
+def get_incident_state(clients: AwsClients, incident_id: str) -> dict[str, Any] | None:
+    item = (
+        clients.get("dynamodb")
+        .get_item(TableName=state_table_name(), Key={"incident_id": {"S": incident_id}}, ConsistentRead=True)
+        .get("Item")
+    )
+    return _plain(item) if item else None
+
+
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, typed in item.items():
+        ((kind, value),) = typed.items()
+        out[key] = (
+            int(value)
+            if kind == "N" and value.isdigit()
+            else (json.loads(value) if kind == "S" and key.endswith("_json") else value)
+        )
+    return out
+
+
+def mark_failed(clients: AwsClients, incident_id: str, from_status: str, reason: str, category: str) -> bool:
+    """FAILED, only if the incident is still in ``from_status`` (never overwrites a terminal status)."""
+    ddb = clients.get("dynamodb")
+    try:
+        ddb.update_item(
+            TableName=state_table_name(),
+            Key={"incident_id": {"S": incident_id}},
+            UpdateExpression="SET #s = :failed, error_reason = :reason, error_category = :category, updated_at = :now",
+            ConditionExpression="#s = :from",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={
+                ":failed": {"S": "FAILED"},
+                ":reason": {"S": reason[:500]},
+                ":category": {"S": category},
+                ":from": {"S": from_status},
+                ":now": {"S": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")},
+            },
+        )
+    except ddb.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+def reconcile_execution(
+    clients: AwsClients, execution_arn: str, execution_status: str, cause: str | None = None
+) -> str:
+    """An execution ended (FAILED, TIMED_OUT, ABORTED...): make sure its incident is not left active.
+
+    Returns what was done: ``marked_failed``, ``already_terminal``, ``unknown_incident`` or ``still_running``.
+    """
+    if execution_status in ("RUNNING", "PENDING_REDRIVE"):
+        return "still_running"
+    incident_id = execution_arn.rsplit(":", 1)[-1]  # the execution name is the incident id
+    state = get_incident_state(clients, incident_id)
+    if state is None:
+        return "unknown_incident"
+    if state.get("status") in TERMINAL_STATUSES:
+        return "already_terminal"
+    reason = f"execution {execution_status.lower()} while {state.get('status')}" + (f": {cause}" if cause else "")
+    done = mark_failed(clients, incident_id, state["status"], reason, f"execution_{execution_status.lower()}")
+    return "marked_failed" if done else "already_terminal"
+
+
+def sweep_stuck(
+    clients: AwsClients, state_machine_arn: str | None = None, older_than_minutes: int = 30
+) -> list[dict[str, str]]:
+    """Find incidents active for too long. Ended executions are reconciled; executions still running
+    past the limit are stopped first (their end is then reconciled the same way)."""
+    cutoff = datetime.now(UTC) - timedelta(minutes=older_than_minutes)
+    ddb = clients.get("dynamodb")
+    sfn = clients.get("stepfunctions")
+    done = []
+    kwargs: dict[str, Any] = {
+        "TableName": state_table_name(),
+        "FilterExpression": "#s IN (:r, :i, :p)",
+        "ExpressionAttributeNames": {"#s": "status"},
+        "ExpressionAttributeValues": {":r": {"S": "RECEIVED"}, ":i": {"S": "INVESTIGATING"}, ":p": {"S": "PROPOSING"}},
+    }
+    while True:
+        page = ddb.scan(**kwargs)
+        for raw in page.get("Items", []):
+            item = _plain(raw)
+            updated = datetime.fromisoformat(item.get("updated_at", item.get("created_at", "")).replace("Z", "+00:00"))
+            if updated > cutoff or "execution_arn" not in item:
+                continue
+            arn = item["execution_arn"]
+            status = sfn.describe_execution(executionArn=arn)["status"]
+            if status == "RUNNING":
+                sfn.stop_execution(
+                    executionArn=arn, error="IncidentStuck", cause=f"active for more than {older_than_minutes} minutes"
+                )
+                status = "ABORTED"
+            done.append(
+                {"incident_id": item["incident_id"], "action": reconcile_execution(clients, arn, status, "swept")}
+            )
+        if "LastEvaluatedKey" not in page:
+            return done
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

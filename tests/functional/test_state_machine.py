@@ -1,0 +1,232 @@
+"""The real ASL on the local engine: lifecycle paths, asserted on execution history and DynamoDB."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from incident_responder.alerts import parse_alert
+from incident_responder.lab.engine import (
+    history,
+    instant_retries,
+    states_entered,
+    substitute,
+    wait_for_execution,
+)
+from incident_responder.lifecycle import execution_input, get_incident_state, reconcile_execution, state_table_name
+
+ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
+HAPPY = [
+    "RECEIVED",
+    "Circuit breaker",
+    "Circuit open?",
+    "INVESTIGATING",
+    "Run supervisor agent",
+    "Diagnosis found?",
+    "DIAGNOSED",
+    "Done",
+]
+
+
+class McpConnectionError(Exception):
+    pass
+
+
+class ModelAuthError(Exception):
+    pass
+
+
+def diagnosed(event, context):
+    return {
+        "incident_id": event["incident"]["incident_id"],
+        "outcome": "DIAGNOSED",
+        "end_reason": "submitted",
+        "diagnosis": {
+            "root_cause": "role lost s3-access",
+            "fault_types": ["permission_loss"],
+            "severity": "high",
+            "confidence": "high",
+        },
+        "diagnosis_ref": "s3://bucket/incidents/x/investigation.json",
+        "metrics": {"grounded_ratio": 1.0, "llm_calls": 4},
+    }
+
+
+@pytest.fixture
+def lifecycle(clients, lab_env, dispatcher):
+    from incident_responder.lab.account import create_state_table
+
+    create_state_table(clients, state_table_name())
+
+    def deploy(**overrides):
+        values = {
+            "IncidentStateTable": state_table_name(),
+            "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:investigate",
+            "MaxIncidentsPerHour": 20,
+            "IncidentTtlSeconds": 604800,
+            "InvestigateTimeoutSeconds": 60,
+            **overrides,
+        }
+        definition = substitute(ASL.read_text(), values)
+        name = f"lifecycle-{time.monotonic_ns()}"
+        return clients.get("stepfunctions").create_state_machine(
+            name=name, definition=definition, roleArn="arn:aws:iam::123456789012:role/sfn"
+        )["stateMachineArn"]
+
+    return deploy
+
+
+def start(clients, machine, function="data-processor", at="2026-11-23T04:00:00Z"):
+    incident = parse_alert({"function_name": function, "detected_at": at, "error_type": "KeyError"})
+    sfn = clients.get("stepfunctions")
+    arn = sfn.start_execution(
+        stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
+    )["executionArn"]
+    return incident, wait_for_execution(sfn, arn)
+
+
+def test_happy_path(clients, lifecycle, dispatcher):
+    dispatcher.register("investigate", diagnosed)
+    incident, execution = start(clients, lifecycle())
+    assert execution["status"] == "SUCCEEDED"
+    assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
+    state = get_incident_state(clients, incident.incident_id)
+    assert state["status"] == "DIAGNOSED"
+    assert state["fault_types"] == [{"S": "permission_loss"}] or state["fault_types"]
+    assert state["execution_arn"] == execution["executionArn"]
+    assert state["expires_at"] > time.time() + 6 * 86400
+    for stamp in ("received_at", "investigating_at", "diagnosed_at"):
+        assert stamp in state
+
+
+def test_mcp_connection_error_once_then_success(clients, lifecycle, dispatcher):
+    calls = []
+
+    def flaky(event, context):
+        calls.append(1)
+        if len(calls) == 1:
+            raise McpConnectionError("MCP server 'diagnostics' unreachable: ConnectError")
+        return diagnosed(event, context)
+
+    dispatcher.register("investigate", flaky)
+    with instant_retries() as delays:
+        incident, execution = start(clients, lifecycle())
+    assert execution["status"] == "SUCCEEDED" and len(calls) == 2 and delays == [2.0]
+    failed = [e for e in history(clients.get("stepfunctions"), execution["executionArn"]) if e["type"] == "TaskFailed"]
+    assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["McpConnectionError"]
+    assert get_incident_state(clients, incident.incident_id)["status"] == "DIAGNOSED"
+
+
+def test_model_auth_error_goes_to_error_without_retry(clients, lifecycle, dispatcher):
+    calls = []
+
+    def denied(event, context):
+        calls.append(1)
+        raise ModelAuthError("AccessDeniedException: not authorized to invoke model " + "x" * 900)
+
+    dispatcher.register("investigate", denied)
+    incident, execution = start(clients, lifecycle())
+    assert execution["status"] == "FAILED" and len(calls) == 1
+    assert states_entered(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["ERROR", "Incident error"]
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("ERROR", "model_auth")
+    assert state["error_reason"].startswith("ModelAuthError: AccessDeniedException")
+    assert len(state["error_reason"]) == 500
+
+
+def test_task_timeout_is_retried_then_failed(clients, lifecycle, dispatcher):
+    calls = []
+
+    def slow(event, context):
+        calls.append(1)
+        time.sleep(1.5)
+        return diagnosed(event, context)
+
+    dispatcher.register("investigate", slow)
+    with instant_retries():
+        incident, execution = start(clients, lifecycle(InvestigateTimeoutSeconds=1))
+    assert execution["status"] == "FAILED" and len(calls) == 2
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("FAILED", "timeout")
+    assert state["error_reason"].startswith("States.Timeout")
+
+
+def test_no_diagnosis_fails_with_the_reason(clients, lifecycle, dispatcher):
+    dispatcher.register(
+        "investigate",
+        lambda event, context: {
+            "outcome": "NO_DIAGNOSIS",
+            "end_reason": "recursion_limit: 12 model turns without submit_diagnosis",
+            "metrics": {},
+        },
+    )
+    incident, execution = start(clients, lifecycle())
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("FAILED", "no_diagnosis")
+    assert state["error_reason"] == "no diagnosis: recursion_limit: 12 model turns without submit_diagnosis"
+    assert execution["status"] == "FAILED" and execution["error"] == "no_diagnosis"
+
+
+def test_circuit_breaker_stops_before_any_model_call(clients, lifecycle, dispatcher):
+    calls = []
+    dispatcher.register("investigate", lambda event, context: calls.append(1) or diagnosed(event, context))
+    machine = lifecycle(MaxIncidentsPerHour=2)
+    statuses = [
+        get_incident_state(clients, start(clients, machine, at=f"2026-11-23T04:00:0{i}Z")[0].incident_id)["status"]
+        for i in range(3)
+    ]
+    assert statuses == ["DIAGNOSED", "DIAGNOSED", "FAILED"]
+    assert len(calls) == 2
+    tripped = start(clients, machine, at="2026-11-23T04:00:09Z")[0]
+    state = get_incident_state(clients, tripped.incident_id)
+    assert state["error_category"] == "circuit_breaker" and "no model was called" in state["error_reason"]
+
+
+def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
+    dispatcher.register("investigate", diagnosed)
+    machine = lifecycle()
+    incident, _ = start(clients, machine)
+    sfn = clients.get("stepfunctions")
+    # Same incident id, a different execution name: the RECEIVED condition stops it at once.
+    arn = sfn.start_execution(stateMachineArn=machine, name="replay-1", input=json.dumps(execution_input(incident)))[
+        "executionArn"
+    ]
+    assert wait_for_execution(sfn, arn)["status"] == "SUCCEEDED"
+    assert states_entered(sfn, arn) == ["RECEIVED", "Already recorded"]
+    assert get_incident_state(clients, incident.incident_id)["status"] == "DIAGNOSED"
+
+
+def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatcher):
+    release = []
+
+    def hangs(event, context):
+        while not release:
+            time.sleep(0.05)
+        return diagnosed(event, context)
+
+    dispatcher.register("investigate", hangs)
+    machine = lifecycle()
+    incident = parse_alert(
+        {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "X"}
+    )
+    sfn = clients.get("stepfunctions")
+    arn = sfn.start_execution(
+        stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
+    )["executionArn"]
+    for _ in range(100):
+        state = get_incident_state(clients, incident.incident_id)
+        if state and state["status"] == "INVESTIGATING":
+            break
+        time.sleep(0.05)
+    sfn.stop_execution(executionArn=arn, error="Operator", cause="stopped by hand")
+    release.append(True)
+    status = wait_for_execution(sfn, arn)["status"]
+    assert status == "ABORTED"
+    assert get_incident_state(clients, incident.incident_id)["status"] == "INVESTIGATING"  # nothing recorded the abort
+    assert reconcile_execution(clients, arn, status) == "marked_failed"
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
+    assert reconcile_execution(clients, arn, status) == "already_terminal"
