@@ -86,3 +86,66 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8080, **build_kwargs: 
     resolve_api_key()  # fail fast with a clear message when no key can be found
     server = load_server(name).build_server(host=host, **build_kwargs)
     uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
+
+
+class FunctionUrlAdapter:
+    """Serves an MCP server's ASGI app to Lambda function URL events (payload format 2.0).
+
+    The MCP session manager may run only once per app, so it runs for the life of the execution
+    environment in a background event loop; each invocation is one HTTP request through
+    ``httpx.ASGITransport``. Stateless JSON responses mean no request depends on another.
+    """
+
+    def __init__(self, build: Any, timeout_seconds: float = 55.0):
+        import asyncio
+        import threading
+
+        self._timeout = timeout_seconds
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._server = build()
+        self._app = self._server.streamable_http_app()
+        threading.Thread(target=self._run, daemon=True, name="mcp-session-manager").start()
+        if not self._ready.wait(10):
+            raise RuntimeError("MCP session manager did not start")
+
+    def _run(self) -> None:
+        import asyncio
+
+        async def main() -> None:
+            async with self._server.session_manager.run():
+                self._ready.set()
+                await asyncio.Event().wait()  # until the execution environment ends
+
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(main())
+
+    async def _forward(self, event: dict[str, Any]) -> dict[str, Any]:
+        import base64
+
+        import httpx
+
+        http = event.get("requestContext", {}).get("http", {})
+        headers = {k: v for k, v in (event.get("headers") or {}).items()}
+        body = event.get("body") or ""
+        content = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode()
+        host = headers.get("host", "lambda-url")
+        path = event.get("rawPath") or http.get("path") or "/"
+        query = event.get("rawQueryString") or ""
+        transport = httpx.ASGITransport(app=self._app)
+        async with httpx.AsyncClient(transport=transport, base_url=f"https://{host}") as client:
+            response = await client.request(
+                http.get("method", "GET"), path + (f"?{query}" if query else ""), headers=headers, content=content
+            )
+        return {
+            "statusCode": response.status_code,
+            "headers": {k: v for k, v in response.headers.items() if k.lower() != "content-length"},
+            "body": response.text,
+            "isBase64Encoded": False,
+        }
+
+    def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        future = asyncio.run_coroutine_threadsafe(self._forward(event), self._loop)
+        return future.result(timeout=self._timeout)

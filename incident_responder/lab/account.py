@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import secrets
 import zipfile
 from dataclasses import dataclass
@@ -118,6 +119,7 @@ def create_sample_account(
     function_name: str = FUNCTION_NAME,
     api_key: str | None = None,
     environment: dict[str, str] | None = None,
+    responder_resources: bool = True,
 ) -> SampleAccount:
     """Create the sample workload and the responder's own resources. Not idempotent: use a fresh lab."""
     account = clients.account_id()
@@ -231,16 +233,18 @@ def create_sample_account(
     )["FunctionArn"]
     clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
 
-    topic_arn = clients.get("sns").create_topic(Name=INCIDENT_TOPIC)["TopicArn"]
     table = baseline_table_name()
-    create_baseline_table(clients, table)
     context_table = context_table_name()
-    create_context_table(clients, context_table)
-    artifacts = f"incident-artifacts-{account}"
-    if region == "us-east-1":
-        s3.create_bucket(Bucket=artifacts)
-    else:
-        s3.create_bucket(Bucket=artifacts, CreateBucketConfiguration={"LocationConstraint": region})
+    artifacts = os.environ.get("ARTIFACTS_BUCKET") or f"incident-artifacts-{account}"
+    topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
+    if responder_resources:  # without the deployed stack, create what the responder itself uses
+        topic_arn = clients.get("sns").create_topic(Name=INCIDENT_TOPIC)["TopicArn"]
+        create_baseline_table(clients, table)
+        create_context_table(clients, context_table)
+        if region == "us-east-1":
+            s3.create_bucket(Bucket=artifacts)
+        else:
+            s3.create_bucket(Bucket=artifacts, CreateBucketConfiguration={"LocationConstraint": region})
     key = api_key or secrets.token_urlsafe(24)
     clients.get("ssm").put_parameter(Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True)
     return SampleAccount(

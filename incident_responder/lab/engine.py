@@ -65,6 +65,7 @@ class RegisteredFunction:
     environment: dict[str, str] = field(default_factory=dict)
     timeout_seconds: int = 900
     memory_mb: int = 1024
+    dead_letter_arn: str | None = None  # where a failed asynchronous invocation goes (DeadLetterConfig)
     invocations: int = 0
 
 
@@ -82,8 +83,11 @@ class LambdaDispatcher:
         environment: dict[str, str] | None = None,
         timeout_seconds: int = 900,
         memory_mb: int = 1024,
+        dead_letter_arn: str | None = None,
     ) -> None:
-        self.functions[name] = RegisteredFunction(handler, dict(environment or {}), timeout_seconds, memory_mb)
+        self.functions[name] = RegisteredFunction(
+            handler, dict(environment or {}), timeout_seconds, memory_mb, dead_letter_arn
+        )
 
     def invoke(self, name: str, event: dict[str, Any]) -> Any:
         """Call a registered handler as Lambda would: its environment applied, a context given."""
@@ -120,19 +124,97 @@ class LambdaDispatcher:
             }
         return {"StatusCode": 200, "Payload": json.loads(json.dumps(result, default=str))}
 
+    def deliver_async(
+        self, name: str, event: dict[str, Any], dead_letter: Callable[[dict[str, Any], Exception], None]
+    ) -> None:
+        """An asynchronous invocation (SNS, EventBridge): two retries, then the dead-letter target."""
+        error: Exception | None = None
+        for _ in range(3):
+            try:
+                self.invoke(name, event)
+                return
+            except Exception as exc:  # noqa: BLE001 - Lambda retries any failure of an async invoke
+                error = exc
+        assert error is not None
+        dead_letter(event, error)
+
     def install(self) -> LambdaDispatcher:
+        from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
         if self._original is None:
             self._original = lambda_eval_utils._invoke_lambda_function
+            self._original_sns = LambdaSimpleBackend.send_sns_message
         lambda_eval_utils._invoke_lambda_function = self._dispatch
+        dispatcher = self
+
+        def send_sns_message(
+            backend: Any, function_name: str, message: str, subject: str | None = None, qualifier: str | None = None
+        ) -> None:
+            name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name
+            if name not in dispatcher.functions:
+                return dispatcher._original_sns(backend, function_name, message, subject=subject, qualifier=qualifier)
+            event = sns_event(message, subject, backend.region_name, backend.account_id)
+            target = dispatcher.functions[name].dead_letter_arn
+            dispatcher.deliver_async(name, event, lambda evt, exc: _to_dead_letter(target, evt, exc))
+            return None
+
+        LambdaSimpleBackend.send_sns_message = send_sns_message
         return self
 
     def uninstall(self) -> None:
+        from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
         if self._original is not None:
             lambda_eval_utils._invoke_lambda_function = self._original
+            LambdaSimpleBackend.send_sns_message = self._original_sns
+
+
+def sns_event(message: str, subject: str | None, region: str, account: str) -> dict[str, Any]:
+    """The event Lambda receives from an SNS subscription."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    topic = f"arn:aws:sns:{region}:{account}:incident-alerts"
+    return {
+        "Records": [
+            {
+                "EventVersion": "1.0",
+                "EventSubscriptionArn": f"{topic}:{uuid.uuid4()}",
+                "EventSource": "aws:sns",
+                "Sns": {
+                    "SignatureVersion": "1",
+                    "Timestamp": now,
+                    "Signature": "EXAMPLE",
+                    "SigningCertUrl": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000.pem",
+                    "MessageId": str(uuid.uuid4()),
+                    "Message": message,
+                    "MessageAttributes": {},
+                    "Type": "Notification",
+                    "UnsubscribeUrl": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe",
+                    "TopicArn": topic,
+                    "Subject": subject,
+                },
+            }
+        ]
+    }
+
+
+def _to_dead_letter(target_arn: str | None, event: dict[str, Any], error: Exception) -> None:
+    """Lambda's own dead-letter queue for a failed asynchronous invocation (lab: SQS targets)."""
+    if not target_arn or ":sqs:" not in target_arn:
+        logging.getLogger(__name__).error("async invocation failed and no dead-letter queue is configured: %s", error)
+        return
+    import boto3
+
+    _, _, _, region, account, queue = target_arn.split(":")
+    sqs = boto3.client("sqs", region_name=region)
+    sqs.send_message(
+        QueueUrl=sqs.get_queue_url(QueueName=queue, QueueOwnerAWSAccountId=account)["QueueUrl"],
+        MessageBody=json.dumps(event),
+        MessageAttributes={
+            "ErrorMessage": {"DataType": "String", "StringValue": str(error)[:1000] or type(error).__name__}
+        },
+    )
 
 
 @contextmanager

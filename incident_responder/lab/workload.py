@@ -135,11 +135,17 @@ class DataProcessor:
     """Invokes the sample function as Lambda would, against the account behind ``clients``."""
 
     def __init__(
-        self, clients: AwsClients, function_name: str = "data-processor", profile: WorkloadProfile | None = None
+        self,
+        clients: AwsClients,
+        function_name: str = "data-processor",
+        profile: WorkloadProfile | None = None,
+        alert_topic_arn: str | None = None,
     ):
         self.clients = clients
         self.function_name = function_name
         self.profile = profile or WorkloadProfile()
+        # Where the function's alarms notify (AlarmActions); by default the lab's "incident-alerts" topic.
+        self.alert_topic_arn = alert_topic_arn
 
     # -- decisions -------------------------------------------------------------------------------
     def _policies(self, config: Any) -> list[dict[str, Any]]:
@@ -195,7 +201,7 @@ class DataProcessor:
         self._put_metrics(outcomes, start)
         alert = self._alarm(result, start, account, region, log_group)
         if alert is not None:
-            topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
+            topic_arn = self.alert_topic_arn or f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
             region_name = REGION_NAMES.get(region, region)
             message_id = self.clients.get("sns").publish(
                 TopicArn=topic_arn,
@@ -408,7 +414,7 @@ class DataProcessor:
             "AlarmArn": f"arn:aws:cloudwatch:{region}:{account}:alarm:{name}",
             "OldStateValue": "OK",
             "OKActions": [],
-            "AlarmActions": [f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"],
+            "AlarmActions": [self.alert_topic_arn or f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"],
             "InsufficientDataActions": [],
             "Trigger": {
                 "MetricName": metric,

@@ -1,0 +1,291 @@
+"""Deploy the project's ``template.yaml`` into the lab: the same template users ``sam deploy``.
+
+Steps: load the SAM template (short-form tags included), inline what ``sam build`` would resolve
+(the ASL file, code locations), translate it offline with aws-sam-translator, and create the stack
+in moto's CloudFormation. Then close moto's gaps, each stated here:
+
+* resource types moto's CloudFormation lacks (function URLs, alarms, topic policies, schedules) are
+  left out; references to them take lab values (the function URL becomes the lab's MCP server URL);
+* state machines created by CloudFormation land in moto's non-executing backend and keep their
+  ``${...}`` placeholders: they are re-created through the API with DefinitionSubstitutions applied;
+* SNS subscriptions are skipped by moto: they are created through the API;
+* Lambda functions run in-process: each is registered with the lab's dispatcher under its physical
+  name, with the handler named in the template and the environment CloudFormation resolved.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from incident_responder.aws import AwsClients
+from incident_responder.lab.engine import LambdaDispatcher, substitute
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = REPO_ROOT / "template.yaml"
+CODE_BUCKET = "lab-deployment-artifacts"
+LEFT_OUT = {"AWS::Lambda::Url", "AWS::CloudWatch::Alarm", "AWS::SNS::TopicPolicy", "AWS::Scheduler::Schedule"}
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub ...) turned into long form."""
+
+
+def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    tag = node.tag[1:]
+    name = "Ref" if tag == "Ref" else f"Fn::{tag}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if tag == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _intrinsic)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    return yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+def translate(template: dict[str, Any], base: Path, region: str) -> dict[str, Any]:
+    """SAM -> CloudFormation, offline (no IAM lookups, no S3 uploads)."""
+    import boto3
+    from samtranslator.parser.parser import Parser
+    from samtranslator.translator.translator import Translator
+
+    sam = copy.deepcopy(template)
+    for logical_id, resource in sam.get("Resources", {}).items():
+        props = resource.setdefault("Properties", {})
+        kind = resource.get("Type")
+        if kind == "AWS::Serverless::StateMachine" and isinstance(props.get("DefinitionUri"), str):
+            props["Definition"] = json.loads((base / props.pop("DefinitionUri")).read_text())
+        if kind == "AWS::Serverless::Function" and isinstance(props.get("CodeUri"), str):
+            props["CodeUri"] = f"s3://{CODE_BUCKET}/{logical_id}.zip"
+        if kind == "AWS::Serverless::LayerVersion" and isinstance(props.get("ContentUri"), str):
+            props["ContentUri"] = f"s3://{CODE_BUCKET}/{logical_id}.zip"
+    translator = Translator(
+        managed_policy_map=None, sam_parser=Parser(), boto_session=boto3.session.Session(region_name=region)
+    )
+    return translator.translate(sam_template=sam, parameter_values={}, get_managed_policy_map=lambda: {})
+
+
+@dataclass
+class DeployedStack:
+    name: str
+    template: dict[str, Any]
+    parameters: dict[str, str]
+    physical: dict[str, str]
+    region: str
+    account: str
+    left_out: list[str] = field(default_factory=list)
+    functions: dict[str, str] = field(default_factory=dict)  # logical id -> function name
+
+    def resolve(self, value: Any) -> Any:
+        """Evaluate the intrinsic functions the template uses, against this stack's resources."""
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if "Ref" in value:
+            return self._ref(value["Ref"])
+        if "Fn::GetAtt" in value:
+            logical, attribute = (
+                value["Fn::GetAtt"] if isinstance(value["Fn::GetAtt"], list) else value["Fn::GetAtt"].split(".", 1)
+            )
+            return self._get_att(logical, attribute)
+        if "Fn::Sub" in value:
+            text, extra = (value["Fn::Sub"], {}) if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"]
+            import re
+
+            def replace(match: re.Match[str]) -> str:
+                token = match.group(1)
+                if token in extra:
+                    return str(self.resolve(extra[token]))
+                if "." in token:
+                    return str(self._get_att(*token.split(".", 1)))
+                return str(self._ref(token))
+
+            return re.sub(r"\$\{([^}!]+)\}", replace, text)
+        if "Fn::Join" in value:
+            separator, parts = value["Fn::Join"]
+            return separator.join(str(self.resolve(p)) for p in parts)
+        return {k: self.resolve(v) for k, v in value.items()}
+
+    def _ref(self, name: str) -> str:
+        pseudo = {
+            "AWS::Region": self.region,
+            "AWS::AccountId": self.account,
+            "AWS::StackName": self.name,
+            "AWS::Partition": "aws",
+        }
+        if name in pseudo:
+            return pseudo[name]
+        if name in self.parameters:
+            return self.parameters[name]
+        return self.physical[name]
+
+    def _get_att(self, logical: str, attribute: str) -> str:
+        kind = self.template["Resources"][logical]["Type"]
+        physical = self.physical[logical]
+        if kind == "AWS::Lambda::Function" and attribute == "Arn":
+            return f"arn:aws:lambda:{self.region}:{self.account}:function:{physical}"
+        if kind == "AWS::StepFunctions::StateMachine" and attribute == "Name":
+            return physical.rsplit(":", 1)[-1]
+        if kind == "AWS::SQS::Queue":
+            name = physical.rsplit("/", 1)[-1]
+            return {"QueueName": name, "Arn": f"arn:aws:sqs:{self.region}:{self.account}:{name}"}[attribute]
+        if kind == "AWS::DynamoDB::Table" and attribute == "Arn":
+            return f"arn:aws:dynamodb:{self.region}:{self.account}:table/{physical}"
+        raise KeyError(f"the lab cannot resolve Fn::GetAtt {logical}.{attribute}")
+
+    def output(self, name: str) -> str:
+        return str(self.resolve(self.template["Outputs"][name]["Value"]))
+
+
+def _without(template: dict[str, Any], left_out: set[str], overrides: dict[str, str]) -> dict[str, Any]:
+    """The template minus resources moto cannot create; references to them replaced by lab values."""
+
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, list):
+            return [rewrite(v) for v in value]
+        if isinstance(value, str):
+            for token, replacement in overrides.items():
+                value = value.replace("${" + token + "}", replacement)
+            return value
+        if isinstance(value, dict):
+            if "Fn::GetAtt" in value:
+                ref = value["Fn::GetAtt"]
+                token = ".".join(ref) if isinstance(ref, list) else ref
+                if token in overrides:
+                    return overrides[token]
+            if value.get("Ref") in left_out:
+                return overrides.get(value["Ref"], "left-out-in-the-lab")
+            return {k: rewrite(v) for k, v in value.items()}
+        return value
+
+    out = copy.deepcopy(template)
+    out["Resources"] = {k: rewrite(v) for k, v in out["Resources"].items() if k not in left_out}
+    out["Outputs"] = {k: rewrite(v) for k, v in out.get("Outputs", {}).items()}
+    return out
+
+
+def _placeholder_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("README.txt", "The lab runs this function's handler in-process.")
+    return buffer.getvalue()
+
+
+def deploy_stack(
+    clients: AwsClients,
+    dispatcher: LambdaDispatcher,
+    *,
+    stack_name: str = "incident-responder",
+    overrides: dict[str, str] | None = None,
+    environment: dict[str, dict[str, str]] | None = None,
+    parameters: dict[str, str] | None = None,
+    template_path: Path = TEMPLATE,
+) -> DeployedStack:
+    """Create the stack in the lab; register its functions with ``dispatcher``.
+
+    ``overrides`` maps ``LogicalId.Attribute`` of left-out resources to lab values;
+    ``environment`` adds per-function (logical id) environment variables for the lab.
+    """
+    region, account = clients.region, clients.account_id()
+    cfn = translate(load_template(template_path), template_path.parent, region)
+    left_out = {k for k, v in cfn["Resources"].items() if v["Type"] in LEFT_OUT}
+    cfn = _without(cfn, left_out, overrides or {})
+    s3 = clients.get("s3")
+    if region == "us-east-1":
+        s3.create_bucket(Bucket=CODE_BUCKET)
+    else:
+        s3.create_bucket(Bucket=CODE_BUCKET, CreateBucketConfiguration={"LocationConstraint": region})
+    for logical_id, resource in cfn["Resources"].items():
+        if resource["Type"] in ("AWS::Lambda::Function", "AWS::Lambda::LayerVersion"):
+            s3.put_object(Bucket=CODE_BUCKET, Key=f"{logical_id}.zip", Body=_placeholder_zip())
+    values = {name: str(spec.get("Default", "")) for name, spec in cfn.get("Parameters", {}).items()}
+    values.update(parameters or {})
+    cf = clients.get("cloudformation")
+    cf.create_stack(
+        StackName=stack_name,
+        TemplateBody=json.dumps(cfn),
+        Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in (parameters or {}).items()],
+        Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
+    )
+    status = cf.describe_stacks(StackName=stack_name)["Stacks"][0]
+    if status["StackStatus"] != "CREATE_COMPLETE":
+        raise RuntimeError(f"lab stack {stack_name}: {status['StackStatus']} {status.get('StackStatusReason', '')}")
+    physical = {
+        r["LogicalResourceId"]: r.get("PhysicalResourceId", "")
+        for r in cf.describe_stack_resources(StackName=stack_name)["StackResources"]
+        if "LogicalResourceId" in r  # moto lists skipped resources without ids
+    }
+    stack = DeployedStack(stack_name, cfn, values, physical, region, account, sorted(left_out))
+    _recreate_state_machines(clients, stack)
+    _subscribe(clients, stack)
+    _register_functions(clients, stack, dispatcher, environment or {})
+    return stack
+
+
+def _recreate_state_machines(clients: AwsClients, stack: DeployedStack) -> None:
+    sfn = clients.get("stepfunctions")
+    for logical_id, resource in stack.template["Resources"].items():
+        if resource["Type"] != "AWS::StepFunctions::StateMachine":
+            continue
+        props = resource["Properties"]
+        definition = stack.resolve(props["DefinitionString"])
+        substitutions = {k: stack.resolve(v) for k, v in props.get("DefinitionSubstitutions", {}).items()}
+        name = stack.physical[logical_id].rsplit(":", 1)[-1]
+        arn = sfn.create_state_machine(
+            name=name,
+            definition=substitute(definition, substitutions),
+            roleArn=f"arn:aws:iam::{stack.account}:role/{stack.physical.get(props['RoleArn']['Fn::GetAtt'][0], 'lab')}",
+            type=props.get("StateMachineType", "STANDARD"),
+        )["stateMachineArn"]
+        stack.physical[logical_id] = arn
+
+
+def _subscribe(clients: AwsClients, stack: DeployedStack) -> None:
+    sns = clients.get("sns")
+    for resource in stack.template["Resources"].values():
+        if resource["Type"] == "AWS::SNS::Subscription":
+            props = stack.resolve(resource["Properties"])
+            sns.subscribe(TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"])
+
+
+def _register_functions(
+    clients: AwsClients, stack: DeployedStack, dispatcher: LambdaDispatcher, environment: dict[str, dict[str, str]]
+) -> None:
+    lam = clients.get("lambda")
+    for logical_id, resource in stack.template["Resources"].items():
+        if resource["Type"] != "AWS::Lambda::Function":
+            continue
+        name = stack.physical[logical_id]
+        config = lam.get_function_configuration(FunctionName=name)
+        module_name, _, attribute = resource["Properties"]["Handler"].rpartition(".")
+        handler = getattr(importlib.import_module(module_name), attribute)
+        variables = {**config.get("Environment", {}).get("Variables", {}), **environment.get(logical_id, {})}
+        env = {k: str(v) for k, v in variables.items()}
+        dead_letter = stack.resolve(resource["Properties"].get("DeadLetterConfig", {})).get("TargetArn")
+        dispatcher.register(
+            name,
+            handler,
+            env,
+            timeout_seconds=config["Timeout"],
+            memory_mb=config["MemorySize"],
+            dead_letter_arn=dead_letter,
+        )
+        stack.functions[logical_id] = name
