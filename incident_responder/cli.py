@@ -12,6 +12,7 @@ responder mcp call URL TOOL key=value ...        call one MCP tool
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -19,9 +20,41 @@ import sys
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from incident_responder.demo import run_demo
 
-    return run_demo(fault=args.fault)
+    return run_demo(fault=args.fault, out_dir=Path(args.out), verbose=args.verbose)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.demo import show_record
+    from incident_responder.lab.pipeline import LabPipeline, write_artifacts
+    from incident_responder.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(f"responder run: {exc}", file=sys.stderr)
+        return 2
+    if not args.verbose:
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    # The functions' own log lines go to stderr: stdout carries only the record.
+    with (
+        contextlib.redirect_stdout(sys.stderr),
+        LabPipeline.start(model=os.environ.get("RESPONDER_MODEL", "offline")) as pipeline,
+    ):
+        record = pipeline.run(scenario)
+        if args.out:
+            write_artifacts(pipeline, record, Path(args.out))
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        show_record(record)
+    return 0
 
 
 def _cmd_lab_up(args: argparse.Namespace) -> int:
@@ -147,7 +180,16 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["iam_revoke", "iam_revoke_logs", "throttle", "network_block", "timeout", "memory"],
         help="which fault to inject (default: the S3 permission revoked)",
     )
+    p.add_argument("--out", default="out", help="folder for the execution history and picture (default: out)")
+    p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs and metrics")
     p.set_defaults(handler=_cmd_demo)
+
+    p = sub.add_parser("run", help="run one scenario file in a fresh lab and print the final incident record")
+    p.add_argument("scenario", help="scenario YAML (format: see scenarios/)")
+    p.add_argument("--json", action="store_true", help="print the record as JSON")
+    p.add_argument("--out", help="also write the execution history and picture to this folder")
+    p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
+    p.set_defaults(handler=_cmd_run)
 
     lab = sub.add_parser("lab", help="the embedded AWS lab").add_subparsers(dest="lab_command", required=True)
     p = lab.add_parser("up", help="run the lab in the foreground for other processes to use")

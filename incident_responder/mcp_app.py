@@ -77,6 +77,29 @@ def load_server(name: str) -> ModuleType:
     return module
 
 
+def start_server_process(name: str, port: int, env: dict[str, str], timeout: float = 30.0):
+    """``responder mcp serve NAME`` as its own process, returned once it answers on ``/health``."""
+    import subprocess
+    import time
+
+    import httpx
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "incident_responder.cli", "mcp", "serve", name, "--port", str(port)], env=env
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"MCP server {name} exited with code {proc.returncode}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise RuntimeError(f"MCP server {name} did not become healthy on port {port}")
+
+
 def serve(name: str, host: str = "127.0.0.1", port: int = 8080, **build_kwargs: Any) -> None:
     """Run one server with uvicorn until interrupted (what ``responder mcp serve`` does)."""
     import uvicorn

@@ -63,7 +63,10 @@ def _lab_clients(lab: Lab) -> AwsClients:
 @pytest.fixture
 def lab_env(lab: Lab, monkeypatch: pytest.MonkeyPatch, tmp_path) -> dict[str, str]:
     """A fresh, empty lab account, with this process's boto3 pointed at it."""
+    from aws_lambda_powertools.utilities import parameters
+
     lab.reset()
+    parameters.clear_caches()  # a cached API key from an earlier account must not leak into this one
     for key, value in lab.env.items():
         monkeypatch.setenv(key, value)
     for key in ("AWS_PROFILE", "MCP_API_KEY", "MCP_API_KEY_PARAMETER", "BASELINE_TABLE"):

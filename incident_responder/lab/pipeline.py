@@ -16,7 +16,6 @@ import os
 import secrets
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -37,6 +36,7 @@ from incident_responder.lab.server import Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack
 from incident_responder.lab.workload import BurstResult, DataProcessor
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, reconcile_execution
+from incident_responder.mcp_app import start_server_process
 from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
 from incident_responder.scenario import Scenario
 from incident_responder.store import load_record
@@ -64,21 +64,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the diagnostics MCP server exited with code {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the diagnostics MCP server did not answer at {url}")
-
-
 @dataclass
 class LabPipeline:
     lab: Lab
@@ -91,17 +76,34 @@ class LabPipeline:
 
     @classmethod
     @contextmanager
-    def start(cls, *, model: str = "offline", parameters: dict[str, str] | None = None) -> Iterator[LabPipeline]:
+    def start(
+        cls,
+        *,
+        model: str = "offline",
+        parameters: dict[str, str] | None = None,
+        lab: Lab | None = None,
+        dispatcher: LambdaDispatcher | None = None,
+    ) -> Iterator[LabPipeline]:
+        """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused."""
         saved = dict(os.environ)
-        lab = Lab().start()
+        own_lab = lab is None
+        if lab is None:
+            lab = Lab().start()
+        else:
+            lab.reset()
         server: subprocess.Popen | None = None
-        dispatcher = LambdaDispatcher()
+        own_dispatcher = dispatcher is None
+        dispatcher = dispatcher or LambdaDispatcher()
         try:
             with tempfile.TemporaryDirectory(prefix="lab-chaos-") as chaos_state:
                 os.environ.update(lab.env)
                 os.environ["RESPONDER_CHAOS_STATE_DIR"] = chaos_state
+                from aws_lambda_powertools.utilities import parameters as ssm_parameters
+
+                ssm_parameters.clear_caches()  # a key cached from an earlier lab in this process is stale
                 install_jsonata()
-                dispatcher.install()
+                if own_dispatcher:
+                    dispatcher.install()
                 clients = AwsClients()
                 key = secrets.token_urlsafe(24)
                 clients.get("ssm").put_parameter(
@@ -122,20 +124,10 @@ class LabPipeline:
                     "ARTIFACTS_BUCKET": stack.physical["ArtifactsBucket"],
                 }
                 os.environ.update(tables)
-                server = subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "incident_responder.cli",
-                        "mcp",
-                        "serve",
-                        "diagnostics",
-                        "--port",
-                        str(port),
-                    ],
-                    env={k: v for k, v in os.environ.items() if k != "MCP_API_KEY"},
+                # The server reads its key from SSM, as deployed.
+                server = start_server_process(
+                    "diagnostics", port, {k: v for k, v in os.environ.items() if k != "MCP_API_KEY"}
                 )
-                _wait_healthy(f"http://127.0.0.1:{port}/health", server)
                 sample = create_sample_account(clients, api_key=key, responder_resources=False)
                 record_baseline(clients, sample.function_name)
                 yield cls(lab, clients, dispatcher, stack, sample, f"http://127.0.0.1:{port}/mcp", Path(chaos_state))
@@ -143,8 +135,10 @@ class LabPipeline:
             if server is not None:
                 server.terminate()
                 server.wait(timeout=10)
-            dispatcher.uninstall()
-            lab.stop()
+            if own_dispatcher:
+                dispatcher.uninstall()
+            if own_lab:
+                lab.stop()
             os.environ.clear()
             os.environ.update(saved)
 
@@ -168,7 +162,7 @@ class LabPipeline:
         ).restore()
 
     def run(
-        self, scenario: Scenario, *, on_state: Callable[[str, dict[str, Any]], None] | None = None, timeout: float = 600
+        self, scenario: Scenario, *, on_state: Callable[[str, Any], None] | None = None, timeout: float = 600
     ) -> IncidentRecord:
         """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end."""
         started = time.monotonic()
@@ -188,9 +182,9 @@ class LabPipeline:
         return self._record(incident.incident_id, execution, burst, started)
 
     def follow(
-        self, arn: str, *, on_state: Callable[[str, dict[str, Any]], None] | None = None, timeout: float = 600
+        self, arn: str, *, on_state: Callable[[str, Any], None] | None = None, timeout: float = 600
     ) -> dict[str, Any]:
-        """Wait for the execution to end, reporting each state as it is entered."""
+        """Wait for the execution to end, reporting each state (name, time entered) as it is entered."""
         sfn = self.clients.get("stepfunctions")
         seen = 0
         deadline = time.monotonic() + timeout
@@ -205,7 +199,7 @@ class LabPipeline:
             entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
             for event in entered[seen:]:
                 if on_state:
-                    on_state(event["stateEnteredEventDetails"]["name"], event)
+                    on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
             seen = len(entered)
             if described["status"] != "RUNNING" or time.monotonic() > deadline:
                 return wait_for_execution(sfn, arn, timeout=1)
@@ -230,7 +224,16 @@ class LabPipeline:
             for e in history(sfn, execution["executionArn"])
             if "stateEnteredEventDetails" in e
         ]
-        timings = {k: v for k, v in state.items() if k.endswith("_at") and k not in ("expires_at",)}
+        order = [
+            "detected_at",
+            "created_at",
+            "received_at",
+            "investigating_at",
+            "diagnosed_at",
+            "proposing_at",
+            "ended_at",
+        ]
+        timings = {k: state[k] for k in order if k in state}
         return IncidentRecord(
             incident_id=incident_id,
             status=state.get("status", "UNKNOWN"),
@@ -259,3 +262,25 @@ class LabPipeline:
 
     def reconcile(self, arn: str, status: str) -> str:
         return reconcile_execution(self.clients, arn, status)
+
+
+def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:
+    """The execution history, a picture of the path taken, and the final record, under ``out_dir``."""
+    import json
+
+    from incident_responder.lab.picture import render_svg
+
+    sfn = pipeline.clients.get("stepfunctions")
+    folder = out_dir / (record.incident_id or "no-incident")
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"record": folder / "record.json"}
+    paths["record"].write_text(record.model_dump_json(indent=2))
+    if record.execution.get("arn"):
+        definition = json.loads(sfn.describe_state_machine(stateMachineArn=pipeline.state_machine_arn)["definition"])
+        paths["history"] = folder / "history.json"
+        paths["history"].write_text(json.dumps(history(sfn, record.execution["arn"]), indent=2, default=str))
+        paths["picture"] = folder / "execution.svg"
+        paths["picture"].write_text(
+            render_svg(definition, record.execution["states_visited"], failed=record.execution["status"] != "SUCCEEDED")
+        )
+    return paths

@@ -124,6 +124,11 @@ def _ts(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def _alarm_time() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
+
+
 def _traceback(error_type: str, message: str, line: int, code: str) -> str:
     return (
         f"[ERROR] {error_type}: {message}\nTraceback (most recent call last):\n"
@@ -409,7 +414,7 @@ class DataProcessor:
             "AlarmConfigurationUpdatedTimestamp": "2026-01-01T00:00:00.000+0000",
             "NewStateValue": "ALARM",
             "NewStateReason": reason,
-            "StateChangeTime": start.strftime("%Y-%m-%dT%H:%M:%S.") + f"{start.microsecond // 1000:03d}+0000",
+            "StateChangeTime": _alarm_time(),
             "Region": REGION_NAMES.get(region, region),
             "AlarmArn": f"arn:aws:cloudwatch:{region}:{account}:alarm:{name}",
             "OldStateValue": "OK",

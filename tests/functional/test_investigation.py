@@ -12,9 +12,9 @@ import pytest
 from chaos import FaultInjector
 from incident_responder.agent.errors import McpConnectionError, McpInitError
 from incident_responder.alerts import parse_alert
-from incident_responder.demo import start_mcp_server
 from incident_responder.investigation import run_investigation
 from incident_responder.lab.workload import DataProcessor
+from incident_responder.mcp_app import start_server_process as start_mcp_server
 from incident_responder.store import load_record
 
 KEY = "investigation-test-key"

@@ -10,9 +10,9 @@ import anyio
 import httpx
 import pytest
 
-from incident_responder.demo import start_mcp_server
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import load_server
+from incident_responder.mcp_app import start_server_process as start_mcp_server
 from incident_responder.mcp_auth import ApiKeyUnavailableError, ApiKeyVerifier, resolve_api_key
 from incident_responder.mcp_client import mcp_session, tool_payload
 from tests.conftest import CANARY_SECRET, asgi_client
