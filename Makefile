@@ -3,8 +3,11 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Validation tools that must not share the project's environment (aws-sam-cli pins its own stack).
+TOOLS       := .tools
+TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install demo test lint bench-logs bench-investigation clean
+.PHONY: install tools demo test lint validate build bench-logs bench-investigation clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -13,18 +16,34 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(TOOLS_STAMP):
+	test -x $(TOOLS)/venv/bin/python || $(PYTHON) -m venv $(TOOLS)/venv
+	$(TOOLS)/venv/bin/python -m pip install --quiet --upgrade pip
+	$(TOOLS)/venv/bin/python -m pip install --quiet aws-sam-cli
+	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(TOOLS) asl-validator@4; \
+	  else echo "npm not found: the ASL validator test will be skipped"; fi
+	touch $(TOOLS_STAMP)
+
 install: $(STAMP)
+tools: $(TOOLS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/responder demo
 
-test: $(STAMP)
+test: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+validate: $(STAMP) $(TOOLS_STAMP)
+	$(BIN)/python -m pytest tests/validation -q
+
+# sam build (Makefile build method); deploy with `sam deploy --guided` the first time.
+build: $(TOOLS_STAMP)
+	SAM_CLI_TELEMETRY=0 $(TOOLS)/venv/bin/sam build
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py
@@ -33,4 +52,26 @@ bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(TOOLS) build .aws-sam *.egg-info .pytest_cache .ruff_cache out
+
+# ---------------------------------------------------------------- sam build targets
+# Functions get the project's source, precompiled for the runtime (cold start); the layer gets the
+# dependencies as manylinux wheels for the runtime's Python, whatever Python runs the build.
+LAMBDA_PYTHON_VERSION := 3.12
+PY_RUNTIME ?= $(firstword $(shell command -v python$(LAMBDA_PYTHON_VERSION) 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/$(LAMBDA_PYTHON_VERSION)*/bin/python$(LAMBDA_PYTHON_VERSION)))
+PIP_FOR_LAMBDA := $(PYTHON) -m pip install --quiet --platform manylinux2014_x86_64 --implementation cp \
+	--python-version $(LAMBDA_PYTHON_VERSION) --only-binary=:all: --upgrade --no-compile
+
+define copy_source
+	mkdir -p $(ARTIFACTS_DIR)
+	cp -r incident_responder handlers mcp $(ARTIFACTS_DIR)/
+	find $(ARTIFACTS_DIR) -name __pycache__ -type d -prune -exec rm -rf {} +
+	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR); fi
+endef
+
+build-IngestFunction build-InvestigateFunction build-DiagnosticsMcpFunction build-ReconcileFunction build-SweepFunction:
+	$(copy_source)
+
+build-DependenciesLayer:
+	$(PIP_FOR_LAMBDA) --target $(ARTIFACTS_DIR)/python -r requirements/lambda.txt
+	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi

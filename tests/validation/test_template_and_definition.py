@@ -1,0 +1,161 @@
+"""Offline validation of what users deploy: template.yaml, the ASL definition, and built artifacts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from incident_responder.lab.engine import substitute
+from incident_responder.lab.stack import load_template
+
+REPO = Path(__file__).parents[2]
+TOOLS = REPO / ".tools"
+ASL = REPO / "statemachine" / "incident_lifecycle.asl.json"
+SAM = TOOLS / "venv" / "bin" / "sam"
+OFFLINE_ENV = {
+    **os.environ,
+    "SAM_CLI_TELEMETRY": "0",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "offline",
+    "AWS_SECRET_ACCESS_KEY": "offline",
+}
+for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+    OFFLINE_ENV.pop(key, None)
+
+
+def test_cfn_lint_passes():
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "cfn-lint"), str(REPO / "template.yaml")], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not SAM.exists(), reason="aws-sam-cli is not installed in .tools (run `make tools`)")
+def test_sam_validate_lint_passes():
+    out = subprocess.run(
+        [str(SAM), "validate", "--lint", "--template", "template.yaml"],
+        cwd=REPO,
+        env=OFFLINE_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _substitutions() -> dict[str, str]:
+    """Stand-ins shaped like what CloudFormation puts in, for every DefinitionSubstitutions key."""
+    machine = load_template()["Resources"]["IncidentStateMachine"]["Properties"]
+    stand_ins = {
+        "IncidentStateTable": "incident-responder-IncidentStateTable-ABC123",
+        "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Investigate-ABC",
+        "MaxIncidentsPerHour": "20",
+        "InvestigateTimeoutSeconds": "300",
+        "IncidentTtlSeconds": "7*86400",
+    }
+    assert set(machine["DefinitionSubstitutions"]) == set(stand_ins), "a substitution was added without a stand-in here"
+    return stand_ins
+
+
+def test_every_placeholder_in_the_definition_is_substituted_by_the_template():
+    text = substitute(ASL.read_text(), _substitutions())
+    assert "${" not in text
+    definition = json.loads(text)
+    assert definition["QueryLanguage"] == "JSONata"
+    # The lifecycle words users see in the console are state names.
+    assert {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"} <= set(definition["States"])
+
+
+ASL_VALIDATOR = TOOLS / "node_modules" / ".bin" / "asl-validator"
+
+
+@pytest.mark.skipif(
+    not ASL_VALIDATOR.exists(), reason="asl-validator is not installed in .tools (run `make tools`; needs npm)"
+)
+def test_asl_validator_accepts_the_deployed_definition_and_rejects_a_broken_one(tmp_path):
+    good = tmp_path / "lifecycle.asl.json"
+    good.write_text(substitute(ASL.read_text(), _substitutions()))
+    out = subprocess.run([str(ASL_VALIDATOR), "--json-path", str(good)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "is valid" in out.stdout, out.stdout + out.stderr
+    broken = json.loads(good.read_text())
+    broken["States"]["DIAGNOSED"]["Next"] = "Nowhere"
+    bad = tmp_path / "broken.asl.json"
+    bad.write_text(json.dumps(broken))
+    out = subprocess.run([str(ASL_VALIDATOR), "--json-path", str(bad)], capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "Nowhere" in out.stdout + out.stderr
+
+
+def test_lambda_requirements_match_the_project_dependencies():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    lines = [line.strip() for line in (REPO / "requirements" / "lambda.txt").read_text().splitlines()]
+    assert sorted(line for line in lines if line and not line.startswith("#")) == sorted(project)
+
+
+RUNTIME_PYTHON = shutil.which("python3.12") or next(
+    iter(sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))), None
+)
+
+
+@pytest.mark.skipif(not SAM.exists(), reason="aws-sam-cli is not installed in .tools (run `make tools`)")
+@pytest.mark.skipif(
+    RUNTIME_PYTHON is None, reason="no python3.12 (the functions' runtime) to import the built artifacts with"
+)
+def test_sam_build_artifacts_import_every_handler(tmp_path):
+    build_dir = tmp_path / "build"
+    out = subprocess.run(
+        [str(SAM), "build", "--build-in-source", "--build-dir", str(build_dir), "--template", "template.yaml"],
+        cwd=REPO,
+        env=OFFLINE_ENV,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    layer = build_dir / "DependenciesLayer" / "python"
+    size_mb = (
+        sum(
+            f.stat().st_size
+            for f in build_dir.rglob("*")
+            if f.is_file() and "Investigate" in str(f) or "DependenciesLayer" in str(f)
+        )
+        / 2**20
+    )
+    handlers = {
+        "IngestFunction": "handlers.ingest",
+        "InvestigateFunction": "handlers.investigate",
+        "DiagnosticsMcpFunction": "handlers.diagnostics_mcp",
+        "ReconcileFunction": "handlers.reconcile",
+        "SweepFunction": "handlers.reconcile",
+    }
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYENV_VERSION": "3.12.1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "1",
+    }
+    for function, module in handlers.items():
+        code = build_dir / function
+        assert (code / "handlers").is_dir(), f"{function}: source not copied"
+        check = subprocess.run(
+            [
+                str(RUNTIME_PYTHON),
+                "-I",
+                "-c",
+                f"import sys; sys.path[:0] = {[str(code), str(layer)]!r}; import {module}; print('ok')",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert check.stdout.strip() == "ok", f"{function}: {check.stderr[-2000:]}"
+    # The MCP server's code travels with its function.
+    assert (build_dir / "DiagnosticsMcpFunction" / "mcp" / "diagnostics" / "server.py").exists()
+    assert size_mb < 250, f"investigate function + layer unzipped: {size_mb:.0f} MB (Lambda's limit is 250 MB)"
