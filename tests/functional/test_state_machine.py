@@ -230,3 +230,38 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
     state = get_incident_state(clients, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
     assert reconcile_execution(clients, arn, status) == "already_terminal"
+
+
+def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, dispatcher, monkeypatch):
+    from incident_responder import lifecycle as lifecycle_module
+    from incident_responder.lifecycle import sweep_stuck
+
+    release = []
+
+    def hangs(event, context):
+        while not release:
+            time.sleep(0.05)
+        return diagnosed(event, context)
+
+    dispatcher.register("investigate", hangs)
+    machine = lifecycle()
+    incident = parse_alert(
+        {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "Y"}
+    )
+    sfn = clients.get("stepfunctions")
+    arn = sfn.start_execution(
+        stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
+    )["executionArn"]
+    for _ in range(100):
+        if (get_incident_state(clients, incident.incident_id) or {}).get("status") == "INVESTIGATING":
+            break
+        time.sleep(0.05)
+    assert sweep_stuck(clients, older_than_minutes=30) == []  # not stuck yet
+    done = sweep_stuck(clients, older_than_minutes=0)
+    release.append(True)
+    assert done == [{"incident_id": incident.incident_id, "action": "marked_failed"}]
+    assert wait_for_execution(sfn, arn)["status"] == "ABORTED"
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
+    assert "swept" in state["error_reason"]
+    assert lifecycle_module.reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
