@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     mcp = sub.add_parser("mcp", help="the project's MCP servers").add_subparsers(dest="mcp_command", required=True)
     p = mcp.add_parser("serve", help="run an MCP server (streamable HTTP, bearer auth)")
-    p.add_argument("server", choices=["diagnostics"])
+    p.add_argument("server", choices=["diagnostics", "remediation"])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8081)
     p.set_defaults(handler=_cmd_mcp_serve)

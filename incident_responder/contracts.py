@@ -132,3 +132,144 @@ class TokenUsage(BaseModel):
             cache_read_tokens=self.cache_read_tokens + int(details.get("cache_read") or 0),
             cache_write_tokens=self.cache_write_tokens + int(details.get("cache_creation") or 0),
         )
+
+
+# -- remediation ----------------------------------------------------------------------------------
+# Order in which faults are fixed: access first (nothing works without it), then capacity, network,
+# and finally the function's own limits.
+FAULT_PRIORITY = [
+    FaultType.PERMISSION_LOSS,
+    FaultType.THROTTLING,
+    FaultType.NETWORK_BLOCK,
+    FaultType.TIMEOUT,
+    FaultType.MEMORY_EXHAUSTION,
+]
+ACTION_FOR_FAULT = {
+    FaultType.PERMISSION_LOSS: ActionType.RESTORE_IAM_POLICY,
+    FaultType.THROTTLING: ActionType.UPDATE_CONCURRENCY,
+    FaultType.NETWORK_BLOCK: ActionType.RESTORE_NETWORK_EGRESS,
+    FaultType.TIMEOUT: ActionType.UPDATE_FUNCTION_CONFIGURATION,
+    FaultType.MEMORY_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
+}
+
+
+class RestoreIamPolicyParams(BaseModel):
+    """PutRolePolicy (``policy_document``) or AttachRolePolicy (``attach_policy_arn``) on the role."""
+
+    model_config = ConfigDict(extra="forbid")
+    role_name: str = Field(min_length=1, max_length=64)
+    policy_name: str | None = Field(default=None, max_length=128)
+    policy_document: dict | None = None
+    attach_policy_arn: str | None = None
+
+    @model_validator(mode="after")
+    def _one_change(self) -> RestoreIamPolicyParams:
+        inline = self.policy_name is not None and self.policy_document is not None
+        if inline == (self.attach_policy_arn is not None):
+            raise ValueError("give either policy_name + policy_document, or attach_policy_arn")
+        return self
+
+
+class UpdateConcurrencyParams(BaseModel):
+    """PutFunctionConcurrency, or DeleteFunctionConcurrency when ``reserved_concurrent_executions`` is null."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    reserved_concurrent_executions: int | None = Field(ge=0)
+
+
+class NaclEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    network_acl_id: str
+    rule_number: int = Field(ge=1, le=32766)
+    egress: bool = True
+
+
+class RestoreNetworkEgressParams(BaseModel):
+    """AuthorizeSecurityGroupEgress of the baseline rules, and/or DeleteNetworkAclEntry of added entries."""
+
+    model_config = ConfigDict(extra="forbid")
+    security_group_id: str | None = None
+    ip_permissions: list[dict] = Field(default_factory=list, description="EC2 IpPermissions to authorize (egress)")
+    remove_nacl_entries: list[NaclEntry] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _something(self) -> RestoreNetworkEgressParams:
+        if not self.ip_permissions and not self.remove_nacl_entries:
+            raise ValueError("nothing to restore: give ip_permissions and/or remove_nacl_entries")
+        if self.ip_permissions and not self.security_group_id:
+            raise ValueError("ip_permissions need security_group_id")
+        return self
+
+
+class UpdateFunctionConfigurationParams(BaseModel):
+    """UpdateFunctionConfiguration with the baseline Timeout and/or MemorySize."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    timeout: int | None = Field(default=None, ge=1, le=900)
+    memory_size: int | None = Field(default=None, ge=128, le=10240)
+
+    @model_validator(mode="after")
+    def _something(self) -> UpdateFunctionConfigurationParams:
+        if self.timeout is None and self.memory_size is None:
+            raise ValueError("give timeout and/or memory_size")
+        return self
+
+
+PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
+    ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
+    ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
+    ActionType.RESTORE_NETWORK_EGRESS: RestoreNetworkEgressParams,
+    ActionType.UPDATE_FUNCTION_CONFIGURATION: UpdateFunctionConfigurationParams,
+}
+
+
+class RemediationAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fault_type: FaultType
+    action_type: ActionType
+    target_resource: str = Field(min_length=1, description="ARN or id of what the action changes")
+    parameters: dict
+    risk_level: RiskLevel = "medium"
+    requires_approval: bool = True
+    reasoning: str = Field(default="", max_length=2000)
+    execution_order: int = 0
+
+    @model_validator(mode="after")
+    def _parameters_match_action_type(self) -> RemediationAction:
+        model = PARAMETERS_FOR_ACTION[self.action_type]
+        self.parameters = model.model_validate(self.parameters).model_dump(mode="json", exclude_none=True)
+        if self.fault_type in ACTION_FOR_FAULT and ACTION_FOR_FAULT[self.fault_type] != self.action_type:
+            raise ValueError(f"{self.action_type.value} does not remedy {self.fault_type.value}")
+        if self.fault_type not in ACTION_FOR_FAULT:
+            raise ValueError(f"{self.fault_type.value} has no automated action; list it in unresolvable_faults")
+        return self
+
+    def typed_parameters(self) -> BaseModel:
+        return PARAMETERS_FOR_ACTION[self.action_type].model_validate(self.parameters)
+
+
+class RejectedAction(BaseModel):
+    action: RemediationAction
+    reasons: list[str]
+
+
+class RemediationProposal(BaseModel):
+    """What the resolver proposes; the validator orders actions by fault priority and numbers them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    incident_id: str = Field(pattern=INCIDENT_ID_PATTERN)
+    actions: list[RemediationAction] = Field(default_factory=list)
+    confidence: Confidence = "medium"
+    chain_of_thought: str = Field(default="", max_length=4000)
+    unresolvable_faults: list[FaultType] = Field(default_factory=list)
+    rejected_actions: list[RejectedAction] = Field(default_factory=list, description="set by the guardrails")
+
+    @model_validator(mode="after")
+    def _order(self) -> RemediationProposal:
+        ordered = sorted(self.actions, key=lambda a: FAULT_PRIORITY.index(a.fault_type))
+        self.actions = [a.model_copy(update={"execution_order": i + 1}) for i, a in enumerate(ordered)]
+        return self

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 SERVERS_DIR = Path(__file__).resolve().parent.parent / "mcp"
-SERVER_NAMES = ("diagnostics",)
+SERVER_NAMES = ("diagnostics", "remediation")
 
 
 def create_server(

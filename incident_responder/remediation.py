@@ -1,0 +1,234 @@
+"""Read-only lookups that compute restore parameters from a function's recorded baseline.
+
+Behind the remediation MCP server (``mcp/remediation/server.py``). Nothing here changes the account:
+each lookup compares the current configuration with the baseline and says exactly what would put
+it back, in the shapes the remediation actions take. Errors come back in an ``error`` field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from incident_responder.account_state import FunctionConfiguration, function_name_of, read_function_configuration
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import Baseline, BaselineNotFoundError, load_baseline
+from incident_responder.diagnostics import AWS_ERRORS, describe_error
+from incident_responder.iam_policy import statements
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _current_and_baseline(clients: AwsClients, lambda_name: str) -> tuple[str, FunctionConfiguration, Baseline]:
+    name = function_name_of(lambda_name)
+    return name, read_function_configuration(clients, name), load_baseline(clients, name)
+
+
+# -- IAM ------------------------------------------------------------------------------------------
+class PolicyRestore(BaseModel):
+    policy_name: str
+    status: str = Field(description="missing (deleted since the baseline) or modified")
+    restore_document: dict[str, Any] = Field(
+        description="PutRolePolicy document: the baseline statements, plus current statements the baseline lacks"
+    )
+    current_document: dict[str, Any] | None = None
+    missing_statements: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class IamRestoreInfo(BaseModel):
+    function_name: str
+    role_name: str | None = None
+    role_arn: str | None = None
+    baseline_captured_at: str | None = None
+    drifted: bool = False
+    policies: list[PolicyRestore] = Field(default_factory=list)
+    attach_policy_arns: list[str] = Field(default_factory=list, description="baseline managed policies now detached")
+    not_in_baseline: list[str] = Field(
+        default_factory=list, description="inline policies or ARNs the baseline lacks (left alone)"
+    )
+    error: str | None = None
+
+
+def get_iam_restore_info(clients: AwsClients, lambda_name: str) -> IamRestoreInfo:
+    try:
+        name, current, baseline = _current_and_baseline(clients, lambda_name)
+    except BaselineNotFoundError as exc:
+        return IamRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
+    except AWS_ERRORS as exc:
+        return IamRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    base_role, role = baseline.configuration.role, current.role
+    restores = []
+    for policy, document in base_role.inline_policies.items():
+        now = role.inline_policies.get(policy)
+        base_statements = statements(document)
+        now_statements = statements(now) if now else []
+        missing = [s for s in base_statements if _key(s) not in {_key(n) for n in now_statements}]
+        if not missing:
+            continue
+        # Keep what is there now (unrelated statements stay as they are), add back what the baseline had.
+        restore = {**document, "Statement": now_statements + missing}
+        restores.append(
+            PolicyRestore(
+                policy_name=policy,
+                status="missing" if now is None else "modified",
+                restore_document=restore,
+                current_document=now,
+                missing_statements=missing,
+            )
+        )
+    detached = sorted(set(base_role.attached_policy_arns) - set(role.attached_policy_arns))
+    extra = sorted(set(role.inline_policies) - set(base_role.inline_policies)) + sorted(
+        set(role.attached_policy_arns) - set(base_role.attached_policy_arns)
+    )
+    return IamRestoreInfo(
+        function_name=name,
+        role_name=role.role_name,
+        role_arn=role.role_arn,
+        baseline_captured_at=baseline.captured_at,
+        drifted=bool(restores or detached),
+        policies=restores,
+        attach_policy_arns=detached,
+        not_in_baseline=extra,
+    )
+
+
+# -- concurrency ----------------------------------------------------------------------------------
+class ConcurrencyRestoreInfo(BaseModel):
+    function_name: str
+    current_reserved: int | None = None
+    baseline_reserved: int | None = None
+    action: str = Field(
+        default="none", description="put (set the baseline value), delete (baseline had no reservation) or none"
+    )
+    baseline_captured_at: str | None = None
+    error: str | None = None
+
+
+def get_concurrency_restore_info(clients: AwsClients, lambda_name: str) -> ConcurrencyRestoreInfo:
+    try:
+        name, current, baseline = _current_and_baseline(clients, lambda_name)
+    except BaselineNotFoundError as exc:
+        return ConcurrencyRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
+    except AWS_ERRORS as exc:
+        return ConcurrencyRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    now, before = current.reserved_concurrency, baseline.configuration.reserved_concurrency
+    action = "none" if now == before else ("delete" if before is None else "put")
+    return ConcurrencyRestoreInfo(
+        function_name=name,
+        current_reserved=now,
+        baseline_reserved=before,
+        action=action,
+        baseline_captured_at=baseline.captured_at,
+    )
+
+
+# -- network --------------------------------------------------------------------------------------
+class GroupEgressRestore(BaseModel):
+    security_group_id: str
+    missing_egress_rules: list[dict[str, Any]] = Field(description="baseline IpPermissionsEgress absent now")
+    extra_egress_rules: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class AclEntryRestore(BaseModel):
+    network_acl_id: str
+    added_entries: list[dict[str, Any]] = Field(description="entries absent from the baseline (to remove)")
+    missing_entries: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class NetworkRestoreInfo(BaseModel):
+    function_name: str
+    security_groups: list[GroupEgressRestore] = Field(default_factory=list)
+    network_acls: list[AclEntryRestore] = Field(default_factory=list)
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    error: str | None = None
+
+
+def _rules_by_key(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {_key(r): r for r in rules}
+
+
+def get_network_restore_info(clients: AwsClients, lambda_name: str) -> NetworkRestoreInfo:
+    try:
+        name, current, baseline = _current_and_baseline(clients, lambda_name)
+    except BaselineNotFoundError as exc:
+        return NetworkRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
+    except AWS_ERRORS as exc:
+        return NetworkRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    groups = []
+    now_groups = {g.group_id: g for g in current.network.security_groups}
+    for group in baseline.configuration.network.security_groups:
+        before = _rules_by_key(group.egress_rules)
+        after = _rules_by_key(now_groups[group.group_id].egress_rules if group.group_id in now_groups else [])
+        missing = [r for k, r in before.items() if k not in after]
+        extra = [r for k, r in after.items() if k not in before]
+        if missing or extra:
+            groups.append(
+                GroupEgressRestore(
+                    security_group_id=group.group_id, missing_egress_rules=missing, extra_egress_rules=extra
+                )
+            )
+    acls = []
+    now_acls = {s.network_acl_id: s.entries for s in current.network.subnets if s.network_acl_id}
+    seen = set()
+    for subnet in baseline.configuration.network.subnets:
+        if not subnet.network_acl_id or subnet.network_acl_id in seen:
+            continue
+        seen.add(subnet.network_acl_id)
+        before = _rules_by_key(subnet.entries)
+        after = _rules_by_key(now_acls.get(subnet.network_acl_id, []))
+        added = [e for k, e in after.items() if k not in before]
+        missing = [e for k, e in before.items() if k not in after]
+        if added or missing:
+            acls.append(
+                AclEntryRestore(network_acl_id=subnet.network_acl_id, added_entries=added, missing_entries=missing)
+            )
+    return NetworkRestoreInfo(
+        function_name=name,
+        security_groups=groups,
+        network_acls=acls,
+        drifted=bool(groups or acls),
+        baseline_captured_at=baseline.captured_at,
+    )
+
+
+# -- function configuration -----------------------------------------------------------------------
+class FunctionConfigRestoreInfo(BaseModel):
+    function_name: str
+    current_timeout: int | None = None
+    baseline_timeout: int | None = None
+    current_memory_size: int | None = None
+    baseline_memory_size: int | None = None
+    changes: dict[str, int] = Field(
+        default_factory=dict, description="UpdateFunctionConfiguration arguments that restore the baseline"
+    )
+    baseline_captured_at: str | None = None
+    error: str | None = None
+
+
+def get_function_config_restore_info(clients: AwsClients, lambda_name: str) -> FunctionConfigRestoreInfo:
+    try:
+        name, current, baseline = _current_and_baseline(clients, lambda_name)
+    except BaselineNotFoundError as exc:
+        return FunctionConfigRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
+    except AWS_ERRORS as exc:
+        return FunctionConfigRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    base = baseline.configuration
+    changes = {}
+    if current.timeout != base.timeout:
+        changes["Timeout"] = base.timeout
+    if current.memory_size != base.memory_size:
+        changes["MemorySize"] = base.memory_size
+    return FunctionConfigRestoreInfo(
+        function_name=name,
+        current_timeout=current.timeout,
+        baseline_timeout=base.timeout,
+        current_memory_size=current.memory_size,
+        baseline_memory_size=base.memory_size,
+        changes=changes,
+        baseline_captured_at=baseline.captured_at,
+    )

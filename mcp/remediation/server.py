@@ -1,0 +1,63 @@
+"""Remediation MCP server: read-only lookups of the exact parameters that restore a function's baseline.
+
+Run it with ``responder mcp serve remediation --port 8082``; deployed like the diagnostics server.
+The logic lives in :mod:`incident_responder.remediation`; this file only registers it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from incident_responder import remediation
+from incident_responder.aws import AwsClients
+from incident_responder.diagnostics import LambdaName
+from incident_responder.mcp_app import create_server
+from incident_responder.remediation import (
+    ConcurrencyRestoreInfo,
+    FunctionConfigRestoreInfo,
+    IamRestoreInfo,
+    NetworkRestoreInfo,
+)
+
+INSTRUCTIONS = (
+    "Read-only lookups for remediation: what differs from the function's recorded baseline and the exact "
+    "parameters that would restore it (IAM policies, reserved concurrency, network egress, timeout and memory). "
+    "Nothing here changes the account. Every result has an 'error' field that is set instead of failing."
+)
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
+
+
+def build_server(clients: AwsClients | None = None, **server_kwargs: Any) -> FastMCP:
+    clients = clients or AwsClients()
+    mcp = create_server("incident-remediation", INSTRUCTIONS, **server_kwargs)
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_iam_restore_info(lambda_name: LambdaName) -> IamRestoreInfo:
+        """Inline policies and managed policies the role lost since the baseline, with the documents that restore them."""
+        return await anyio.to_thread.run_sync(remediation.get_iam_restore_info, clients, lambda_name)
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_concurrency_restore_info(lambda_name: LambdaName) -> ConcurrencyRestoreInfo:
+        """Current and baseline reserved concurrency, and whether to put the baseline value or delete the reservation."""
+        return await anyio.to_thread.run_sync(remediation.get_concurrency_restore_info, clients, lambda_name)
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_network_restore_info(lambda_name: LambdaName) -> NetworkRestoreInfo:
+        """Security-group egress rules missing since the baseline and NACL entries added since (to remove)."""
+        return await anyio.to_thread.run_sync(remediation.get_network_restore_info, clients, lambda_name)
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_function_config_restore_info(lambda_name: LambdaName) -> FunctionConfigRestoreInfo:
+        """Timeout and memory size against the baseline, and the UpdateFunctionConfiguration changes that restore them."""
+        return await anyio.to_thread.run_sync(remediation.get_function_config_restore_info, clients, lambda_name)
+
+    return mcp
+
+
+def create_app():
+    """ASGI app for external hosts; its lifespan runs the MCP session manager."""
+    return build_server(host="0.0.0.0").streamable_http_app()
