@@ -99,7 +99,7 @@ async def investigate(
     model = model or create_chat_model()
     limits = limits or limits_from_env()
     if provider is None:
-        async with McpToolProvider(load_mcp_servers()) as opened:
+        async with McpToolProvider(load_mcp_servers(only=("diagnostics",))) as opened:
             return await run_agent(
                 SUPERVISOR, model, opened, incident_message(incident), limits=limits, remaining_ms=remaining_ms
             )

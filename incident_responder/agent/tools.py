@@ -104,7 +104,7 @@ class McpServerConfig(BaseModel):
         return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
 
 
-def load_mcp_servers() -> list[McpServerConfig]:
+def load_mcp_servers(only: tuple[str, ...] = ()) -> list[McpServerConfig]:
     """Servers from ``RESPONDER_MCP_CONFIG`` (a JSON or YAML file), ``RESPONDER_MCP_SERVERS`` (JSON), or
     ``DIAGNOSTICS_MCP_URL`` (one server, key from ``MCP_API_KEY`` or ``MCP_API_KEY_PARAMETER``).
 
@@ -115,18 +115,23 @@ def load_mcp_servers() -> list[McpServerConfig]:
         data = yaml.safe_load(Path(path).read_text())
     elif raw := os.environ.get("RESPONDER_MCP_SERVERS"):
         data = json.loads(raw)
-    elif url := os.environ.get("DIAGNOSTICS_MCP_URL"):
+    elif os.environ.get("DIAGNOSTICS_MCP_URL") or os.environ.get("REMEDIATION_MCP_URL"):
         data = {
             "servers": [
-                {"name": "diagnostics", "url": url, "api_key_parameter": os.environ.get("MCP_API_KEY_PARAMETER")}
+                {"name": name, "url": os.environ[var], "api_key_parameter": os.environ.get("MCP_API_KEY_PARAMETER")}
+                for name, var in (("diagnostics", "DIAGNOSTICS_MCP_URL"), ("remediation", "REMEDIATION_MCP_URL"))
+                if os.environ.get(var)
             ]
         }
     else:
         raise McpInitError(
             "no MCP server configured: set RESPONDER_MCP_CONFIG, RESPONDER_MCP_SERVERS or DIAGNOSTICS_MCP_URL"
         )
-    servers = data.get("servers") if isinstance(data, dict) else data
-    return [McpServerConfig.model_validate(s) for s in servers or []]
+    servers = [
+        McpServerConfig.model_validate(s) for s in (data.get("servers") if isinstance(data, dict) else data) or []
+    ]
+    # Named servers when the configuration has them; otherwise all (the agents filter tools by name anyway).
+    return [s for s in servers if s.name in only] or servers
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
