@@ -69,7 +69,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             }
         },
     )
-    metrics.add_dimension(name="outcome", value=result.outcome)
+    metrics.add_metadata(key="outcome", value=result.outcome)
     metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=m.llm_calls)
     metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=m.tool_calls)
     metrics.add_metric(name="TotalTokens", unit=MetricUnit.Count, value=m.total_tokens)

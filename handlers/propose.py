@@ -60,7 +60,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             }
         },
     )
-    metrics.add_dimension(name="outcome", value=result.outcome)
+    metrics.add_metadata(key="outcome", value=result.outcome)
     metrics.add_metric(name="ProposedActions", unit=MetricUnit.Count, value=result.actions)
     metrics.add_metric(name="RejectedActions", unit=MetricUnit.Count, value=result.rejected)
     metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=result.metrics["llm_calls"])

@@ -9,6 +9,7 @@ and a picture of the path taken are written to ``out/``. Finally restore, and sh
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,18 @@ def show_record(record: IncidentRecord) -> None:
             print(f"    [{mark}] {e['tool']} {e['field']} = {e['value'][:70]!r}: {e['interpretation']}")
         for step in d["remediation_plan"]:
             print(f"    plan: {step['action']} (risk {step['risk_level']}, evidence {step['evidence_basis']})")
+    p = record.proposal
+    if p:
+        print(f"  proposal ({p['confidence']} confidence; nothing applied):")
+        for a in p["actions"]:
+            print(
+                f"    {a['execution_order']}. {a['action_type']} on {a['target_resource']} [{a['risk_level']} risk, approval {'required' if a['requires_approval'] else 'not required'}]"
+            )
+            print(f"       {json.dumps(a['parameters'])[:160]}")
+        for r in p["rejected_actions"]:
+            print(f"    rejected by guardrails: {r['action']['action_type']}: {'; '.join(r['reasons'])}")
+        if p["unresolvable_faults"]:
+            print(f"    needs a person: {', '.join(p['unresolvable_faults'])}")
     m = record.metrics
     print(
         f"  {m['llm_calls']} model calls, {m['tool_calls']} tool calls, {m['total_tokens']} tokens, "

@@ -21,8 +21,8 @@ from incident_responder.contracts import Incident
 DEFAULT_STATE_TABLE = "incident-state"
 TTL_DAYS = 7
 # Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
-TERMINAL_STATUSES = {"DIAGNOSED", "PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
-ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "PROPOSING"}
+TERMINAL_STATUSES = {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
+ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "PROPOSING"}
 
 
 def state_table_name() -> str:
@@ -137,9 +137,14 @@ def sweep_stuck(
     done = []
     kwargs: dict[str, Any] = {
         "TableName": state_table_name(),
-        "FilterExpression": "#s IN (:r, :i, :p)",
+        "FilterExpression": "#s IN (:r, :i, :d, :p)",
         "ExpressionAttributeNames": {"#s": "status"},
-        "ExpressionAttributeValues": {":r": {"S": "RECEIVED"}, ":i": {"S": "INVESTIGATING"}, ":p": {"S": "PROPOSING"}},
+        "ExpressionAttributeValues": {
+            ":r": {"S": "RECEIVED"},
+            ":i": {"S": "INVESTIGATING"},
+            ":d": {"S": "DIAGNOSED"},
+            ":p": {"S": "PROPOSING"},
+        },
     }
     while True:
         page = ddb.scan(**kwargs)

@@ -91,7 +91,7 @@ class LabPipeline:
             lab = Lab().start()
         else:
             lab.reset()
-        server: subprocess.Popen | None = None
+        servers: list[subprocess.Popen] = []
         own_dispatcher = dispatcher is None
         dispatcher = dispatcher or LambdaDispatcher()
         try:
@@ -109,12 +109,15 @@ class LabPipeline:
                 clients.get("ssm").put_parameter(
                     Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True
                 )
-                port = _free_port()
-                # The function URL's place is taken by the same server code running as its own process.
+                ports = {"diagnostics": _free_port(), "remediation": _free_port()}
+                # The function URLs' place is taken by the same server code, each running as its own process.
                 stack = deploy_stack(
                     clients,
                     dispatcher,
-                    overrides={"DiagnosticsMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{port}/"},
+                    overrides={
+                        "DiagnosticsMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['diagnostics']}/",
+                        "RemediationMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['remediation']}/",
+                    },
                     parameters={"ResponderModel": model, **(parameters or {})},
                 )
                 tables = {
@@ -124,15 +127,22 @@ class LabPipeline:
                     "ARTIFACTS_BUCKET": stack.physical["ArtifactsBucket"],
                 }
                 os.environ.update(tables)
-                # The server reads its key from SSM, as deployed.
-                server = start_server_process(
-                    "diagnostics", port, {k: v for k, v in os.environ.items() if k != "MCP_API_KEY"}
-                )
+                # The servers read their key from SSM, as deployed.
+                server_env = {k: v for k, v in os.environ.items() if k != "MCP_API_KEY"}
+                servers = [start_server_process(name, port, server_env) for name, port in ports.items()]
                 sample = create_sample_account(clients, api_key=key, responder_resources=False)
                 record_baseline(clients, sample.function_name)
-                yield cls(lab, clients, dispatcher, stack, sample, f"http://127.0.0.1:{port}/mcp", Path(chaos_state))
+                yield cls(
+                    lab,
+                    clients,
+                    dispatcher,
+                    stack,
+                    sample,
+                    f"http://127.0.0.1:{ports['diagnostics']}/mcp",
+                    Path(chaos_state),
+                )
         finally:
-            if server is not None:
+            for server in servers:
                 server.terminate()
                 server.wait(timeout=10)
             if own_dispatcher:
@@ -219,6 +229,8 @@ class LabPipeline:
         context = load_record(self.clients, incident_id, "investigation") or {}
         summary = context.get("summary", {})
         metrics = summary.get("metrics", {})
+        proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
+        proposal_metrics = proposal_record.get("metrics", {})
         visited = [
             e["stateEnteredEventDetails"]["name"]
             for e in history(sfn, execution["executionArn"])
@@ -231,6 +243,7 @@ class LabPipeline:
             "investigating_at",
             "diagnosed_at",
             "proposing_at",
+            "proposal_ready_at",
             "ended_at",
         ]
         timings = {k: state[k] for k in order if k in state}
@@ -241,11 +254,11 @@ class LabPipeline:
             error_reason=state.get("error_reason"),
             diagnosis=summary.get("diagnosis"),
             evidence=summary.get("evidence"),
-            proposal=None,
+            proposal=proposal_record.get("proposal"),
             metrics={
-                "tool_calls": metrics.get("tool_calls", 0),
-                "llm_calls": metrics.get("llm_calls", 0),
-                "total_tokens": metrics.get("total_tokens", 0),
+                "tool_calls": metrics.get("tool_calls", 0) + proposal_metrics.get("tool_calls", 0),
+                "llm_calls": metrics.get("llm_calls", 0) + proposal_metrics.get("llm_calls", 0),
+                "total_tokens": metrics.get("total_tokens", 0) + proposal_metrics.get("total_tokens", 0),
                 "grounded_ratio": metrics.get("grounded_ratio"),
                 "latency_ms": latency,
             },
