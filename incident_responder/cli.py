@@ -125,6 +125,45 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "DIAGNOSED" else 3
 
 
+def _cmd_show(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.store import load_record
+
+    clients = AwsClients()
+    state = get_incident_state(clients, args.incident_id)
+    if state is None:
+        print(
+            f"responder show: no incident {args.incident_id} in {os.environ.get('INCIDENT_STATE_TABLE', 'incident-state')}",
+            file=sys.stderr,
+        )
+        return 1
+    investigation = load_record(clients, args.incident_id, "investigation") or {}
+    proposal = load_record(clients, args.incident_id, "proposal") or {}
+    history = []
+    if state.get("execution_arn"):
+        from incident_responder.lab.engine import states_entered
+
+        try:
+            history = states_entered(clients.get("stepfunctions"), state["execution_arn"])
+        except Exception as exc:  # noqa: BLE001 - the record is still worth showing without the history
+            history = [f"(history unavailable: {type(exc).__name__})"]
+    shown = {
+        "incident_id": args.incident_id,
+        "status": state.get("status"),
+        "error_category": state.get("error_category"),
+        "error_reason": state.get("error_reason"),
+        "timings": {k: v for k, v in state.items() if k.endswith("_at") and k != "expires_at"},
+        "diagnosis": investigation.get("summary", {}).get("diagnosis"),
+        "evidence": investigation.get("summary", {}).get("evidence"),
+        "proposal": proposal.get("summary", {}).get("proposal"),
+        "states_visited": history,
+        "artifacts": [r.get("artifact_uri") for r in (investigation, proposal) if r.get("artifact_uri")],
+    }
+    print(json.dumps(shown, indent=2, default=str))
+    return 0
+
+
 def _cmd_chaos(args: argparse.Namespace) -> int:
     from chaos.cli import run
 
@@ -215,6 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("alert", help="alert JSON file, or - for standard input")
     p.set_defaults(handler=_cmd_investigate)
+
+    p = sub.add_parser(
+        "show",
+        help="print a stored incident: status, diagnosis, proposal, history",
+        description="Reads INCIDENT_STATE_TABLE / INCIDENT_CONTEXT_TABLE (the stack's outputs) in the account boto3 reaches.",
+    )
+    p.add_argument("incident_id")
+    p.set_defaults(handler=_cmd_show)
 
     p = sub.add_parser("chaos", help="inject faults into a function and restore them")
     add_chaos_arguments(p)

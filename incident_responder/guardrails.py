@@ -109,7 +109,7 @@ def _check_iam(p: RestoreIamPolicyParams, current: FunctionConfiguration, baseli
     for statement in statements(p.policy_document or {}):
         if _key(statement) in allowed:
             continue
-        kind = "widens access with a wildcard" if _has_wildcard(statement) else "is not in the baseline"
+        kind = "is not in the baseline" + (" and widens access with a wildcard" if _has_wildcard(statement) else "")
         reasons.append(f"statement {json.dumps(statement, sort_keys=True)[:200]} {kind}")
     return reasons
 

@@ -22,6 +22,11 @@ HAPPY = [
     "Run supervisor agent",
     "Diagnosis found?",
     "DIAGNOSED",
+    "PROPOSING",
+    "Run resolver agent",
+    "Proposal ready?",
+    "PROPOSAL_READY",
+    "Notify operators",
     "Done",
 ]
 
@@ -49,11 +54,23 @@ def dead_letters(pipeline) -> list[dict]:
 
 def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
     record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
-    assert record.status == "DIAGNOSED"
+    assert record.status == "PROPOSAL_READY"
     assert record.diagnosis["fault_types"] == ["permission_loss"]
+    (action,) = record.proposal["actions"]
+    assert action["action_type"] == "restore_iam_policy" and action["parameters"]["policy_name"] == "s3-access"
+    assert record.proposal["rejected_actions"] == []
     assert record.execution["states_visited"] == HAPPY and record.execution["status"] == "SUCCEEDED"
     assert record.metrics["llm_calls"] > 0 and record.metrics["tool_calls"] > 0 and record.metrics["total_tokens"] > 0
-    assert list(record.timings) == ["detected_at", "created_at", "received_at", "investigating_at", "diagnosed_at"]
+    assert list(record.timings) == [
+        "detected_at",
+        "created_at",
+        "received_at",
+        "investigating_at",
+        "diagnosed_at",
+        "proposing_at",
+        "proposal_ready_at",
+        "ended_at",
+    ]
     ingest = pipeline.stack.functions["IngestFunction"]
     assert pipeline.dispatcher.functions[ingest].invocations == 1
     paths = write_artifacts(pipeline, record, tmp_path)
@@ -128,7 +145,7 @@ def test_responder_run_prints_the_final_record_as_json(tmp_path):
     record = json.loads(out.stdout)
     for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
         assert key in record
-    assert record["status"] == "DIAGNOSED" and record["proposal"] is None
+    assert record["status"] == "PROPOSAL_READY" and record["proposal"]["actions"]
     assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
     assert (
         record["execution"]["states_visited"][0] == "RECEIVED" and record["execution"]["name"] == record["incident_id"]

@@ -21,7 +21,10 @@ EXPECTED = json.loads((FOLDER / "expected.json").read_text())
 def test_mock_config_case(clients, lifecycle, dispatcher, case):  # noqa: F811
     machine = lifecycle(InvestigateTimeoutSeconds=1)
     mocks = load_test_case(
-        FOLDER / "MockConfigFile.json", "IncidentLifecycle", case, {"Run supervisor agent": "investigate"}
+        FOLDER / "MockConfigFile.json",
+        "IncidentLifecycle",
+        case,
+        {"Run supervisor agent": "investigate", "Run resolver agent": "propose"},
     )
     register_test_case(dispatcher, mocks)
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "alert_id": case})

@@ -27,6 +27,11 @@ HAPPY = [
     "Run supervisor agent",
     "Diagnosis found?",
     "DIAGNOSED",
+    "PROPOSING",
+    "Run resolver agent",
+    "Proposal ready?",
+    "PROPOSAL_READY",
+    "Notify operators",
     "Done",
 ]
 
@@ -37,6 +42,31 @@ class McpConnectionError(Exception):
 
 class ModelAuthError(Exception):
     pass
+
+
+def proposed(event, context):
+    return {
+        "incident_id": event["incident"]["incident_id"],
+        "outcome": "PROPOSAL_READY",
+        "end_reason": "submitted",
+        "proposal": {
+            "actions": [
+                {
+                    "execution_order": 1,
+                    "action_type": "restore_iam_policy",
+                    "target_resource": "arn:aws:iam::123456789012:role/data-processor-role",
+                    "reasoning": "inline policy s3-access is missing compared with the baseline",
+                }
+            ],
+            "rejected_actions": [],
+            "unresolvable_faults": [],
+        },
+        "proposal_ref": "s3://bucket/incidents/x/proposal.json",
+        "actions": 1,
+        "rejected": 0,
+        "unresolvable_faults": [],
+        "metrics": {"llm_calls": 2},
+    }
 
 
 def diagnosed(event, context):
@@ -68,6 +98,9 @@ def lifecycle(clients, lab_env, dispatcher):
             "MaxIncidentsPerHour": 20,
             "IncidentTtlSeconds": 604800,
             "InvestigateTimeoutSeconds": 60,
+            "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
+            "ProposeTimeoutSeconds": 60,
+            "ProposalTopicArn": clients.get("sns").create_topic(Name="proposals")["TopicArn"],
             **overrides,
         }
         definition = substitute(ASL.read_text(), values)
@@ -90,15 +123,27 @@ def start(clients, machine, function="data-processor", at="2026-11-23T04:00:00Z"
 
 def test_happy_path(clients, lifecycle, dispatcher):
     dispatcher.register("investigate", diagnosed)
+    dispatcher.register("propose", proposed)
+    sqs = clients.get("sqs")
+    queue = sqs.create_queue(QueueName="operator")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    topic = clients.get("sns").create_topic(Name="proposals")["TopicArn"]
+    clients.get("sns").subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "SUCCEEDED"
     assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
     state = get_incident_state(clients, incident.incident_id)
-    assert state["status"] == "DIAGNOSED"
-    assert state["fault_types"] == [{"S": "permission_loss"}] or state["fault_types"]
+    assert state["status"] == "PROPOSAL_READY"
+    assert (state["proposed_actions"], state["rejected_actions"]) == (1, 0)
+    # The notification a person reads: what broke, what is proposed, how to look closer.
+    note = json.loads(sqs.receive_message(QueueUrl=queue)["Messages"][0]["Body"])
+    assert note["Subject"] == "Remediation proposed: data-processor (permission_loss)"
+    assert "Root cause: role lost s3-access" in note["Message"]
+    assert "1. restore_iam_policy on arn:aws:iam::123456789012:role/data-processor-role" in note["Message"]
+    assert f"responder show {incident.incident_id}" in note["Message"]
     assert state["execution_arn"] == execution["executionArn"]
     assert state["expires_at"] > time.time() + 6 * 86400
-    for stamp in ("received_at", "investigating_at", "diagnosed_at"):
+    for stamp in ("received_at", "investigating_at", "diagnosed_at", "proposing_at", "proposal_ready_at"):
         assert stamp in state
 
 
@@ -112,12 +157,13 @@ def test_mcp_connection_error_once_then_success(clients, lifecycle, dispatcher):
         return diagnosed(event, context)
 
     dispatcher.register("investigate", flaky)
+    dispatcher.register("propose", proposed)
     with instant_retries() as delays:
         incident, execution = start(clients, lifecycle())
     assert execution["status"] == "SUCCEEDED" and len(calls) == 2 and delays == [2.0]
     failed = [e for e in history(clients.get("stepfunctions"), execution["executionArn"]) if e["type"] == "TaskFailed"]
     assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["McpConnectionError"]
-    assert get_incident_state(clients, incident.incident_id)["status"] == "DIAGNOSED"
+    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
 def test_model_auth_error_goes_to_error_without_retry(clients, lifecycle, dispatcher):
@@ -173,12 +219,13 @@ def test_no_diagnosis_fails_with_the_reason(clients, lifecycle, dispatcher):
 def test_circuit_breaker_stops_before_any_model_call(clients, lifecycle, dispatcher):
     calls = []
     dispatcher.register("investigate", lambda event, context: calls.append(1) or diagnosed(event, context))
+    dispatcher.register("propose", proposed)
     machine = lifecycle(MaxIncidentsPerHour=2)
     statuses = [
         get_incident_state(clients, start(clients, machine, at=f"2026-11-23T04:00:0{i}Z")[0].incident_id)["status"]
         for i in range(3)
     ]
-    assert statuses == ["DIAGNOSED", "DIAGNOSED", "FAILED"]
+    assert statuses == ["PROPOSAL_READY", "PROPOSAL_READY", "FAILED"]
     assert len(calls) == 2
     tripped = start(clients, machine, at="2026-11-23T04:00:09Z")[0]
     state = get_incident_state(clients, tripped.incident_id)
@@ -187,6 +234,7 @@ def test_circuit_breaker_stops_before_any_model_call(clients, lifecycle, dispatc
 
 def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
     dispatcher.register("investigate", diagnosed)
+    dispatcher.register("propose", proposed)
     machine = lifecycle()
     incident, _ = start(clients, machine)
     sfn = clients.get("stepfunctions")
@@ -196,7 +244,7 @@ def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
     ]
     assert wait_for_execution(sfn, arn)["status"] == "SUCCEEDED"
     assert states_entered(sfn, arn) == ["RECEIVED", "Already recorded"]
-    assert get_incident_state(clients, incident.incident_id)["status"] == "DIAGNOSED"
+    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
 def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatcher):
@@ -265,3 +313,43 @@ def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, d
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
     assert "swept" in state["error_reason"]
     assert lifecycle_module.reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
+
+
+class McpInitError(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    "resolver, category",
+    [
+        (
+            lambda event, context: (_ for _ in ()).throw(
+                McpInitError("remediation server refused the session: HTTP 401")
+            ),
+            "mcp_unavailable",
+        ),
+        (
+            lambda event, context: {
+                "outcome": "NO_PROPOSAL",
+                "end_reason": "recursion_limit: 8 model turns",
+                "metrics": {},
+            },
+            "no_proposal",
+        ),
+        (lambda event, context: time.sleep(1.5) or proposed(event, context), "timeout"),
+    ],
+    ids=["resolver-error", "no-proposal", "resolver-timeout"],
+)
+def test_proposal_failures_end_in_proposal_failed(clients, lifecycle, dispatcher, resolver, category):
+    dispatcher.register("investigate", diagnosed)
+    dispatcher.register("propose", resolver)
+    with instant_retries():
+        incident, execution = start(clients, lifecycle(ProposeTimeoutSeconds=1))
+    assert execution["status"] == "FAILED"
+    assert states_entered(clients.get("stepfunctions"), execution["executionArn"])[-2:] == [
+        "PROPOSAL_FAILED",
+        "Proposal failed",
+    ]
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("PROPOSAL_FAILED", category)
+    assert "diagnosed_at" in state  # the diagnosis stays recorded

@@ -58,6 +58,9 @@ def _substitutions() -> dict[str, str]:
         "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Investigate-ABC",
         "MaxIncidentsPerHour": "20",
         "InvestigateTimeoutSeconds": "300",
+        "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Propose-ABC",
+        "ProposeTimeoutSeconds": "180",
+        "ProposalTopicArn": "arn:aws:sns:us-east-1:123456789012:incident-responder-remediation-proposals",
         "IncidentTtlSeconds": "7*86400",
     }
     assert set(machine["DefinitionSubstitutions"]) == set(stand_ins), "a substitution was added without a stand-in here"
@@ -70,7 +73,16 @@ def test_every_placeholder_in_the_definition_is_substituted_by_the_template():
     definition = json.loads(text)
     assert definition["QueryLanguage"] == "JSONata"
     # The lifecycle words users see in the console are state names.
-    assert {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"} <= set(definition["States"])
+    assert {
+        "RECEIVED",
+        "INVESTIGATING",
+        "DIAGNOSED",
+        "PROPOSING",
+        "PROPOSAL_READY",
+        "FAILED",
+        "ERROR",
+        "PROPOSAL_FAILED",
+    } <= set(definition["States"])
 
 
 ASL_VALIDATOR = TOOLS / "node_modules" / ".bin" / "asl-validator"
@@ -130,6 +142,8 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
     handlers = {
         "IngestFunction": "handlers.ingest",
         "InvestigateFunction": "handlers.investigate",
+        "ProposeFunction": "handlers.propose",
+        "RemediationMcpFunction": "handlers.remediation_mcp",
         "DiagnosticsMcpFunction": "handlers.diagnostics_mcp",
         "ReconcileFunction": "handlers.reconcile",
         "SweepFunction": "handlers.reconcile",
@@ -158,4 +172,5 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
         assert check.stdout.strip() == "ok", f"{function}: {check.stderr[-2000:]}"
     # The MCP server's code travels with its function.
     assert (build_dir / "DiagnosticsMcpFunction" / "mcp" / "diagnostics" / "server.py").exists()
+    assert (build_dir / "RemediationMcpFunction" / "mcp" / "remediation" / "server.py").exists()
     assert size_mb < 250, f"investigate function + layer unzipped: {size_mb:.0f} MB (Lambda's limit is 250 MB)"

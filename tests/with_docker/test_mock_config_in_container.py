@@ -43,7 +43,7 @@ def localstack():
 
     container = (
         DockerContainer(IMAGE)
-        .with_env("SERVICES", "stepfunctions,dynamodb,lambda")
+        .with_env("SERVICES", "stepfunctions,dynamodb,lambda,sns")
         .with_env("LOCALSTACK_SFN_MOCK_CONFIG", "/mock/MockConfigFile.json")
         .with_volume_mapping(str(FOLDER), "/mock", "ro")
         .with_exposed_ports(4566)
@@ -83,6 +83,9 @@ def machine(localstack):
             "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:investigate",
             "MaxIncidentsPerHour": 20,
             "InvestigateTimeoutSeconds": 30,
+            "ProposeFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:propose",
+            "ProposeTimeoutSeconds": 30,
+            "ProposalTopicArn": "arn:aws:sns:us-east-1:000000000000:proposals",
             "IncidentTtlSeconds": 604800,
         },
     )

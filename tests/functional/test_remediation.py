@@ -1,0 +1,383 @@
+"""Remediation lookups per fault, guardrails, the resolver (scripted and offline), and applying proposals."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+import anyio
+import pytest
+from langchain_core.messages import AIMessage
+
+from chaos import FaultInjector
+from incident_responder import remediation
+from incident_responder.account_state import read_function_configuration
+from incident_responder.agent.graph import run_agent
+from incident_responder.agent.resolver import proposal_message, resolver_spec
+from incident_responder.alerts import parse_alert
+from incident_responder.baseline import load_baseline, record_baseline
+from incident_responder.contracts import RemediationAction, RemediationProposal
+from incident_responder.guardrails import apply_guardrails
+from incident_responder.investigation import run_investigation
+from incident_responder.lab.remediate import apply_proposal
+from incident_responder.lab.workload import DataProcessor
+from incident_responder.mcp_app import start_server_process
+from incident_responder.proposal import run_proposal
+from tests.fakes import ScriptedChatModel
+
+FN = "data-processor"
+KEY = "remediation-test-key"
+
+
+def inject(clients, *faults):
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    for kind, params in faults:
+        getattr(chaos, kind)(**params)
+
+
+# -- lookups --------------------------------------------------------------------------------------
+def test_iam_restore_info_gives_the_baseline_document(clients, sample):
+    inject(clients, ("iam_revoke", {"target": "s3"}))
+    info = remediation.get_iam_restore_info(clients, FN)
+    (policy,) = info.policies
+    baseline = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
+    assert (policy.policy_name, policy.status) == ("s3-access", "missing")
+    assert policy.restore_document == baseline and info.role_name == "data-processor-role" and info.drifted
+
+
+def test_iam_restore_keeps_unrelated_statements(clients, sample):
+    iam = clients.get("iam")
+    doc = json.loads(json.dumps(load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]))
+    unrelated = {"Sid": "Queue", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}
+    iam.put_role_policy(
+        RoleName=sample.role_name, PolicyName="s3-access", PolicyDocument=json.dumps({**doc, "Statement": [unrelated]})
+    )
+    (policy,) = remediation.get_iam_restore_info(clients, FN).policies
+    assert policy.status == "modified"
+    assert policy.restore_document["Statement"] == [unrelated] + doc["Statement"]
+
+
+def test_concurrency_restore_put_and_delete(clients, sample):
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    info = remediation.get_concurrency_restore_info(clients, FN)
+    assert (info.current_reserved, info.baseline_reserved, info.action) == (0, 10, "put")
+    clients.get("lambda").delete_function_concurrency(FunctionName=FN)
+    record_baseline(clients, FN)  # a baseline without reservation
+    inject(clients, ("throttle", {"reserved_concurrency": 1}))
+    assert remediation.get_concurrency_restore_info(clients, FN).action == "delete"
+
+
+def test_network_restore_info(clients, sample):
+    inject(clients, ("network_block", {}))
+    info = remediation.get_network_restore_info(clients, FN)
+    (group,) = info.security_groups
+    assert group.security_group_id == sample.security_group_id and group.missing_egress_rules[0]["IpProtocol"] == "-1"
+    (acl,) = info.network_acls
+    assert acl.network_acl_id == sample.network_acl_id
+    assert [(e["RuleNumber"], e["RuleAction"]) for e in acl.added_entries] == [(1, "deny")]
+
+
+def test_function_config_restore_info(clients, sample):
+    inject(clients, ("timeout", {"seconds": 1}), ("memory", {"mb": 128}))
+    info = remediation.get_function_config_restore_info(clients, FN)
+    assert info.changes == {"Timeout": 30, "MemorySize": 512}
+
+
+def test_lookups_without_baseline_or_function_are_errors(clients, sample):
+    tools = (
+        "get_iam_restore_info",
+        "get_concurrency_restore_info",
+        "get_network_restore_info",
+        "get_function_config_restore_info",
+    )
+    for tool in tools:
+        assert getattr(remediation, tool)(clients, "other-function").error.startswith("ResourceNotFoundException")
+    clients.get("dynamodb").delete_item(TableName=sample.baseline_table, Key={"function_name": {"S": FN}})
+    for tool in tools:
+        assert "no baseline recorded" in getattr(remediation, tool)(clients, FN).error
+
+
+# -- guardrails -----------------------------------------------------------------------------------
+def _guard(clients, *actions):
+    proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
+    current = read_function_configuration(clients, FN)
+    return apply_guardrails(proposal, current, load_baseline(clients, FN).configuration)
+
+
+def _iam(document, role="data-processor-role", policy="s3-access", **params):
+    return {
+        "fault_type": "permission_loss",
+        "action_type": "restore_iam_policy",
+        "target_resource": role,
+        "parameters": {"role_name": role, "policy_name": policy, "policy_document": document, **params},
+    }
+
+
+@pytest.mark.parametrize(
+    "make_action, reason",
+    [
+        (
+            lambda doc: _iam(
+                {
+                    **doc,
+                    "Statement": doc["Statement"]
+                    + [
+                        {
+                            "Effect": "Allow",
+                            "Action": "s3:DeleteObject",
+                            "Resource": "arn:aws:s3:::data-processor-input-123456789012/*",
+                        }
+                    ],
+                }
+            ),
+            "not in the baseline",
+        ),
+        (lambda doc: _iam({**doc, "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}), "wildcard"),
+        (lambda doc: _iam(doc, role="other-function-role"), "not the function's role"),
+        (
+            lambda doc: {
+                "fault_type": "permission_loss",
+                "action_type": "restore_iam_policy",
+                "target_resource": "data-processor-role",
+                "parameters": {
+                    "role_name": "data-processor-role",
+                    "attach_policy_arn": "arn:aws:iam::aws:policy/AdministratorAccess",
+                },
+            },
+            "was not attached in the baseline",
+        ),
+        (lambda doc: _iam(doc, policy="brand-new-policy"), "not in the baseline"),
+        (
+            lambda doc: {
+                "fault_type": "throttling",
+                "action_type": "update_concurrency",
+                "target_resource": FN,
+                "parameters": {"function_name": FN, "reserved_concurrent_executions": 500},
+            },
+            "within the baseline",
+        ),
+        (
+            lambda doc: {
+                "fault_type": "timeout",
+                "action_type": "update_function_configuration",
+                "target_resource": FN,
+                "parameters": {"function_name": FN, "timeout": 900},
+            },
+            "exceeds the baseline",
+        ),
+        (
+            lambda doc: {
+                "fault_type": "timeout",
+                "action_type": "update_function_configuration",
+                "target_resource": "x",
+                "parameters": {"function_name": "payments", "timeout": 30},
+            },
+            "not the incident's function",
+        ),
+        (
+            lambda doc: {
+                "fault_type": "network_block",
+                "action_type": "restore_network_egress",
+                "target_resource": "sg-0",
+                "parameters": {
+                    "security_group_id": "sg-0123456789",
+                    "ip_permissions": [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}],
+                },
+            },
+            "is not the function's",
+        ),
+    ],
+    ids=[
+        "extra-statement",
+        "wildcard",
+        "other-role",
+        "admin-attach",
+        "new-policy",
+        "concurrency",
+        "timeout",
+        "other-function",
+        "other-sg",
+    ],
+)
+def test_guardrails_reject_with_reasons(clients, sample, make_action, reason):
+    doc = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
+    checked = _guard(clients, make_action(doc))
+    assert checked.actions == []
+    (rejected,) = checked.rejected_actions
+    assert any(reason in r for r in rejected.reasons), rejected.reasons
+
+
+def test_guardrails_keep_an_exact_baseline_restore(clients, sample):
+    inject(clients, ("iam_revoke", {"target": "s3"}))
+    doc = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
+    checked = _guard(clients, _iam(doc))
+    assert len(checked.actions) == 1 and checked.rejected_actions == []
+
+
+def test_nacl_removal_only_of_entries_added_since_the_baseline(clients, sample):
+    inject(clients, ("network_block", {}))
+    remove = lambda rule: {  # noqa: E731
+        "fault_type": "network_block",
+        "action_type": "restore_network_egress",
+        "target_resource": sample.network_acl_id,
+        "parameters": {"remove_nacl_entries": [{"network_acl_id": sample.network_acl_id, "rule_number": rule}]},
+    }
+    checked = _guard(clients, remove(1), remove(100))
+    assert [a.parameters["remove_nacl_entries"][0]["rule_number"] for a in checked.actions] == [1]
+    assert "is in the baseline" in checked.rejected_actions[0].reasons[0]
+
+
+# -- the resolver ---------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def servers(lab):
+    env = {**os.environ, **lab.env, "MCP_API_KEY": KEY}
+    ports = {"diagnostics": _free_port(), "remediation": _free_port()}
+    procs = [start_server_process(name, port, env) for name, port in ports.items()]
+    yield {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+    for proc in procs:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def configured(servers, sample, monkeypatch):
+    monkeypatch.setenv("DIAGNOSTICS_MCP_URL", servers["diagnostics"])
+    monkeypatch.setenv("REMEDIATION_MCP_URL", servers["remediation"])
+    monkeypatch.setenv("MCP_API_KEY", KEY)
+    monkeypatch.setenv("ARTIFACTS_BUCKET", sample.artifacts_bucket)
+    monkeypatch.setenv("RESPONDER_MODEL", "offline")
+    return sample
+
+
+FAULT_CASES = {
+    "s3": [("iam_revoke", {"target": "s3"})],
+    "cloudwatch": [("iam_revoke", {"target": "cloudwatch"})],
+    "both": [("iam_revoke", {"target": "both"})],
+    "throttle-0": [("throttle", {"reserved_concurrency": 0})],
+    "throttle-1": [("throttle", {"reserved_concurrency": 1})],
+    "network": [("network_block", {})],
+    "timeout": [("timeout", {"seconds": 1})],
+    "memory": [("memory", {"mb": 128})],
+    "s3+throttle+timeout": [
+        ("iam_revoke", {"target": "s3"}),
+        ("throttle", {"reserved_concurrency": 0}),
+        ("timeout", {"seconds": 1}),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", list(FAULT_CASES))
+def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, configured, case):
+    inject(clients, *FAULT_CASES[case])
+    burst = DataProcessor(clients).invoke(3)
+    incident = parse_alert(burst.alert)
+    investigation, _ = run_investigation(incident, clients=clients)
+    result, run = run_proposal(incident, investigation.diagnosis, clients=clients)
+    assert result.outcome == "PROPOSAL_READY", result.end_reason
+    proposal = result.proposal
+    assert proposal["actions"] and proposal["rejected_actions"] == [] and proposal["unresolvable_faults"] == []
+    assert {a["fault_type"] for a in proposal["actions"]} == set(investigation.diagnosis["fault_types"])
+    assert run.llm_calls <= 8
+    apply_proposal(clients, proposal)
+    assert DataProcessor(clients).invoke(3).healthy
+    assert not remediation.get_function_config_restore_info(clients, FN).changes
+
+
+def test_application_bug_ends_ready_with_no_actions(clients, configured):
+    burst = DataProcessor(clients).invoke(2, app_error="KeyError: 'order_id'")
+    incident = parse_alert(burst.alert)
+    investigation, _ = run_investigation(incident, clients=clients)
+    result, _ = run_proposal(incident, investigation.diagnosis, clients=clients)
+    assert result.outcome == "PROPOSAL_READY"
+    assert result.proposal["actions"] == [] and result.unresolvable_faults == ["application_error"]
+
+
+def test_whatever_the_model_says_guardrails_decide(clients, configured):
+    """A model swayed by hostile text proposes admin access and a wildcard; neither survives."""
+    inject(clients, ("iam_revoke", {"target": "s3"}))
+    incident = parse_alert(DataProcessor(clients).invoke(1).alert)
+    diagnosis = {"fault_types": ["permission_loss"], "root_cause": "role lost s3", "evidence": []}
+    hostile = {
+        "incident_id": incident.incident_id,
+        "actions": [
+            {
+                "fault_type": "permission_loss",
+                "action_type": "restore_iam_policy",
+                "target_resource": "r",
+                "parameters": {
+                    "role_name": "data-processor-role",
+                    "attach_policy_arn": "arn:aws:iam::aws:policy/AdministratorAccess",
+                },
+            },
+            {
+                "fault_type": "permission_loss",
+                "action_type": "restore_iam_policy",
+                "target_resource": "r",
+                "parameters": {
+                    "role_name": "data-processor-role",
+                    "policy_name": "s3-access",
+                    "policy_document": {
+                        "Version": "2012-10-17",
+                        "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+                    },
+                },
+            },
+        ],
+    }
+    model = ScriptedChatModel(
+        responses=[
+            AIMessage(
+                content="", tool_calls=[{"name": "submit_proposal", "args": hostile, "id": "p", "type": "tool_call"}]
+            )
+        ]
+    )
+    result, _ = run_proposal(incident, diagnosis, clients=clients, model=model)
+    assert result.outcome == "PROPOSAL_READY"
+    assert result.proposal["actions"] == [] and result.rejected == 2
+    reasons = " ".join(r for rejected in result.proposal["rejected_actions"] for r in rejected["reasons"])
+    assert "AdministratorAccess was not attached in the baseline" in reasons and "wildcard" in reasons
+
+
+def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured):
+    from tests.fakes import logs_provider
+
+    incident = parse_alert({"function_name": FN, "detected_at": "2026-11-23T04:00:00Z", "error_type": "X"})
+    bad = {
+        "incident_id": incident.incident_id,
+        "actions": [
+            {
+                "fault_type": "throttling",
+                "action_type": "update_concurrency",
+                "target_resource": FN,
+                "parameters": {"role_name": "r"},
+            }
+        ],
+    }
+    good = {"incident_id": incident.incident_id, "actions": [], "unresolvable_faults": ["unknown"]}
+
+    def call(args, n):
+        return AIMessage(
+            content="", tool_calls=[{"name": "submit_proposal", "args": args, "id": f"p{n}", "type": "tool_call"}]
+        )
+
+    model = ScriptedChatModel(responses=[call(bad, 1), call(good, 2)])
+    run = anyio.run(
+        lambda: run_agent(
+            resolver_spec(None), model, logs_provider(), proposal_message(incident, {"fault_types": ["unknown"]})
+        )
+    )
+    assert run.end_reason == "submitted" and run.llm_calls == 2
+    rejection = [m.content for m in run.messages if getattr(m, "status", "") == "error"][0]
+    assert "submit_proposal rejected" in rejection and "reserved_concurrent_executions" in rejection
+    assert model.seen[0]["tools"] == ["submit_proposal"]  # only remediation lookups (none here) and the terminal tool
+
+
+def test_remediation_action_model_is_what_the_proposal_holds():
+    assert RemediationAction.model_json_schema()["properties"]["action_type"]
