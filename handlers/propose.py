@@ -11,10 +11,9 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
-from pydantic import ValidationError
 
 from incident_responder.aws import AwsClients
-from incident_responder.contracts import Incident
+from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
 from incident_responder.proposal import diagnosis_for, run_proposal
 
 logger = Logger(service="incident-responder")
@@ -22,18 +21,11 @@ metrics = Metrics(namespace="IncidentResponder", service="propose")
 tracer = Tracer(service="incident-responder")
 
 
-class InvalidIncidentError(ValueError):
-    """The state machine passed something that is not an incident."""
-
-
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    try:
-        incident = Incident.model_validate(event.get("incident"))
-    except ValidationError as exc:
-        raise InvalidIncidentError(f"not an incident: {exc.errors()[:3]}") from exc
+    incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
     clients = AwsClients()
     diagnosis = diagnosis_for(clients, incident.incident_id, event.get("investigation"))

@@ -55,6 +55,20 @@ class Incident(BaseModel):
     account_id: str | None = None
 
 
+class InvalidIncidentError(ValueError):
+    """What the state machine passed is not an incident (an ASL error name: goes to ERROR, no retry)."""
+
+
+def incident_from_event(event: dict) -> Incident:
+    """The incident in a handler's event (``{"incident": {...}}`` or the incident itself)."""
+    from pydantic import ValidationError
+
+    try:
+        return Incident.model_validate(event.get("incident", event) if isinstance(event, dict) else event)
+    except ValidationError as exc:
+        raise InvalidIncidentError(f"not an incident: {exc.errors()[:3]}") from exc
+
+
 class EvidencePointer(BaseModel):
     """One claim's grounding: where in which tool result the supporting value is."""
 

@@ -172,3 +172,16 @@ class FunctionUrlAdapter:
 
         future = asyncio.run_coroutine_threadsafe(self._forward(event), self._loop)
         return future.result(timeout=self._timeout)
+
+
+def function_url_handler(name: str):
+    """A Lambda handler serving MCP server ``name`` behind a function URL; the adapter starts on first use."""
+    adapter: list[FunctionUrlAdapter] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if not adapter:
+            # No loopback host check behind a function URL: the bearer key is the gate.
+            adapter.append(FunctionUrlAdapter(lambda: load_server(name).build_server(host="0.0.0.0")))
+        return adapter[0](event)
+
+    return handler

@@ -8,6 +8,7 @@ it back, in the shapes the remediation actions take. Errors come back in an ``er
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,9 +24,17 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _current_and_baseline(clients: AwsClients, lambda_name: str) -> tuple[str, FunctionConfiguration, Baseline]:
+def _lookup(model: type[BaseModel], clients: AwsClients, lambda_name: str, compute: Callable[..., Any]) -> Any:
+    """Read the current configuration and the baseline, then ``compute``; failures become ``error``."""
     name = function_name_of(lambda_name)
-    return name, read_function_configuration(clients, name), load_baseline(clients, name)
+    try:
+        current = read_function_configuration(clients, name)
+        baseline = load_baseline(clients, name)
+    except BaselineNotFoundError as exc:
+        return model(function_name=name, error=str(exc))
+    except AWS_ERRORS as exc:
+        return model(function_name=name, error=describe_error(exc))
+    return compute(name, current, baseline)
 
 
 # -- IAM ------------------------------------------------------------------------------------------
@@ -54,12 +63,10 @@ class IamRestoreInfo(BaseModel):
 
 
 def get_iam_restore_info(clients: AwsClients, lambda_name: str) -> IamRestoreInfo:
-    try:
-        name, current, baseline = _current_and_baseline(clients, lambda_name)
-    except BaselineNotFoundError as exc:
-        return IamRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
-    except AWS_ERRORS as exc:
-        return IamRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    return _lookup(IamRestoreInfo, clients, lambda_name, _iam_restore_info)
+
+
+def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> IamRestoreInfo:
     base_role, role = baseline.configuration.role, current.role
     restores = []
     for policy, document in base_role.inline_policies.items():
@@ -109,12 +116,10 @@ class ConcurrencyRestoreInfo(BaseModel):
 
 
 def get_concurrency_restore_info(clients: AwsClients, lambda_name: str) -> ConcurrencyRestoreInfo:
-    try:
-        name, current, baseline = _current_and_baseline(clients, lambda_name)
-    except BaselineNotFoundError as exc:
-        return ConcurrencyRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
-    except AWS_ERRORS as exc:
-        return ConcurrencyRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    return _lookup(ConcurrencyRestoreInfo, clients, lambda_name, _concurrency_restore_info)
+
+
+def _concurrency_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> ConcurrencyRestoreInfo:
     now, before = current.reserved_concurrency, baseline.configuration.reserved_concurrency
     action = "none" if now == before else ("delete" if before is None else "put")
     return ConcurrencyRestoreInfo(
@@ -153,12 +158,10 @@ def _rules_by_key(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def get_network_restore_info(clients: AwsClients, lambda_name: str) -> NetworkRestoreInfo:
-    try:
-        name, current, baseline = _current_and_baseline(clients, lambda_name)
-    except BaselineNotFoundError as exc:
-        return NetworkRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
-    except AWS_ERRORS as exc:
-        return NetworkRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    return _lookup(NetworkRestoreInfo, clients, lambda_name, _network_restore_info)
+
+
+def _network_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> NetworkRestoreInfo:
     groups = []
     now_groups = {g.group_id: g for g in current.network.security_groups}
     for group in baseline.configuration.network.security_groups:
@@ -211,12 +214,12 @@ class FunctionConfigRestoreInfo(BaseModel):
 
 
 def get_function_config_restore_info(clients: AwsClients, lambda_name: str) -> FunctionConfigRestoreInfo:
-    try:
-        name, current, baseline = _current_and_baseline(clients, lambda_name)
-    except BaselineNotFoundError as exc:
-        return FunctionConfigRestoreInfo(function_name=function_name_of(lambda_name), error=str(exc))
-    except AWS_ERRORS as exc:
-        return FunctionConfigRestoreInfo(function_name=function_name_of(lambda_name), error=describe_error(exc))
+    return _lookup(FunctionConfigRestoreInfo, clients, lambda_name, _function_config_restore_info)
+
+
+def _function_config_restore_info(
+    name: str, current: FunctionConfiguration, baseline: Baseline
+) -> FunctionConfigRestoreInfo:
     base = baseline.configuration
     changes = {}
     if current.timeout != base.timeout:

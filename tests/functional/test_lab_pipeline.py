@@ -73,6 +73,18 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
     ]
     ingest = pipeline.stack.functions["IngestFunction"]
     assert pipeline.dispatcher.functions[ingest].invocations == 1
+    shown = subprocess.run(
+        [sys.executable, "-m", "incident_responder.cli", "show", record.incident_id],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    stored = json.loads(shown.stdout)
+    assert stored["status"] == "PROPOSAL_READY" and stored["diagnosis"]["fault_types"] == ["permission_loss"]
+    assert stored["proposal"]["actions"][0]["action_type"] == "restore_iam_policy"
+    assert stored["states_visited"] == HAPPY and len(stored["artifacts"]) == 2
     paths = write_artifacts(pipeline, record, tmp_path)
     assert json.loads(paths["history"].read_text())[0]["type"] == "ExecutionStarted"
     svg = paths["picture"].read_text()

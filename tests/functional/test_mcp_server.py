@@ -218,3 +218,28 @@ def test_create_app_serves_behind_any_host_name(clients, sample, monkeypatch):
     health, call = anyio.run(go)
     assert health.status_code == 200
     assert call.json()["result"]["structuredContent"]["MemorySize"] == 512
+
+
+def test_remediation_server_lists_its_lookups_and_needs_the_key(clients):
+    server = load_server("remediation").build_server(clients=clients, verifier=ApiKeyVerifier(lambda: KEY))
+
+    async def go():
+        async with asgi_client(server) as client, mcp_session(URL, KEY, http_client=client) as session:
+            return (await session.list_tools()).tools
+
+    tools = {t.name: t for t in anyio.run(go)}
+    assert set(tools) == {
+        "get_iam_restore_info",
+        "get_concurrency_restore_info",
+        "get_network_restore_info",
+        "get_function_config_restore_info",
+    }
+    assert all(t.outputSchema and t.annotations.readOnlyHint for t in tools.values())
+    response = call_raw(
+        build_remediation(clients), None, tool_call("get_iam_restore_info", {"lambda_name": "data-processor"})
+    )
+    assert response.status_code == 401
+
+
+def build_remediation(clients):
+    return load_server("remediation").build_server(clients=clients, verifier=ApiKeyVerifier(lambda: KEY))
