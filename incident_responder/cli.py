@@ -64,23 +64,54 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
     from incident_responder.lab.account import create_sample_account
 
     lab = Lab(port=args.port).start()
-    os.environ.update(lab.env)
-    if not args.empty:
-        clients = AwsClients()
-        sample = create_sample_account(clients)
-        record_baseline(clients, sample.function_name)
-        print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
-        print(f"MCP API key (also in SSM {sample.api_key_parameter}): {sample.api_key}")
+    if args.empty:
+        os.environ.update(lab.env)
+        if not args.no_sample:
+            clients = AwsClients()
+            sample = create_sample_account(clients)
+            record_baseline(clients, sample.function_name)
+            print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
+            print(f"MCP API key (also in SSM {sample.api_key_parameter}): {sample.api_key}")
+        exports = dict(lab.env)
+        return _serve_lab(lab, exports, None)
+    from incident_responder.lab.pipeline import LabPipeline
+
+    if not args.verbose:
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    with LabPipeline.start(lab=lab, model=os.environ.get("RESPONDER_MODEL", "offline")) as pipeline:
+        exports = {
+            **lab.env,
+            "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
+            "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
+            "BASELINE_TABLE": pipeline.stack.physical["BaselineTable"],
+            "INCIDENT_TOPIC_ARN": pipeline.stack.output("IncidentTopicArn"),
+            "MCP_API_KEY": pipeline.sample.api_key,
+        }
+        print(f"stack {pipeline.stack.name} deployed from template.yaml; state machine {pipeline.state_machine_arn}")
+        print(
+            f"diagnostics MCP server at {pipeline.mcp_url}; sample workload {pipeline.sample.function_name} onboarded"
+        )
+        return _serve_lab(lab, exports, pipeline)
+
+
+def _serve_lab(lab, exports: dict[str, str], pipeline) -> int:
     print("lab running; in another shell:")
-    for key, value in lab.env.items():
+    for key, value in exports.items():
         print(f"  export {key}={value}")
+    if pipeline is not None:
+        print(
+            "then e.g.: responder chaos iam_revoke --target s3 && responder lab invoke   (the alert starts the lifecycle here)"
+        )
+        print("           responder show <incident-id>")
     print("Ctrl-C stops the lab (and forgets everything in it).")
     try:
         signal.pause()
     except KeyboardInterrupt:
         pass
     finally:
-        lab.stop()
+        if pipeline is None:
+            lab.stop()
     return 0
 
 
@@ -233,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     lab = sub.add_parser("lab", help="the embedded AWS lab").add_subparsers(dest="lab_command", required=True)
     p = lab.add_parser("up", help="run the lab in the foreground for other processes to use")
     p.add_argument("--port", type=int, default=5000)
-    p.add_argument("--empty", action="store_true", help="do not create the sample workload")
+    p.add_argument("--empty", action="store_true", help="moto only: do not deploy template.yaml")
+    p.add_argument("--no-sample", action="store_true", help="with --empty: do not create the sample workload either")
+    p.add_argument("--verbose", action="store_true", help="show the functions' JSON logs and metrics")
     p.set_defaults(handler=_cmd_lab_up)
     p = lab.add_parser("invoke", help="invoke the sample workload once as a concurrent burst")
     p.add_argument("--function", default="data-processor")

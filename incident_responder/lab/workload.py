@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import math
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -150,7 +151,7 @@ class DataProcessor:
         self.function_name = function_name
         self.profile = profile or WorkloadProfile()
         # Where the function's alarms notify (AlarmActions); by default the lab's "incident-alerts" topic.
-        self.alert_topic_arn = alert_topic_arn
+        self.alert_topic_arn = alert_topic_arn or os.environ.get("INCIDENT_TOPIC_ARN")
 
     # -- decisions -------------------------------------------------------------------------------
     def _policies(self, config: Any) -> list[dict[str, Any]]:
