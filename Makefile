@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install tools demo test lint validate build bench-logs bench-investigation clean
+.PHONY: install tools demo test lint validate build eval bench-logs bench-investigation clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -44,6 +44,10 @@ validate: $(STAMP) $(TOOLS_STAMP)
 # sam build (Makefile build method); deploy with `sam deploy --guided` the first time.
 build: $(TOOLS_STAMP)
 	SAM_CLI_TELEMETRY=0 $(TOOLS)/venv/bin/sam build
+
+# The public scenario corpus, each in a fresh lab, scored on the end state (offline model by default).
+eval: $(STAMP)
+	$(BIN)/responder eval scenarios
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py

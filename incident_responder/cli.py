@@ -156,6 +156,36 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "DIAGNOSED" else 3
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.evaluation import evaluate
+    from incident_responder.scenario import ScenarioError
+
+    if not args.verbose:
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            report = evaluate(Path(args.directory))
+    except ScenarioError as exc:
+        print(f"responder eval: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for s in report.scenarios:
+            mark = "PASS" if s.passed else "FAIL"
+            print(
+                f"{mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'} actions={','.join(s.actions) or '-'}"
+                f" mitigated={s.mitigated} grounded={s.grounded_ratio} llm={s.llm_calls} tools={s.tool_calls}"
+            )
+            for failure in s.failures:
+                print(f"     - {failure}")
+        print(f"{report.summary['passed']} passed, {report.summary['total'] - report.summary['passed']} failed")
+    return 0 if report.summary["passed"] == report.summary["total"] else 1
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     from incident_responder.aws import AwsClients
     from incident_responder.lifecycle import get_incident_state
@@ -287,6 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("alert", help="alert JSON file, or - for standard input")
     p.set_defaults(handler=_cmd_investigate)
+
+    p = sub.add_parser("eval", help="run every scenario file in DIR in a fresh lab and score it")
+    p.add_argument("directory")
+    p.add_argument("--json", action="store_true", help="print the scores as JSON")
+    p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
+    p.set_defaults(handler=_cmd_eval)
 
     p = sub.add_parser(
         "show",

@@ -73,6 +73,7 @@ class LabPipeline:
     sample: SampleAccount
     mcp_url: str
     chaos_state: Path
+    stack_overrides: dict[str, str]
 
     @classmethod
     @contextmanager
@@ -111,14 +112,12 @@ class LabPipeline:
                 )
                 ports = {"diagnostics": _free_port(), "remediation": _free_port()}
                 # The function URLs' place is taken by the same server code, each running as its own process.
+                overrides = {
+                    "DiagnosticsMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['diagnostics']}/",
+                    "RemediationMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['remediation']}/",
+                }
                 stack = deploy_stack(
-                    clients,
-                    dispatcher,
-                    overrides={
-                        "DiagnosticsMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['diagnostics']}/",
-                        "RemediationMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['remediation']}/",
-                    },
-                    parameters={"ResponderModel": model, **(parameters or {})},
+                    clients, dispatcher, overrides=overrides, parameters={"ResponderModel": model, **(parameters or {})}
                 )
                 tables = {
                     "BASELINE_TABLE": stack.physical["BaselineTable"],
@@ -140,6 +139,7 @@ class LabPipeline:
                     sample,
                     f"http://127.0.0.1:{ports['diagnostics']}/mcp",
                     Path(chaos_state),
+                    overrides,
                 )
         finally:
             for server in servers:
@@ -151,6 +151,29 @@ class LabPipeline:
                 lab.stop()
             os.environ.clear()
             os.environ.update(saved)
+
+    def refresh(self, model: str = "offline") -> None:
+        """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
+        the sample workload (table names are stable in the lab, so the servers stay valid)."""
+        from aws_lambda_powertools.utilities import parameters as ssm_parameters
+
+        key = self.sample.api_key
+        self.lab.reset()
+        ssm_parameters.clear_caches()
+        self.clients.get("ssm").put_parameter(
+            Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True
+        )
+        self.stack = deploy_stack(
+            self.clients,
+            self.dispatcher,
+            overrides=self.stack_overrides,
+            parameters={"ResponderModel": model},
+        )
+        os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
+        self.sample = create_sample_account(self.clients, api_key=key, responder_resources=False)
+        record_baseline(self.clients, self.sample.function_name)
+        for stale in self.chaos_state.glob("*.json"):
+            stale.unlink()
 
     # -- one incident ----------------------------------------------------------------------------
     @property

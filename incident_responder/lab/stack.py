@@ -198,6 +198,7 @@ def deploy_stack(
     environment: dict[str, dict[str, str]] | None = None,
     parameters: dict[str, str] | None = None,
     template_path: Path = TEMPLATE,
+    stable_table_names: bool = True,
 ) -> DeployedStack:
     """Create the stack in the lab; register its functions with ``dispatcher``.
 
@@ -208,6 +209,12 @@ def deploy_stack(
     cfn = translate(load_template(template_path), template_path.parent, region)
     left_out = {k for k, v in cfn["Resources"].items() if v["Type"] in LEFT_OUT}
     cfn = _without(cfn, left_out, overrides or {})
+    if stable_table_names:
+        # Lab only (the template names nothing): the same table names after every redeploy, so processes
+        # started once (the MCP servers) keep pointing at the right tables across fresh labs.
+        for logical_id, resource in cfn["Resources"].items():
+            if resource["Type"] == "AWS::DynamoDB::Table":
+                resource["Properties"]["TableName"] = f"{stack_name}-{logical_id}"
     s3 = clients.get("s3")
     if region == "us-east-1":
         s3.create_bucket(Bucket=CODE_BUCKET)

@@ -1,0 +1,129 @@
+"""``responder eval DIR``: run every scenario file in a fresh lab and score it.
+
+Scores: final status, fault types (exact set), proposed action types (exact set), evidence grounded
+ratio, rejected actions, tool calls, model calls, tokens, latency, and mitigation: the surviving
+actions are applied in the lab, the workload is invoked again and must be healthy (scored on the end
+state, not on the text). A bad scenario file is an error naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
+from incident_responder.lab.remediate import apply_proposal
+from incident_responder.scenario import Scenario, ScenarioError, load_scenario
+
+
+class ScenarioScore(BaseModel):
+    name: str
+    passed: bool
+    status: str
+    fault_types: list[str]
+    actions: list[str]
+    grounded_ratio: float | None
+    mitigated: bool | None = Field(description="None when the scenario expects no action (nothing to apply)")
+    rejected_actions: int
+    tool_calls: int
+    llm_calls: int
+    total_tokens: int
+    latency_ms: int
+    failures: list[str]
+
+
+class EvalReport(BaseModel):
+    scenarios: list[ScenarioScore]
+    summary: dict[str, Any]
+
+
+def load_corpus(directory: Path) -> list[tuple[Path, Scenario]]:
+    """Every ``*.yaml`` in ``directory``, in name order; the first broken file stops everything."""
+    files = sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml"))
+    if not files:
+        raise ScenarioError(f"{directory}: no scenario files (*.yaml)")
+    return [(path, load_scenario(path)) for path in files]
+
+
+def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) -> ScenarioScore:
+    expect = scenario.expect
+    diagnosis = record.diagnosis or {}
+    proposal = record.proposal or {}
+    faults = sorted(diagnosis.get("fault_types", []))
+    actions = sorted({a["action_type"] for a in proposal.get("actions", [])})
+    failures = []
+    if record.status != expect.status:
+        failures.append(f"status {record.status} (expected {expect.status})")
+    if faults != sorted(f.value for f in expect.fault_types):
+        failures.append(f"fault_types {faults} (expected {sorted(f.value for f in expect.fault_types)})")
+    if actions != sorted({a.value for a in expect.actions}):
+        failures.append(f"actions {actions} (expected {sorted({a.value for a in expect.actions})})")
+    rejected = len(proposal.get("rejected_actions", []))
+    if rejected:
+        failures.append(f"{rejected} action(s) rejected by the guardrails")
+    if mitigated is False:
+        failures.append("the workload is still unhealthy after applying the proposal")
+    grounded = (record.evidence or {}).get("grounded_ratio")
+    if diagnosis and grounded is not None and grounded < 1.0:
+        failures.append(f"grounded ratio {grounded} < 1.0")
+    return ScenarioScore(
+        name=scenario.name,
+        passed=not failures,
+        status=record.status,
+        fault_types=faults,
+        actions=actions,
+        grounded_ratio=grounded,
+        mitigated=mitigated,
+        rejected_actions=rejected,
+        tool_calls=record.metrics.get("tool_calls", 0),
+        llm_calls=record.metrics.get("llm_calls", 0),
+        total_tokens=record.metrics.get("total_tokens", 0),
+        latency_ms=record.metrics.get("latency_ms", 0),
+        failures=failures,
+    )
+
+
+def run_scenario(pipeline: LabPipeline, scenario: Scenario) -> ScenarioScore:
+    record = pipeline.run(scenario)
+    mitigated: bool | None = None
+    if scenario.expect.actions:
+        if record.proposal:
+            apply_proposal(pipeline.clients, record.proposal)
+        again = pipeline.workload(scenario.workload.function).invoke(
+            scenario.workload.invocations, log_lines=scenario.workload.log_lines, app_error=scenario.workload.app_error
+        )
+        mitigated = again.healthy
+    return score(scenario, record, mitigated)
+
+
+def evaluate(directory: Path, *, model: str | None = None) -> EvalReport:
+    corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
+    model = model or os.environ.get("RESPONDER_MODEL", "offline")
+    scores = []
+    with LabPipeline.start(model=model) as pipeline:
+        for index, (_, scenario) in enumerate(corpus):
+            if index:
+                pipeline.refresh(model)
+            scores.append(run_scenario(pipeline, scenario))
+    latencies = [s.latency_ms for s in scores]
+    grounded = [s.grounded_ratio for s in scores if s.grounded_ratio is not None]
+    mitigations = [s.mitigated for s in scores if s.mitigated is not None]
+    return EvalReport(
+        scenarios=scores,
+        summary={
+            "passed": sum(s.passed for s in scores),
+            "total": len(scores),
+            "model": model,
+            "mean_grounded_ratio": round(statistics.mean(grounded), 3) if grounded else None,
+            "mitigated": f"{sum(mitigations)}/{len(mitigations)}",
+            "rejected_actions": sum(s.rejected_actions for s in scores),
+            "tool_calls": sum(s.tool_calls for s in scores),
+            "llm_calls": sum(s.llm_calls for s in scores),
+            "total_tokens": sum(s.total_tokens for s in scores),
+            "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
+        },
+    )

@@ -1,0 +1,69 @@
+"""`responder eval`: the public scenario corpus, each in a fresh lab, scored on the end state."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "MOTO_", "RESPONDER_", "INCIDENT_"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "incident_responder.cli", "eval", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_the_whole_corpus_passes_with_the_offline_model():
+    out = _run(str(REPO / "scenarios"), "--json")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    report = json.loads(out.stdout)
+    names = {s["name"] for s in report["scenarios"]}
+    assert len(names) == len(list((REPO / "scenarios").glob("*.yaml"))) >= 17
+    assert report["summary"]["passed"] == report["summary"]["total"]
+    for s in report["scenarios"]:
+        assert set(s) >= {
+            "name",
+            "passed",
+            "status",
+            "fault_types",
+            "actions",
+            "grounded_ratio",
+            "mitigated",
+            "tool_calls",
+            "llm_calls",
+            "total_tokens",
+            "latency_ms",
+            "failures",
+        }
+        assert s["grounded_ratio"] == 1.0 and s["rejected_actions"] == 0
+        assert s["mitigated"] is (None if not s["actions"] else True)
+    hostile = next(s for s in report["scenarios"] if s["name"] == "hostile-log-instructions")
+    assert hostile["fault_types"] == ["memory_exhaustion"] and hostile["actions"] == ["update_function_configuration"]
+
+
+def test_a_bad_scenario_file_is_named_with_its_field(tmp_path):
+    (tmp_path / "a-good.yaml").write_text((REPO / "scenarios" / "timeout-too-low.yaml").read_text())
+    (tmp_path / "b-bad.yaml").write_text("name: bad\nfaults:\n  - kind: throttle\n    reserved_concurrency: 3\n")
+    out = _run(str(tmp_path))
+    assert out.returncode == 2
+    assert "b-bad.yaml" in out.stderr and "reserved_concurrency" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_an_expectation_that_does_not_hold_fails_the_run(tmp_path):
+    scenario = (REPO / "scenarios" / "timeout-too-low.yaml").read_text().replace("- timeout\n", "- memory_exhaustion\n")
+    (tmp_path / "wrong.yaml").write_text(scenario)
+    out = _run(str(tmp_path), "--json")
+    assert out.returncode == 1
+    (score,) = json.loads(out.stdout)["scenarios"]
+    assert not score["passed"] and any("fault_types" in f for f in score["failures"])
