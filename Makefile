@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install tools demo test lint validate build eval bench-logs bench-investigation clean
+.PHONY: install tools demo test lint validate build eval bench bench-logs bench-investigation clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -48,6 +48,10 @@ build: $(TOOLS_STAMP)
 # The public scenario corpus, each in a fresh lab, scored on the end state (offline model by default).
 eval: $(STAMP)
 	$(BIN)/responder eval scenarios
+
+# Writes bench/results.json and bench/results.md and refreshes the README's table (several minutes).
+bench: $(STAMP)
+	$(BIN)/python scripts/bench.py
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py

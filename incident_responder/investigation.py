@@ -43,6 +43,8 @@ class InvestigationMetrics(BaseModel):
     tool_output_bytes: int
     grounded_ratio: float
     latency_ms: int
+    model_ms: int = 0
+    tool_ms: int = 0
 
 
 class InvestigationResult(BaseModel):
@@ -73,6 +75,8 @@ def summarize(incident: Incident, run: AgentRun, limits: Limits) -> Investigatio
         tool_output_bytes=run.tool_output_bytes,
         grounded_ratio=report.get("grounded_ratio", 0.0),
         latency_ms=run.latency_ms,
+        model_ms=run.model_ms,
+        tool_ms=run.tool_ms,
     )
     return InvestigationResult(
         incident_id=incident.incident_id,

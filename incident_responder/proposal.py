@@ -124,6 +124,8 @@ def run_proposal(
             "total_tokens": run.usage.total_tokens,
             "tool_output_bytes": run.tool_output_bytes,
             "latency_ms": run.latency_ms,
+            "model_ms": run.model_ms,
+            "tool_ms": run.tool_ms,
         },
     )
     stored = save_record(

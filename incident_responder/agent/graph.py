@@ -62,6 +62,8 @@ class AgentState(TypedDict, total=False):
     provider_calls: int
     tool_output_bytes: int
     usage: dict[str, int]
+    model_ms: int
+    tool_ms: int
     nudges: int
     final_warning: str | None
     payload: dict[str, Any] | None
@@ -85,6 +87,8 @@ class AgentRun:
     usage: TokenUsage
     latency_ms: int
     tools_called: list[str] = field(default_factory=list)
+    model_ms: int = 0  # time spent waiting for the model
+    tool_ms: int = 0  # time spent in tool calls (MCP and the AWS calls behind them)
 
     def reasoning_chain(self) -> list[dict[str, Any]]:
         return messages_to_dict(self.messages)
@@ -161,6 +165,7 @@ def build_graph(
                 ]
         bound = submit_only_model if warning else full_model
         messages = list(state["messages"]) + update.get("messages", [])
+        started = time.monotonic()
         try:
             response = await bound.ainvoke(messages)
         except Exception as exc:
@@ -170,6 +175,7 @@ def build_graph(
             raise typed from exc
         update["messages"] = update.get("messages", []) + [response]
         update["llm_calls"] = llm_calls + 1
+        update["model_ms"] = state.get("model_ms", 0) + int((time.monotonic() - started) * 1000)
         update["usage"] = usage.add(getattr(response, "usage_metadata", None)).model_dump()
         return update
 
@@ -194,6 +200,7 @@ def build_graph(
         results = list(state.get("tool_results", []))
         messages, sent = [], 0
         provider_calls = state.get("provider_calls", 0)
+        started = time.monotonic()
         for call in last.tool_calls:
             outcome = await executor.run(call["name"], call.get("args"))
             provider_calls += int(outcome.provider_called)
@@ -227,6 +234,7 @@ def build_graph(
             "tool_calls": state.get("tool_calls", 0) + len(last.tool_calls),
             "provider_calls": provider_calls,
             "tool_output_bytes": state.get("tool_output_bytes", 0) + sent,
+            "tool_ms": state.get("tool_ms", 0) + int((time.monotonic() - started) * 1000),
         }
 
     def submit(state: AgentState) -> dict[str, Any]:
@@ -358,4 +366,6 @@ async def run_agent(
         usage=TokenUsage(**state.get("usage", {})),
         latency_ms=int((time.monotonic() - started) * 1000),
         tools_called=[r["tool"] for r in results],
+        model_ms=state.get("model_ms", 0),
+        tool_ms=state.get("tool_ms", 0),
     )

@@ -284,6 +284,9 @@ class LabPipeline:
                 "total_tokens": metrics.get("total_tokens", 0) + proposal_metrics.get("total_tokens", 0),
                 "grounded_ratio": metrics.get("grounded_ratio"),
                 "latency_ms": latency,
+                "model_ms": metrics.get("model_ms", 0) + proposal_metrics.get("model_ms", 0),
+                "tool_ms": metrics.get("tool_ms", 0) + proposal_metrics.get("tool_ms", 0),
+                "tool_output_bytes": metrics.get("tool_output_bytes", 0) + proposal_metrics.get("tool_output_bytes", 0),
             },
             execution={
                 "name": execution["name"],
