@@ -161,6 +161,7 @@ def bench_baseline(pipeline, scenarios) -> dict[str, Any]:
     from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
 
     budget_chars = BASELINE_TOKEN_BUDGET * 4
+    os.environ.update(DIAGNOSTICS_MCP_URL=pipeline.mcp_url, MCP_API_KEY=pipeline.sample.api_key)
     agent = {"calls": 0, "bytes": 0, "correct": 0}
     fixed = {"calls": 0, "bytes": 0, "correct": 0}
     for scenario in scenarios:
