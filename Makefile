@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install tools demo test lint validate build eval bench bench-logs bench-investigation clean
+.PHONY: install tools demo test lint validate build eval eval-bedrock bench bench-logs bench-investigation clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -50,6 +50,13 @@ eval: $(STAMP)
 	$(BIN)/responder eval scenarios
 
 # Writes bench/results.json and bench/results.md and refreshes the README's table (several minutes).
+# The same corpus against a real Bedrock model: needs your AWS credentials (profile or keys) with
+# bedrock:InvokeModel; the lab still runs locally. Token usage (and cost, with PRICE_PER_MTOK_INPUT /
+# PRICE_PER_MTOK_OUTPUT set) is reported from the model's usage metadata.
+BEDROCK_MODEL_ID ?= anthropic.claude-3-5-haiku-20241022-v1:0
+eval-bedrock: $(STAMP)
+	$(BIN)/responder eval scenarios --model bedrock_converse:$(BEDROCK_MODEL_ID)
+
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
 

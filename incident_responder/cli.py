@@ -159,6 +159,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from incident_responder.agent.models import ModelConfigError
     from incident_responder.evaluation import evaluate
     from incident_responder.scenario import ScenarioError
 
@@ -167,8 +168,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            report = evaluate(Path(args.directory))
-    except ScenarioError as exc:
+            report = evaluate(Path(args.directory), model=args.model)
+    except (ScenarioError, ModelConfigError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
     if args.json:
@@ -321,6 +322,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="run every scenario file in DIR in a fresh lab and score it")
     p.add_argument("directory")
     p.add_argument("--json", action="store_true", help="print the scores as JSON")
+    p.add_argument(
+        "--model",
+        help="RESPONDER_MODEL for this run, e.g. bedrock_converse:<model-id> (your AWS credentials reach Bedrock)",
+    )
     p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
     p.set_defaults(handler=_cmd_eval)
 

@@ -32,6 +32,8 @@ class ScenarioScore(BaseModel):
     tool_calls: int
     llm_calls: int
     total_tokens: int
+    input_tokens: int = 0
+    output_tokens: int = 0
     latency_ms: int
     failures: list[str]
 
@@ -82,6 +84,8 @@ def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) ->
         tool_calls=record.metrics.get("tool_calls", 0),
         llm_calls=record.metrics.get("llm_calls", 0),
         total_tokens=record.metrics.get("total_tokens", 0),
+        input_tokens=record.metrics.get("input_tokens", 0),
+        output_tokens=record.metrics.get("output_tokens", 0),
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
     )
@@ -100,9 +104,24 @@ def run_scenario(pipeline: LabPipeline, scenario: Scenario) -> ScenarioScore:
     return score(scenario, record, mitigated)
 
 
+def _cost(scores: list[ScenarioScore]) -> float | None:
+    """From usage: PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (USD per million tokens) when set."""
+    price_in, price_out = os.environ.get("PRICE_PER_MTOK_INPUT"), os.environ.get("PRICE_PER_MTOK_OUTPUT")
+    if not price_in or not price_out:
+        return None
+    tokens_in = sum(s.input_tokens for s in scores)
+    tokens_out = sum(s.output_tokens for s in scores)
+    return round(tokens_in / 1e6 * float(price_in) + tokens_out / 1e6 * float(price_out), 4)
+
+
 def evaluate(directory: Path, *, model: str | None = None) -> EvalReport:
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
     model = model or os.environ.get("RESPONDER_MODEL", "offline")
+    if model.startswith("bedrock_converse:"):
+        from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
+
+        # Resolved before the lab replaces the environment's endpoint and credentials.
+        set_bedrock_client_factory(real_bedrock_client_factory())
     scores = []
     with LabPipeline.start(model=model) as pipeline:
         for index, (_, scenario) in enumerate(corpus):
@@ -124,6 +143,9 @@ def evaluate(directory: Path, *, model: str | None = None) -> EvalReport:
             "tool_calls": sum(s.tool_calls for s in scores),
             "llm_calls": sum(s.llm_calls for s in scores),
             "total_tokens": sum(s.total_tokens for s in scores),
+            "input_tokens": sum(s.input_tokens for s in scores),
+            "output_tokens": sum(s.output_tokens for s in scores),
+            "estimated_cost_usd": _cost(scores),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
         },
     )

@@ -122,6 +122,8 @@ def run_proposal(
             "llm_calls": run.llm_calls,
             "tool_calls": run.tool_calls,
             "total_tokens": run.usage.total_tokens,
+            "input_tokens": run.usage.input_tokens,
+            "output_tokens": run.usage.output_tokens,
             "tool_output_bytes": run.tool_output_bytes,
             "latency_ms": run.latency_ms,
             "model_ms": run.model_ms,

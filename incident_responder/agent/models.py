@@ -23,6 +23,48 @@ class ModelConfigError(ValueError):
     """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
 
 
+# When set, Bedrock clients come from here (the lab's evaluation points them at real Bedrock with
+# the user's own credentials while every other client talks to the lab).
+_bedrock_client_factory: Any = None
+
+
+def set_bedrock_client_factory(factory: Any) -> None:
+    global _bedrock_client_factory
+    _bedrock_client_factory = factory
+
+
+def real_bedrock_client_factory(region: str | None = None):
+    """A factory of bedrock-runtime clients on the real endpoint with the credentials boto3 finds *now*.
+
+    Raises ModelConfigError at once (before any lab starts) when there are no credentials or no region.
+    """
+    import boto3
+
+    session = boto3.Session()
+    credentials = session.get_credentials()
+    if credentials is None:
+        raise ModelConfigError(
+            "no AWS credentials for Bedrock: configure a profile (AWS_PROFILE) or access keys with "
+            "bedrock:InvokeModel; the lab itself needs none"
+        )
+    region = region or os.environ.get("BEDROCK_REGION") or session.region_name
+    if not region:
+        raise ModelConfigError("no region for Bedrock: set BEDROCK_REGION or AWS_REGION")
+    frozen = credentials.get_frozen_credentials()
+
+    def factory():
+        return boto3.client(
+            "bedrock-runtime",
+            region_name=region,
+            endpoint_url=f"https://bedrock-runtime.{region}.amazonaws.com",
+            aws_access_key_id=frozen.access_key,
+            aws_secret_access_key=frozen.secret_key,
+            aws_session_token=frozen.token,
+        )
+
+    return factory
+
+
 def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) -> BaseChatModel:
     spec = (spec or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL).strip()
     provider, _, model_id = spec.partition(":")
@@ -36,6 +78,8 @@ def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) ->
         from langchain_aws import ChatBedrockConverse
 
         kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096, "disable_streaming": True}
+        if bedrock_client is None and _bedrock_client_factory is not None:
+            bedrock_client = _bedrock_client_factory()
         if bedrock_client is not None:
             kwargs["client"] = bedrock_client
         elif region := os.environ.get("BEDROCK_REGION"):

@@ -284,6 +284,8 @@ class LabPipeline:
                 "total_tokens": metrics.get("total_tokens", 0) + proposal_metrics.get("total_tokens", 0),
                 "grounded_ratio": metrics.get("grounded_ratio"),
                 "latency_ms": latency,
+                "input_tokens": metrics.get("input_tokens", 0) + proposal_metrics.get("input_tokens", 0),
+                "output_tokens": metrics.get("output_tokens", 0) + proposal_metrics.get("output_tokens", 0),
                 "model_ms": metrics.get("model_ms", 0) + proposal_metrics.get("model_ms", 0),
                 "tool_ms": metrics.get("tool_ms", 0) + proposal_metrics.get("tool_ms", 0),
                 "tool_output_bytes": metrics.get("tool_output_bytes", 0) + proposal_metrics.get("tool_output_bytes", 0),

@@ -67,3 +67,44 @@ def test_an_expectation_that_does_not_hold_fails_the_run(tmp_path):
     assert out.returncode == 1
     (score,) = json.loads(out.stdout)["scenarios"]
     assert not score["passed"] and any("fault_types" in f for f in score["failures"])
+
+
+def test_eval_against_bedrock_fails_fast_without_credentials(tmp_path):
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "MOTO_", "RESPONDER_", "INCIDENT_"))
+    }
+    env.update(
+        AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+        AWS_CONFIG_FILE=str(tmp_path / "none"),
+        AWS_EC2_METADATA_DISABLED="true",
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incident_responder.cli",
+            "eval",
+            str(REPO / "scenarios"),
+            "--model",
+            "bedrock_converse:some-model",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert "no AWS credentials for Bedrock" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_bedrock_clients_come_from_the_factory_when_set():
+    import boto3
+
+    from incident_responder.agent.models import create_chat_model, set_bedrock_client_factory
+
+    client = boto3.client("bedrock-runtime", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y")
+    set_bedrock_client_factory(lambda: client)
+    try:
+        assert create_chat_model("bedrock_converse:m").client is client
+    finally:
+        set_bedrock_client_factory(None)
