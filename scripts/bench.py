@@ -226,6 +226,32 @@ def bench_cold_start() -> list[dict[str, Any]]:
     return rows
 
 
+def bench_artifact_sizes() -> list[dict[str, Any]]:
+    """Unzipped size of each `sam build` artifact (function code, and the shared dependencies layer)."""
+    import tempfile
+
+    sam = REPO / ".tools" / "venv" / "bin" / "sam"
+    if not sam.exists():
+        return []
+    with tempfile.TemporaryDirectory() as build:
+        env = {**os.environ, "SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
+        for key in ("AWS_ENDPOINT_URL",):
+            env.pop(key, None)
+        subprocess.run(
+            [str(sam), "build", "--build-in-source", "--build-dir", build, "--template", "template.yaml"],
+            cwd=REPO,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        rows = []
+        for artifact in sorted(Path(build).iterdir()):
+            if artifact.is_dir():
+                size = sum(f.stat().st_size for f in artifact.rglob("*") if f.is_file())
+                rows.append({"artifact": artifact.name, "unzipped_mb": round(size / 2**20, 1)})
+        return rows
+
+
 def markdown(results: dict[str, Any]) -> str:
     lat, thr, base = results["latency"], results["throughput"], results["baseline"]
     lines = [
@@ -243,6 +269,14 @@ def markdown(results: dict[str, Any]) -> str:
     for row in results["cold_start"]:
         lines.append(
             f"| cold import `{row['handler']}` (python {sys.version_info.major}.{sys.version_info.minor}, bytecode precompiled) | {row['import_s_median']} s |"
+        )
+    layer = next((r["unzipped_mb"] for r in results.get("artifacts", []) if r["artifact"] == "DependenciesLayer"), None)
+    functions = [r for r in results.get("artifacts", []) if r["artifact"] != "DependenciesLayer"]
+    if layer is not None and functions:
+        largest = max(functions, key=lambda r: r["unzipped_mb"])
+        lines.append(
+            f"| unzipped `sam build` artifacts (Lambda limit 250 MB with layers) | dependencies layer {layer} MB; "
+            f"largest function {largest['artifact']} {largest['unzipped_mb']} MB |"
         )
     lines.append(
         f"| agent vs fixed gather ({base['scenarios']} scenarios) | agent: {base['agent']['tool_calls']} calls, {base['agent']['bytes_to_model']:,} bytes, {base['agent']['correct']} correct; "
@@ -271,6 +305,7 @@ def main() -> int:
         results["scaling"] = bench_scaling(pipeline)
         results["baseline"] = bench_baseline(pipeline, corpus)
     results["cold_start"] = bench_cold_start()
+    results["artifacts"] = bench_artifact_sizes()
     OUT.mkdir(exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
     table = markdown(results)

@@ -12,23 +12,9 @@ import pytest
 
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
 from incident_responder.scenario import Scenario, load_scenario
+from tests.functional.test_state_machine import HAPPY
 
 REPO = Path(__file__).parents[2]
-HAPPY = [
-    "RECEIVED",
-    "Circuit breaker",
-    "Circuit open?",
-    "INVESTIGATING",
-    "Run supervisor agent",
-    "Diagnosis found?",
-    "DIAGNOSED",
-    "PROPOSING",
-    "Run resolver agent",
-    "Proposal ready?",
-    "PROPOSAL_READY",
-    "Notify operators",
-    "Done",
-]
 
 
 @pytest.fixture

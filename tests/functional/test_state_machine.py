@@ -247,8 +247,9 @@ def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
-def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatcher):
-    release = []
+def start_stuck_in_investigating(clients, lifecycle, dispatcher, error_type: str):
+    """An execution whose investigate handler hangs until ``release`` is appended to; returns once INVESTIGATING."""
+    release: list[bool] = []
 
     def hangs(event, context):
         while not release:
@@ -258,17 +259,22 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
     dispatcher.register("investigate", hangs)
     machine = lifecycle()
     incident = parse_alert(
-        {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "X"}
+        {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": error_type}
     )
     sfn = clients.get("stepfunctions")
     arn = sfn.start_execution(
         stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
     )["executionArn"]
     for _ in range(100):
-        state = get_incident_state(clients, incident.incident_id)
-        if state and state["status"] == "INVESTIGATING":
+        if (get_incident_state(clients, incident.incident_id) or {}).get("status") == "INVESTIGATING":
             break
         time.sleep(0.05)
+    return incident, arn, release
+
+
+def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatcher):
+    incident, arn, release = start_stuck_in_investigating(clients, lifecycle, dispatcher, "X")
+    sfn = clients.get("stepfunctions")
     sfn.stop_execution(executionArn=arn, error="Operator", cause="stopped by hand")
     release.append(True)
     status = wait_for_execution(sfn, arn)["status"]
@@ -280,39 +286,19 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
     assert reconcile_execution(clients, arn, status) == "already_terminal"
 
 
-def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, dispatcher, monkeypatch):
-    from incident_responder import lifecycle as lifecycle_module
+def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, dispatcher):
     from incident_responder.lifecycle import sweep_stuck
 
-    release = []
-
-    def hangs(event, context):
-        while not release:
-            time.sleep(0.05)
-        return diagnosed(event, context)
-
-    dispatcher.register("investigate", hangs)
-    machine = lifecycle()
-    incident = parse_alert(
-        {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "Y"}
-    )
-    sfn = clients.get("stepfunctions")
-    arn = sfn.start_execution(
-        stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
-    )["executionArn"]
-    for _ in range(100):
-        if (get_incident_state(clients, incident.incident_id) or {}).get("status") == "INVESTIGATING":
-            break
-        time.sleep(0.05)
+    incident, arn, release = start_stuck_in_investigating(clients, lifecycle, dispatcher, "Y")
     assert sweep_stuck(clients, older_than_minutes=30) == []  # not stuck yet
     done = sweep_stuck(clients, older_than_minutes=0)
     release.append(True)
     assert done == [{"incident_id": incident.incident_id, "action": "marked_failed"}]
-    assert wait_for_execution(sfn, arn)["status"] == "ABORTED"
+    assert wait_for_execution(clients.get("stepfunctions"), arn)["status"] == "ABORTED"
     state = get_incident_state(clients, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
     assert "swept" in state["error_reason"]
-    assert lifecycle_module.reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
+    assert reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
 
 
 class McpInitError(Exception):
