@@ -1,6 +1,7 @@
-"""A small MCP client over streamable HTTP with the bearer key: what the demo and ``responder mcp call`` use.
+"""The one way this project opens an MCP client session: streamable HTTP with the bearer key.
 
-The investigating agent gets its own provider layer later; this stays a thin convenience.
+Used by the agents' tool provider (:mod:`incident_responder.agent.tools`), ``responder mcp call`` and
+the tests. Bounded: 10 s to connect, 10 s to initialize.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp import ClientSession
 
-CONNECT_TIMEOUT = 10.0
+CONNECT_TIMEOUT_SECONDS = 10.0
+INITIALIZE_TIMEOUT_SECONDS = 10.0
+CALL_TIMEOUT_SECONDS = 60.0
 
 
 @asynccontextmanager
@@ -27,14 +31,18 @@ async def mcp_session(
         if http_client is None:
             http_client = await stack.enter_async_context(
                 httpx.AsyncClient(
-                    headers=headers, timeout=httpx.Timeout(30.0, connect=CONNECT_TIMEOUT), follow_redirects=True
+                    headers=headers,
+                    timeout=httpx.Timeout(CALL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+                    follow_redirects=True,
                 )
             )
         else:  # the caller owns the client's lifetime
             http_client.headers.update(headers)
         read, write, _ = await stack.enter_async_context(streamable_http_client(url, http_client=http_client))
         session = await stack.enter_async_context(ClientSession(read, write))
-        await session.initialize()
+        # Only a plain await inside the deadline: a cancel scope must not straddle the transport's task group.
+        with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
+            await session.initialize()
         yield session
 
 

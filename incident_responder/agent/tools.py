@@ -24,10 +24,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from incident_responder.agent.errors import McpConnectionError, McpInitError
-
-CONNECT_TIMEOUT_SECONDS = 10.0
-INITIALIZE_TIMEOUT_SECONDS = 10.0
-CALL_TIMEOUT_SECONDS = 60.0
+from incident_responder.mcp_client import CALL_TIMEOUT_SECONDS, INITIALIZE_TIMEOUT_SECONDS, mcp_session
 
 
 @dataclass(frozen=True)
@@ -181,21 +178,11 @@ class McpToolProvider:
         return self
 
     async def _connect(self, server: McpServerConfig) -> None:
-        from mcp.client.streamable_http import streamable_http_client
-
-        from mcp import ClientSession
-
         assert self._stack is not None
-        key = server.api_key()
-        client = self._http_clients.get(server.name) or await self._stack.enter_async_context(
-            httpx.AsyncClient(timeout=httpx.Timeout(CALL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS))
+        session = await self._stack.enter_async_context(
+            mcp_session(server.url, server.api_key(), http_client=self._http_clients.get(server.name))
         )
-        client.headers["Authorization"] = f"Bearer {key}"
-        read, write, _ = await self._stack.enter_async_context(streamable_http_client(server.url, http_client=client))
-        session = await self._stack.enter_async_context(ClientSession(read, write))
-        # Only plain awaits inside the deadline: a cancel scope must not straddle the transport's task group.
         with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
-            await session.initialize()
             listed = await session.list_tools()
         self._sessions[server.name] = session
         for tool in listed.tools:
