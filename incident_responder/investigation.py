@@ -13,9 +13,9 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from incident_responder.agent.graph import AgentRun, Limits, run_agent
+from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
 from incident_responder.agent.supervisor import SUPERVISOR, incident_message
-from incident_responder.agent.tools import McpToolProvider, ToolProvider, load_mcp_servers
+from incident_responder.agent.tools import ToolProvider
 from incident_responder.aws import AwsClients
 from incident_responder.contracts import Incident
 from incident_responder.store import save_record
@@ -98,17 +98,14 @@ async def investigate(
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
     """Run the supervisor on one incident. Opens MCP sessions from the configuration unless given a provider."""
-    from incident_responder.agent.models import create_chat_model
-
-    model = model or create_chat_model()
-    limits = limits or limits_from_env()
-    if provider is None:
-        async with McpToolProvider(load_mcp_servers(only=("diagnostics",))) as opened:
-            return await run_agent(
-                SUPERVISOR, model, opened, incident_message(incident), limits=limits, remaining_ms=remaining_ms
-            )
-    return await run_agent(
-        SUPERVISOR, model, provider, incident_message(incident), limits=limits, remaining_ms=remaining_ms
+    return await run_agent_over_mcp(
+        SUPERVISOR,
+        incident_message(incident),
+        server="diagnostics",
+        model=model,
+        provider=provider,
+        limits=limits or limits_from_env(),
+        remaining_ms=remaining_ms,
     )
 
 

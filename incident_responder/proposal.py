@@ -14,9 +14,9 @@ import anyio
 from pydantic import BaseModel
 
 from incident_responder.account_state import read_function_configuration
-from incident_responder.agent.graph import AgentRun, Limits, run_agent
-from incident_responder.agent.resolver import RESOLVER_RECURSION_LIMIT, proposal_message, resolver_spec
-from incident_responder.agent.tools import McpToolProvider, ToolProvider, load_mcp_servers
+from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
+from incident_responder.agent.resolver import proposal_message, resolver_spec
+from incident_responder.agent.tools import ToolProvider
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import load_baseline
 from incident_responder.contracts import Incident, RemediationProposal
@@ -59,16 +59,6 @@ async def propose(
     limits: Limits | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
-    from incident_responder.agent.models import create_chat_model
-
-    model = model or create_chat_model()
-    base = limits or limits_from_env()
-    limits = Limits(
-        recursion_limit=min(base.recursion_limit, RESOLVER_RECURSION_LIMIT),
-        token_cap=base.token_cap,
-        max_nudges=base.max_nudges,
-        deadline_buffer_ms=base.deadline_buffer_ms,
-    )
     # Ground truth for the guardrails, read now from the account and the baseline table.
     current = read_function_configuration(clients, incident.function_name)
     baseline = load_baseline(clients, incident.function_name).configuration
@@ -79,12 +69,15 @@ async def propose(
         checked = apply_guardrails(proposal.model_copy(update={"incident_id": incident.incident_id}), current, baseline)
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
-    spec = resolver_spec(guard)
-    message = proposal_message(incident, diagnosis)
-    if provider is None:
-        async with McpToolProvider(load_mcp_servers(only=("remediation",))) as opened:
-            return await run_agent(spec, model, opened, message, limits=limits, remaining_ms=remaining_ms)
-    return await run_agent(spec, model, provider, message, limits=limits, remaining_ms=remaining_ms)
+    return await run_agent_over_mcp(
+        resolver_spec(guard),
+        proposal_message(incident, diagnosis),
+        server="remediation",
+        model=model,
+        provider=provider,
+        limits=limits or limits_from_env(),
+        remaining_ms=remaining_ms,
+    )
 
 
 def run_proposal(

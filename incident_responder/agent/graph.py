@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
@@ -52,6 +52,7 @@ class AgentSpec:
     # (payload, successful tool results) -> (payload to keep, report to record)
     post_submit: Callable[[Any, list[dict[str, Any]]], tuple[Any, dict[str, Any] | None]] | None = None
     tool_filter: Callable[[ToolSpec], bool] = lambda spec: True
+    recursion_limit: int | None = None  # this agent's own cap on model turns (the smaller limit wins)
 
 
 class AgentState(TypedDict, total=False):
@@ -334,6 +335,8 @@ async def run_agent(
 ) -> AgentRun:
     """Run one agent to its end. ``provider`` must already be open (entered)."""
     started = time.monotonic()
+    if spec.recursion_limit is not None and spec.recursion_limit < limits.recursion_limit:
+        limits = replace(limits, recursion_limit=spec.recursion_limit)
     if remaining_ms is None:
         deadline = time.monotonic() + 15 * 60
 
@@ -369,3 +372,24 @@ async def run_agent(
         model_ms=state.get("model_ms", 0),
         tool_ms=state.get("tool_ms", 0),
     )
+
+
+async def run_agent_over_mcp(
+    spec: AgentSpec,
+    user_message: str,
+    *,
+    server: str,
+    model: BaseChatModel | None = None,
+    provider: ToolProvider | None = None,
+    limits: Limits = Limits(),
+    remaining_ms: Callable[[], int] | None = None,
+) -> AgentRun:
+    """:func:`run_agent` with the configured model and MCP ``server`` unless a model / provider is given."""
+    from incident_responder.agent.models import create_chat_model
+    from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
+
+    model = model or create_chat_model()
+    if provider is not None:
+        return await run_agent(spec, model, provider, user_message, limits=limits, remaining_ms=remaining_ms)
+    async with McpToolProvider(load_mcp_servers(only=(server,))) as opened:
+        return await run_agent(spec, model, opened, user_message, limits=limits, remaining_ms=remaining_ms)

@@ -49,6 +49,7 @@ def resolver_spec(
         payload_model=RemediationProposal,
         post_submit=post_submit,
         tool_filter=lambda spec: spec.name in REMEDIATION_TOOLS,
+        recursion_limit=RESOLVER_RECURSION_LIMIT,
     )
 
 
