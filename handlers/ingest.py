@@ -22,18 +22,10 @@ from incident_responder.lifecycle import start_incident
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")
-_clients: AwsClients | None = None
-
-
-def clients() -> AwsClients:
-    global _clients
-    if _clients is None:
-        _clients = AwsClients()
-    return _clients
 
 
 def dead_letter(message: str, reason: str, message_id: str) -> None:
-    clients().get("sqs").send_message(
+    AwsClients.shared().get("sqs").send_message(
         QueueUrl=os.environ["DEAD_LETTER_QUEUE_URL"],
         MessageBody=message,
         MessageAttributes={
@@ -63,7 +55,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             summary["rejected"].append(message_id)
             metrics.add_metric(name="AlertsRejected", unit=MetricUnit.Count, value=1)
             continue
-        result = start_incident(clients(), state_machine, incident)
+        result = start_incident(AwsClients.shared(), state_machine, incident)
         key = "duplicates" if result.duplicate else "started"
         summary[key].append(incident.incident_id)
         logger.info("duplicate alert absorbed" if result.duplicate else "incident started", extra=result.model_dump())

@@ -27,7 +27,7 @@ tracer = Tracer(service="incident-responder")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
-    clients = AwsClients()
+    clients = AwsClients.shared()
     diagnosis = diagnosis_for(clients, incident.incident_id, event.get("investigation"))
     result, run = run_proposal(incident, diagnosis, clients=clients, remaining_ms=context.get_remaining_time_in_millis)
     logger.info(

@@ -25,13 +25,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     arn, status = detail.get("executionArn"), detail.get("status")
     if not arn or not status:
         raise ValueError("not a Step Functions Execution Status Change event: detail.executionArn/status missing")
-    action = reconcile_execution(AwsClients(), arn, status, detail.get("cause") or detail.get("error"))
+    action = reconcile_execution(AwsClients.shared(), arn, status, detail.get("cause") or detail.get("error"))
     logger.info("reconciled", extra={"execution_arn": arn, "execution_status": status, "action": action})
     return {"execution_arn": arn, "action": action}
 
 
 @logger.inject_lambda_context(log_event=False)
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    done = sweep_stuck(AwsClients(), older_than_minutes=int(os.environ.get("STUCK_AFTER_MINUTES", 30)))
+    done = sweep_stuck(AwsClients.shared(), older_than_minutes=int(os.environ.get("STUCK_AFTER_MINUTES", 30)))
     logger.info("swept", extra={"reconciled": done})
     return {"reconciled": done}

@@ -6,6 +6,7 @@ lab: the lab only sets ``AWS_ENDPOINT_URL`` (honoured natively by boto3) and dum
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -14,6 +15,10 @@ from botocore.config import Config
 
 # Bounded so that an unreachable endpoint becomes an error within seconds, not minutes.
 DEFAULT_CONFIG = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3})
+
+
+_SHARED: dict[tuple, AwsClients] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 class AwsClients:
@@ -29,6 +34,22 @@ class AwsClients:
         self._config = config
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def shared(cls) -> AwsClients:
+        """One instance per process and environment: warm Lambda invocations reuse their clients.
+
+        Keyed by what boto3 reads from the environment, so a process that points at another endpoint
+        (the lab, tests) never gets clients bound to the old one.
+        """
+        key = tuple(
+            os.environ.get(v)
+            for v in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_PROFILE")
+        )
+        with _SHARED_LOCK:
+            if key not in _SHARED:
+                _SHARED[key] = cls()
+            return _SHARED[key]
 
     def get(self, service: str) -> Any:
         with self._lock:

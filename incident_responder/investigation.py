@@ -125,7 +125,7 @@ def run_investigation(
     )
     result = summarize(incident, run, limits)
     stored = save_record(
-        clients or AwsClients(),
+        clients or AwsClients.shared(),
         incident.incident_id,
         "investigation",
         summary=result.model_dump(mode="json"),

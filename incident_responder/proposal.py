@@ -90,7 +90,7 @@ def run_proposal(
     limits: Limits | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> tuple[ProposalResult, AgentRun]:
-    clients = clients or AwsClients()
+    clients = clients or AwsClients.shared()
     run = anyio.run(
         lambda: propose(
             incident,
