@@ -71,44 +71,18 @@ def _zip(source: str) -> bytes:
     return buffer.getvalue()
 
 
-def create_baseline_table(clients: AwsClients, table: str) -> None:
+def create_table(clients: AwsClients, logical_id: str, name: str) -> None:
+    """A table with the keys template.yaml gives ``logical_id``, for labs that run without the stack."""
+    from incident_responder.lab.stack import load_template
+
     ddb = clients.get("dynamodb")
-    if table in ddb.list_tables()["TableNames"]:
+    if name in ddb.list_tables()["TableNames"]:
         return
+    props = load_template()["Resources"][logical_id]["Properties"]
     ddb.create_table(
-        TableName=table,
-        AttributeDefinitions=[{"AttributeName": "function_name", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "function_name", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-
-
-def create_state_table(clients: AwsClients, table: str) -> None:
-    ddb = clients.get("dynamodb")
-    if table in ddb.list_tables()["TableNames"]:
-        return
-    ddb.create_table(
-        TableName=table,
-        AttributeDefinitions=[{"AttributeName": "incident_id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-
-
-def create_context_table(clients: AwsClients, table: str) -> None:
-    ddb = clients.get("dynamodb")
-    if table in ddb.list_tables()["TableNames"]:
-        return
-    ddb.create_table(
-        TableName=table,
-        AttributeDefinitions=[
-            {"AttributeName": "incident_id", "AttributeType": "S"},
-            {"AttributeName": "record", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "incident_id", "KeyType": "HASH"},
-            {"AttributeName": "record", "KeyType": "RANGE"},
-        ],
+        TableName=name,
+        AttributeDefinitions=props["AttributeDefinitions"],
+        KeySchema=props["KeySchema"],
         BillingMode="PAY_PER_REQUEST",
     )
 
@@ -239,8 +213,8 @@ def create_sample_account(
     topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
     if responder_resources:  # without the deployed stack, create what the responder itself uses
         topic_arn = clients.get("sns").create_topic(Name=INCIDENT_TOPIC)["TopicArn"]
-        create_baseline_table(clients, table)
-        create_context_table(clients, context_table)
+        create_table(clients, "BaselineTable", table)
+        create_table(clients, "IncidentContextTable", context_table)
         if region == "us-east-1":
             s3.create_bucket(Bucket=artifacts)
         else:

@@ -87,9 +87,9 @@ def diagnosed(event, context):
 
 @pytest.fixture
 def lifecycle(clients, lab_env, dispatcher):
-    from incident_responder.lab.account import create_state_table
+    from incident_responder.lab.account import create_table
 
-    create_state_table(clients, state_table_name())
+    create_table(clients, "IncidentStateTable", state_table_name())
 
     def deploy(**overrides):
         values = {
