@@ -23,7 +23,7 @@ from incident_responder.account_state import (
     read_role,
 )
 from incident_responder.aws import AwsClients
-from incident_responder.iam_policy import statements
+from incident_responder.iam_policy import action_service, statement_services, statements
 from incident_responder.scenario import Fault
 
 IAM_TARGET_SERVICES = {"s3": {"s3"}, "cloudwatch": {"logs"}, "both": {"s3", "logs"}}
@@ -35,10 +35,6 @@ class ChaosError(RuntimeError):
     """A fault that cannot be applied to this function (said plainly, nothing half-changed)."""
 
 
-def _action_service(action: str) -> str:
-    return "*" if action == "*" else action.split(":", 1)[0].lower()
-
-
 def _strip_services(statement: dict[str, Any], services: set[str]) -> dict[str, Any] | None:
     """The statement without the actions of ``services``; None if nothing of it remains."""
     if statement.get("Effect") != "Allow":
@@ -47,7 +43,7 @@ def _strip_services(statement: dict[str, Any], services: set[str]) -> dict[str, 
         return None  # "everything except X" grants the target too: drop it whole
     actions = statement.get("Action", [])
     actions = [actions] if isinstance(actions, str) else list(actions)
-    kept = [a for a in actions if _action_service(a) not in services and _action_service(a) != "*"]
+    kept = [a for a in actions if action_service(a) not in services and action_service(a) != "*"]
     if len(kept) == len(actions):
         return statement
     if not kept:
@@ -132,7 +128,7 @@ class FaultInjector:
                 changes.append(f"deleted inline policy {name}")
         # Managed policies cannot be edited: detach those that grant only the target services.
         for arn, document in managed_policy_documents(self.clients, role.attached_policy_arns).items():
-            used = {_action_service(a) for st in statements(document) for a in _actions(st)}
+            used = set().union(*(statement_services(st) for st in statements(document)))
             if used and used <= services:
                 self.store.remember(f"iam.attached.{arn}", True)
                 iam.detach_role_policy(RoleName=role.role_name, PolicyArn=arn)
@@ -279,8 +275,3 @@ class FaultInjector:
         }
         ec2.replace_network_acl_entry(NetworkAclId=acl_id, RuleNumber=int(rule), Egress=True, **fields)
         return f"NACL {acl_id}: egress rule {rule} restored"
-
-
-def _actions(statement: dict[str, Any]) -> list[str]:
-    actions = statement.get("Action", statement.get("NotAction", []))
-    return [actions] if isinstance(actions, str) else list(actions)

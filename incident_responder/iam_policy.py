@@ -70,9 +70,11 @@ def is_allowed(documents: Iterable[dict[str, Any]], action: str, resource: str) 
     return allowed
 
 
+def action_service(action: str) -> str:
+    """``s3:GetObject`` -> ``s3``; ``*`` stays ``*``."""
+    return "*" if action == "*" else action.split(":", 1)[0].lower()
+
+
 def statement_services(statement: dict[str, Any]) -> set[str]:
     """The service prefixes (``s3``, ``logs``...) a statement's actions name; ``*`` for all."""
-    services: set[str] = set()
-    for action in _as_list(statement.get("Action")) + _as_list(statement.get("NotAction")):
-        services.add("*" if action == "*" else action.split(":", 1)[0].lower())
-    return services
+    return {action_service(a) for a in _as_list(statement.get("Action")) + _as_list(statement.get("NotAction"))}

@@ -137,14 +137,9 @@ def sweep_stuck(
     done = []
     kwargs: dict[str, Any] = {
         "TableName": state_table_name(),
-        "FilterExpression": "#s IN (:r, :i, :d, :p)",
+        "FilterExpression": f"#s IN ({', '.join(f':s{i}' for i in range(len(ACTIVE_STATUSES)))})",
         "ExpressionAttributeNames": {"#s": "status"},
-        "ExpressionAttributeValues": {
-            ":r": {"S": "RECEIVED"},
-            ":i": {"S": "INVESTIGATING"},
-            ":d": {"S": "DIAGNOSED"},
-            ":p": {"S": "PROPOSING"},
-        },
+        "ExpressionAttributeValues": {f":s{i}": {"S": status} for i, status in enumerate(sorted(ACTIVE_STATUSES))},
     }
     while True:
         page = ddb.scan(**kwargs)

@@ -35,7 +35,7 @@ from incident_responder.lab.engine import LambdaDispatcher, history, install_jso
 from incident_responder.lab.server import Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack
 from incident_responder.lab.workload import BurstResult, DataProcessor
-from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, reconcile_execution
+from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state
 from incident_responder.mcp_app import start_server_process
 from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
 from incident_responder.scenario import Scenario
@@ -300,9 +300,6 @@ class LabPipeline:
             timings=timings,
             workload=workload,
         )
-
-    def reconcile(self, arn: str, status: str) -> str:
-        return reconcile_execution(self.clients, arn, status)
 
 
 def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:

@@ -19,9 +19,6 @@ REPO = Path(__file__).parents[2]
 
 @pytest.fixture
 def pipeline(lab, _engine, tmp_path):
-    from aws_lambda_powertools.utilities import parameters
-
-    parameters.clear_caches()
     with LabPipeline.start(lab=lab, dispatcher=_engine) as running:
         yield running
 
