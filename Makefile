@@ -80,6 +80,7 @@ PIP_FOR_LAMBDA := $(PYTHON) -m pip install --quiet --platform manylinux2014_x86_
 define copy_source
 	mkdir -p $(ARTIFACTS_DIR)
 	cp -r incident_responder handlers mcp $(ARTIFACTS_DIR)/
+	rm -rf $(ARTIFACTS_DIR)/incident_responder/lab  # the lab never ships
 	find $(ARTIFACTS_DIR) -name __pycache__ -type d -prune -exec rm -rf {} +
 	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR); fi
 endef

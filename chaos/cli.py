@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from chaos.faults import ChaosError, FaultInjector
-    from incident_responder.scenario import ScenarioError, load_scenario
+    from incident_responder.lab.scenario import ScenarioError, load_scenario
 
     try:
         if args.fault == "apply":

@@ -24,7 +24,7 @@ from incident_responder.account_state import (
 )
 from incident_responder.aws import AwsClients
 from incident_responder.iam_policy import action_service, statement_services, statements
-from incident_responder.scenario import Fault
+from incident_responder.lab.scenario import Fault
 
 IAM_TARGET_SERVICES = {"s3": {"s3"}, "cloudwatch": {"logs"}, "both": {"s3", "logs"}}
 # Lower than any rule a person would write, so the deny is evaluated first.

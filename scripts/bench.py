@@ -46,7 +46,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def bench_latency_and_cost(pipeline, scenarios) -> dict[str, Any]:
-    from incident_responder.lab.engine import history
+    from incident_responder.lifecycle import history
 
     rows = []
     for i in range(LATENCY_INCIDENTS):
@@ -78,8 +78,8 @@ def bench_latency_and_cost(pipeline, scenarios) -> dict[str, Any]:
 
 
 def bench_throughput(pipeline) -> dict[str, Any]:
+    from incident_responder.lab.scenario import Scenario
     from incident_responder.lifecycle import TERMINAL_STATUSES
-    from incident_responder.scenario import Scenario
 
     pipeline.refresh()
     # The fault the alerts are about; the alerts come from outside (no workload burst, whose own alarm
@@ -129,7 +129,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
 
 def bench_scaling(pipeline) -> list[dict[str, Any]]:
     from incident_responder.lab.log_volume import fill_log_group
-    from incident_responder.scenario import Scenario
+    from incident_responder.lab.scenario import Scenario
 
     rows = []
     for size in LOG_SIZES:
@@ -287,7 +287,7 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main() -> int:
     from incident_responder.lab.pipeline import LabPipeline
-    from incident_responder.scenario import load_scenario
+    from incident_responder.lab.scenario import load_scenario
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")

@@ -247,20 +247,3 @@ def wait_for_execution(sfn: Any, execution_arn: str, timeout: float = 60.0) -> d
         if described["status"] != "RUNNING" or time.monotonic() > deadline:
             return described
         time.sleep(0.05)
-
-
-def states_entered(sfn: Any, execution_arn: str) -> list[str]:
-    """The path taken: names of the states entered, in order (from GetExecutionHistory)."""
-    events = history(sfn, execution_arn)
-    return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
-
-
-def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"executionArn": execution_arn}
-    while True:
-        page = sfn.get_execution_history(**kwargs)
-        events += page["events"]
-        if not page.get("nextToken"):
-            return events
-        kwargs["nextToken"] = page["nextToken"]

@@ -31,14 +31,14 @@ from incident_responder.alerts import parse_alert
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import record_baseline
 from incident_responder.lab.account import SampleAccount, create_sample_account
-from incident_responder.lab.engine import LambdaDispatcher, history, install_jsonata, wait_for_execution
+from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
+from incident_responder.lab.scenario import Scenario
 from incident_responder.lab.server import Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack
 from incident_responder.lab.workload import BurstResult, DataProcessor
-from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state
+from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history
 from incident_responder.mcp_app import start_server_process
 from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
-from incident_responder.scenario import Scenario
 from incident_responder.store import load_record
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
-from incident_responder.scenario import Scenario, load_scenario
+from incident_responder.lab.scenario import Scenario, load_scenario
 from tests.functional.test_state_machine import HAPPY
 
 REPO = Path(__file__).parents[2]

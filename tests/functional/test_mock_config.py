@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from incident_responder.alerts import parse_alert
-from incident_responder.lab.engine import instant_retries, states_entered, wait_for_execution
+from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
-from incident_responder.lifecycle import execution_input, get_incident_state
+from incident_responder.lifecycle import execution_input, get_incident_state, states_entered
 from tests.functional.test_state_machine import lifecycle  # noqa: F401 - the deploy fixture
 
 FOLDER = Path(__file__).parents[1] / "statemachine"

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 
 from incident_responder.alerts import parse_alert
-from incident_responder.lab.engine import (
+from incident_responder.lab.engine import instant_retries, substitute, wait_for_execution
+from incident_responder.lifecycle import (
+    execution_input,
+    get_incident_state,
     history,
-    instant_retries,
+    reconcile_execution,
+    state_table_name,
     states_entered,
-    substitute,
-    wait_for_execution,
 )
-from incident_responder.lifecycle import execution_input, get_incident_state, reconcile_execution, state_table_name
 
 ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
 HAPPY = [

@@ -1,6 +1,6 @@
 import pytest
 
-from incident_responder.scenario import FaultType, ScenarioError, load_scenario
+from incident_responder.lab.scenario import FaultType, ScenarioError, load_scenario
 
 VALID = """
 name: s3-policy-revoked

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -170,6 +171,18 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
             timeout=120,
         )
         assert check.stdout.strip() == "ok", f"{function}: {check.stderr[-2000:]}"
+    # Only production code ships: no lab package, no chaos, and nothing that imports moto.
+    for function in handlers:
+        code = build_dir / function
+        assert not (code / "incident_responder" / "lab").exists(), f"{function}: the lab was shipped"
+        assert not (code / "chaos").exists() and not (code / "tests").exists(), f"{function}: lab code shipped"
+        importing_moto = [
+            str(f.relative_to(code))
+            for f in code.rglob("*.py")
+            if re.search(r"^\s*(import moto|from moto[ .])", f.read_text(errors="replace"), re.M)
+        ]
+        assert importing_moto == [], f"{function}: {importing_moto}"
+    assert not (layer / "moto").exists(), "moto in the dependencies layer"
     # The MCP server's code travels with its function.
     assert (build_dir / "DiagnosticsMcpFunction" / "mcp" / "diagnostics" / "server.py").exists()
     assert (build_dir / "RemediationMcpFunction" / "mcp" / "remediation" / "server.py").exists()

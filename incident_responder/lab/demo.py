@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline, write_artifacts
-from incident_responder.scenario import Scenario
+from incident_responder.lab.scenario import Scenario
 
 FAULTS = {
     "iam_revoke": [{"kind": "iam_revoke", "target": "s3"}],
@@ -65,14 +65,14 @@ def show_record(record: IncidentRecord) -> None:
         print(f"    {key:<18} {value}")
 
 
-def run_demo(fault: str = "iam_revoke", out_dir: Path = Path("out"), verbose: bool = False) -> int:
+def run_demo(fault: str = "iam_revoke", out_dir: Path = Path("out"), verbose: bool = False, model: str = "offline") -> int:
     scenario = Scenario.model_validate({"name": f"demo-{fault}", "faults": FAULTS[fault]})
     # The functions' own JSON logs and EMF lines would drown the story; `--verbose` keeps them.
     if not verbose:
         os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
         os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     _step("lab: moto on loopback; deploying template.yaml into it")
-    with LabPipeline.start(model=os.environ.get("RESPONDER_MODEL", "offline")) as pipeline:
+    with LabPipeline.start(model=model) as pipeline:
         print(f"  stack {pipeline.stack.name}: state machine {pipeline.state_machine_arn.rsplit(':', 1)[-1]}")
         print(f"  left to the lab (moto cannot create them): {', '.join(pipeline.stack.left_out)}")
         print(f"  diagnostics MCP server (own process) at {pipeline.mcp_url}")

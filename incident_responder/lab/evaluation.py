@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
 from incident_responder.lab.remediate import apply_proposal
-from incident_responder.scenario import Scenario, ScenarioError, load_scenario
+from incident_responder.lab.scenario import Scenario, ScenarioError, load_scenario
 
 
 class ScenarioScore(BaseModel):
@@ -114,9 +114,8 @@ def _cost(scores: list[ScenarioScore]) -> float | None:
     return round(tokens_in / 1e6 * float(price_in) + tokens_out / 1e6 * float(price_out), 4)
 
 
-def evaluate(directory: Path, *, model: str | None = None) -> EvalReport:
+def evaluate(directory: Path, *, model: str = "offline") -> EvalReport:
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
-    model = model or os.environ.get("RESPONDER_MODEL", "offline")
     if model.startswith("bedrock_converse:"):
         from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
 

@@ -1,0 +1,222 @@
+"""The lab's commands of ``responder``: demo, run, eval, lab up / invoke, chaos.
+
+They drive the embedded lab (moto, the sample workload, chaos, scenarios) and never ship in a Lambda
+artifact; the production command line (:mod:`incident_responder.cli`) hands these commands over here
+only when one of them is run, so ``responder show`` and the other operator commands import no lab code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+
+from incident_responder.cli import LAB_COMMANDS
+
+MODEL_HELP = (
+    "the agents' model: offline (rule-based, the default here), bedrock_converse:<model-id> (your AWS "
+    "credentials reach Bedrock), openai:<model> or ollama:<model>"
+)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.lab.demo import run_demo
+
+    return run_demo(fault=args.fault, out_dir=Path(args.out), verbose=args.verbose, model=args.model)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.lab.demo import show_record
+    from incident_responder.lab.pipeline import LabPipeline, write_artifacts
+    from incident_responder.lab.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(f"responder run: {exc}", file=sys.stderr)
+        return 2
+    _quiet(args)
+    # The functions' own log lines go to stderr: stdout carries only the record.
+    with (
+        contextlib.redirect_stdout(sys.stderr),
+        LabPipeline.start(model=args.model) as pipeline,
+    ):
+        record = pipeline.run(scenario)
+        if args.out:
+            write_artifacts(pipeline, record, Path(args.out))
+    if args.json:
+        print(record.model_dump_json(indent=2))
+    else:
+        show_record(record)
+    return 0
+
+
+def _cmd_lab_up(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.baseline import record_baseline
+    from incident_responder.lab import Lab
+    from incident_responder.lab.account import create_sample_account
+
+    lab = Lab(port=args.port).start()
+    if args.empty:
+        os.environ.update(lab.env)
+        if not args.no_sample:
+            clients = AwsClients()
+            sample = create_sample_account(clients)
+            record_baseline(clients, sample.function_name)
+            print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
+            print(f"MCP API key (also in SSM {sample.api_key_parameter}): {sample.api_key}")
+        exports = dict(lab.env)
+        return _serve_lab(lab, exports, None)
+    from incident_responder.lab.pipeline import LabPipeline
+
+    _quiet(args)
+    with LabPipeline.start(lab=lab, model=args.model) as pipeline:
+        exports = {
+            **lab.env,
+            "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
+            "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
+            "BASELINE_TABLE": pipeline.stack.physical["BaselineTable"],
+            "INCIDENT_TOPIC_ARN": pipeline.stack.output("IncidentTopicArn"),
+            "MCP_API_KEY": pipeline.sample.api_key,
+        }
+        print(f"stack {pipeline.stack.name} deployed from template.yaml; state machine {pipeline.state_machine_arn}")
+        print(
+            f"diagnostics MCP server at {pipeline.mcp_url}; sample workload {pipeline.sample.function_name} onboarded"
+        )
+        return _serve_lab(lab, exports, pipeline)
+
+
+def _serve_lab(lab, exports: dict[str, str], pipeline) -> int:
+    print("lab running; in another shell:")
+    for key, value in exports.items():
+        print(f"  export {key}={value}")
+    if pipeline is not None:
+        print(
+            "then e.g.: responder chaos iam_revoke --target s3 && responder lab invoke   (the alert starts the lifecycle here)"
+        )
+        print("           responder show <incident-id>")
+    print("Ctrl-C stops the lab (and forgets everything in it).")
+    try:
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if pipeline is None:
+            lab.stop()
+    return 0
+
+
+def _cmd_lab_invoke(args: argparse.Namespace) -> int:
+    from incident_responder.aws import AwsClients
+    from incident_responder.lab.workload import DataProcessor
+
+    result = DataProcessor(AwsClients(), args.function).invoke(
+        invocations=args.count, log_lines=args.log_line, app_error=args.app_error
+    )
+    print(result.model_dump_json(indent=2))
+    return 0 if result.healthy else 1
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.agent.models import ModelConfigError
+    from incident_responder.lab.evaluation import evaluate
+    from incident_responder.lab.scenario import ScenarioError
+
+    _quiet(args)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            report = evaluate(Path(args.directory), model=args.model)
+    except (ScenarioError, ModelConfigError) as exc:
+        print(f"responder eval: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for s in report.scenarios:
+            mark = "PASS" if s.passed else "FAIL"
+            print(
+                f"{mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'} actions={','.join(s.actions) or '-'}"
+                f" mitigated={s.mitigated} grounded={s.grounded_ratio} llm={s.llm_calls} tools={s.tool_calls}"
+            )
+            for failure in s.failures:
+                print(f"     - {failure}")
+        print(f"{report.summary['passed']} passed, {report.summary['total'] - report.summary['passed']} failed")
+    return 0 if report.summary["passed"] == report.summary["total"] else 1
+
+
+def _cmd_chaos(args: argparse.Namespace) -> int:
+    from chaos.cli import run
+
+    return run(args)
+
+
+def _quiet(args: argparse.Namespace) -> None:
+    if not getattr(args, "verbose", False):
+        os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+        os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+
+
+def build_parser(command: str) -> argparse.ArgumentParser:
+    """The parser of one lab command, as ``responder COMMAND`` shows it."""
+    from chaos.cli import add_arguments as add_chaos_arguments
+
+    p = argparse.ArgumentParser(prog=f"responder {command}", description=LAB_COMMANDS[command])
+    if command == "demo":
+        p.add_argument(
+            "--fault",
+            default="iam_revoke",
+            choices=["iam_revoke", "iam_revoke_logs", "throttle", "network_block", "timeout", "memory"],
+            help="which fault to inject (default: the S3 permission revoked)",
+        )
+        p.add_argument("--out", default="out", help="folder for the execution history and picture (default: out)")
+        p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs and metrics")
+        p.set_defaults(handler=_cmd_demo)
+    elif command == "run":
+        p.add_argument("scenario", help="scenario YAML (format: see scenarios/)")
+        p.add_argument("--json", action="store_true", help="print the record as JSON")
+        p.add_argument("--out", help="also write the execution history and picture to this folder")
+        p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
+        p.set_defaults(handler=_cmd_run)
+    elif command == "eval":
+        p.add_argument("directory")
+        p.add_argument("--json", action="store_true", help="print the scores as JSON")
+        p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
+        p.set_defaults(handler=_cmd_eval)
+    elif command == "lab":
+        lab = p.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
+        up = lab.add_parser("up", help="run the lab in the foreground for other processes to use")
+        up.add_argument("--port", type=int, default=5000, help="moto's port (default: 5000)")
+        up.add_argument("--empty", action="store_true", help="moto only: do not deploy template.yaml")
+        up.add_argument(
+            "--no-sample", action="store_true", help="with --empty: do not create the sample workload either"
+        )
+        up.add_argument("--model", default="offline", help=MODEL_HELP)
+        up.add_argument("--verbose", action="store_true", help="show the functions' JSON logs and metrics")
+        up.set_defaults(handler=_cmd_lab_up)
+        invoke = lab.add_parser("invoke", help="invoke the sample workload once as a concurrent burst")
+        invoke.add_argument("--function", default="data-processor", help="(default: data-processor)")
+        invoke.add_argument("--count", type=int, default=3, help="invocations in the burst (default: 3)")
+        invoke.add_argument("--log-line", action="append", default=[], help="extra raw line the function logs")
+        invoke.add_argument("--app-error", help="a bug in the function's own code, e.g. \"KeyError: 'order_id'\"")
+        invoke.set_defaults(handler=_cmd_lab_invoke)
+    elif command == "chaos":
+        add_chaos_arguments(p)
+        p.set_defaults(handler=_cmd_chaos)
+    return p
+
+
+def main(command: str, argv: list[str]) -> int:
+    args = build_parser(command).parse_args(argv)
+    return args.handler(args)
