@@ -134,6 +134,7 @@ def _cmd_mcp_call(args: argparse.Namespace) -> int:
     print(json.dumps(payload, indent=2))
     return 1 if payload.get("error") else 0
 
+
 def _cmd_lab(args: argparse.Namespace) -> int:
     """A lab command: handed to the lab's own parser, imported only now."""
     try:

@@ -65,7 +65,9 @@ def show_record(record: IncidentRecord) -> None:
         print(f"    {key:<18} {value}")
 
 
-def run_demo(fault: str = "iam_revoke", out_dir: Path = Path("out"), verbose: bool = False, model: str = "offline") -> int:
+def run_demo(
+    fault: str = "iam_revoke", out_dir: Path = Path("out"), verbose: bool = False, model: str = "offline"
+) -> int:
     scenario = Scenario.model_validate({"name": f"demo-{fault}", "faults": FAULTS[fault]})
     # The functions' own JSON logs and EMF lines would drown the story; `--verbose` keeps them.
     if not verbose:
