@@ -9,7 +9,6 @@ and the function's dead-letter queue keep it.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -19,14 +18,16 @@ from aws_lambda_powertools.utilities.parser.models import SnsModel
 from incident_responder.alerts import MalformedAlertError, parse_alert
 from incident_responder.aws import AwsClients
 from incident_responder.lifecycle import start_incident
+from incident_responder.settings import IngestSettings, at_cold_start
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")
+settings = at_cold_start(IngestSettings)
 
 
-def dead_letter(message: str, reason: str, message_id: str) -> None:
+def dead_letter(queue_url: str, message: str, reason: str, message_id: str) -> None:
     AwsClients.shared().get("sqs").send_message(
-        QueueUrl=os.environ["DEAD_LETTER_QUEUE_URL"],
+        QueueUrl=queue_url,
         MessageBody=message,
         MessageAttributes={
             "rejected_by": {"DataType": "String", "StringValue": "ingest"},
@@ -40,7 +41,7 @@ def dead_letter(message: str, reason: str, message_id: str) -> None:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     records = SnsModel.model_validate(event).Records  # not SNS: raise, Lambda retries then its DLQ keeps it
-    state_machine = os.environ["STATE_MACHINE_ARN"]
+    config = settings()
     summary: dict[str, list[str]] = {"started": [], "duplicates": [], "rejected": []}
     for record in records:
         message, message_id = record.Sns.Message, record.Sns.MessageId
@@ -51,11 +52,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
                 "malformed alert sent to the dead-letter queue",
                 extra={"reason": str(exc), "sns_message_id": message_id},
             )
-            dead_letter(message if isinstance(message, str) else json.dumps(message), str(exc), message_id)
+            body = message if isinstance(message, str) else json.dumps(message)
+            dead_letter(config.dead_letter_queue_url, body, str(exc), message_id)
             summary["rejected"].append(message_id)
             metrics.add_metric(name="AlertsRejected", unit=MetricUnit.Count, value=1)
             continue
-        result = start_incident(AwsClients.shared(), state_machine, incident)
+        result = start_incident(AwsClients.shared(), config.state_machine_arn, incident)
         key = "duplicates" if result.duplicate else "started"
         summary[key].append(incident.incident_id)
         logger.info("duplicate alert absorbed" if result.duplicate else "incident started", extra=result.model_dump())

@@ -1,9 +1,10 @@
 """INVESTIGATING: run the supervisor agent on one incident.
 
 Input: the incident (``{"incident": {...}}`` or the incident itself). Output (under 256 KB): outcome
-DIAGNOSED or NO_DIAGNOSIS, the diagnosis or its reference, evidence figures and metrics. Typed errors
-(McpConnectionError, McpInitError, ModelAuthError, ModelTransientError, InvalidIncidentError) reach
-the state machine by class name for its Retry / Catch.
+DIAGNOSED or NO_DIAGNOSIS, the diagnosis summary, the diagnosis or its reference, evidence figures and
+metrics. Typed errors (McpConnectionError, McpInitError, ModelAuthError, ModelTransientError,
+InvalidIncidentError, ConfigurationError) reach the state machine by class name for its Retry / Catch.
+The environment is validated at cold start (:class:`incident_responder.settings.InvestigateSettings`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 
 from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
-from incident_responder.investigation import limits_from_env, run_investigation
+from incident_responder.investigation import run_investigation
+from incident_responder.settings import InvestigateSettings, at_cold_start
+
+settings = at_cold_start(InvestigateSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="investigate")
@@ -27,8 +31,16 @@ tracer = Tracer(service="incident-responder")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
-    limits = limits_from_env()
-    result, run = run_investigation(incident, limits=limits, remaining_ms=context.get_remaining_time_in_millis)
+    config = settings()
+    limits = config.limits(context.get_remaining_time_in_millis())
+    result, run = run_investigation(
+        incident,
+        model=config.chat_model(),
+        servers=[config.mcp_server("diagnostics", config.diagnostics_mcp_url)],
+        store=config.store(),
+        limits=limits,
+        remaining_ms=context.get_remaining_time_in_millis,
+    )
     m = result.metrics
     logger.info(
         "agent_metrics",

@@ -1,8 +1,9 @@
 """PROPOSING: run the resolver agent on a diagnosed incident; guardrails judge what it proposes.
 
 Input: ``{"incident": {...}, "investigation": {...}}`` (the diagnosis inline or by reference).
-Output: outcome PROPOSAL_READY or NO_PROPOSAL, the proposal (or its reference), counts and metrics.
-Nothing here changes the account.
+Output: outcome PROPOSAL_READY or NO_PROPOSAL, the proposal (or its reference), counts, metrics, and
+the operator notification built from typed fields. Nothing here changes the account. The environment
+is validated at cold start (:class:`incident_responder.settings.ProposeSettings`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from incident_responder.aws import AwsClients
 from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
 from incident_responder.proposal import diagnosis_for, run_proposal
+from incident_responder.settings import ProposeSettings, at_cold_start
+
+settings = at_cold_start(ProposeSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="propose")
@@ -27,9 +31,21 @@ tracer = Tracer(service="incident-responder")
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
+    config = settings()
     clients = AwsClients.shared()
-    diagnosis = diagnosis_for(clients, incident.incident_id, event.get("investigation"))
-    result, run = run_proposal(incident, diagnosis, clients=clients, remaining_ms=context.get_remaining_time_in_millis)
+    store = config.store()
+    diagnosis = diagnosis_for(clients, store, incident.incident_id, event.get("investigation"))
+    result, run = run_proposal(
+        incident,
+        diagnosis,
+        model=config.chat_model(),
+        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
+        store=store,
+        limits=config.limits(context.get_remaining_time_in_millis()),
+        baseline_table=config.baseline_table,
+        clients=clients,
+        remaining_ms=context.get_remaining_time_in_millis,
+    )
     logger.info(
         "agent_metrics",
         extra={

@@ -15,12 +15,19 @@ from aws_lambda_powertools import Logger
 
 from incident_responder.aws import AwsClients
 from incident_responder.lifecycle import reconcile_execution, sweep_stuck
+from incident_responder.settings import ReconcileSettings, SweepSettings, at_cold_start
 
 logger = Logger(service="incident-responder")
+# One module serves two functions; Lambda names the one it runs in _HANDLER, so each validates its own.
+reconcile_settings = at_cold_start(ReconcileSettings)
+sweep_settings = (
+    at_cold_start(SweepSettings) if os.environ.get("_HANDLER", "").endswith("sweep_handler") else SweepSettings.current
+)
 
 
 @logger.inject_lambda_context(log_event=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    reconcile_settings()
     detail = event.get("detail") or {}
     arn, status = detail.get("executionArn"), detail.get("status")
     if not arn or not status:
@@ -32,6 +39,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 @logger.inject_lambda_context(log_event=False)
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    done = sweep_stuck(AwsClients.shared(), older_than_minutes=int(os.environ.get("STUCK_AFTER_MINUTES", 30)))
+    done = sweep_stuck(AwsClients.shared(), older_than_minutes=sweep_settings().stuck_after_minutes)
     logger.info("swept", extra={"reconciled": done})
     return {"reconciled": done}

@@ -30,7 +30,8 @@ def function_name_of(name_or_arn: str) -> str:
     >>> function_name_of("arn:aws:lambda:us-east-1:123456789012:function:data-processor:prod")
     'data-processor'
     """
-    if not re.match(LAMBDA_NAME_PATTERN, name_or_arn):
+    # fullmatch: "$" in a pattern also matches before a trailing newline; no control character gets through.
+    if not isinstance(name_or_arn, str) or not re.fullmatch(LAMBDA_NAME_PATTERN, name_or_arn):
         raise ValueError(
             f"not a Lambda function name or ARN: {name_or_arn!r} (expected 1-64 of A-Z a-z 0-9 _ -, "
             "or arn:aws:lambda:REGION:ACCOUNT:function:NAME)"

@@ -28,6 +28,7 @@ class Baseline(BaseModel):
     function_name: str
     captured_at: str
     configuration: FunctionConfiguration
+    function_arn: str | None = Field(default=None, description="unqualified; scopes ARNs the MCP tools accept")
 
 
 class Difference(BaseModel):
@@ -43,15 +44,18 @@ class BaselineNotFoundError(LookupError):
 def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
     """Capture the function's current configuration and store it as its baseline."""
     configuration = read_function_configuration(clients, function_name)
+    arn = clients.get("lambda").get_function_configuration(FunctionName=configuration.function_name)["FunctionArn"]
     baseline = Baseline(
         function_name=configuration.function_name,
         captured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         configuration=configuration,
+        function_arn=":".join(arn.split(":")[:7]),
     )
     clients.get("dynamodb").put_item(
         TableName=table or baseline_table_name(),
         Item={
             "function_name": {"S": baseline.function_name},
+            "function_arn": {"S": baseline.function_arn},
             "captured_at": {"S": baseline.captured_at},
             # A JSON string: policy documents hold shapes DynamoDB's type system makes awkward.
             "configuration": {"S": configuration.model_dump_json()},
@@ -72,6 +76,7 @@ def load_baseline(clients: AwsClients, function_name: str, table: str | None = N
         function_name=item["function_name"]["S"],
         captured_at=item["captured_at"]["S"],
         configuration=FunctionConfiguration.model_validate_json(item["configuration"]["S"]),
+        function_arn=item.get("function_arn", {}).get("S"),
     )
 
 

@@ -6,7 +6,6 @@ The ``investigate`` Lambda handler is a thin wrapper around :func:`run_investiga
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -15,21 +14,12 @@ from pydantic import BaseModel
 
 from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
 from incident_responder.agent.supervisor import SUPERVISOR, incident_message
-from incident_responder.agent.tools import ToolProvider
+from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.aws import AwsClients
 from incident_responder.contracts import Incident
-from incident_responder.store import save_record
+from incident_responder.store import RecordStore
 
 INLINE_DIAGNOSIS_LIMIT = 32 * 1024  # larger diagnoses travel by reference (state I/O is capped at 256 KB)
-
-
-def limits_from_env() -> Limits:
-    return Limits(
-        recursion_limit=int(os.environ.get("AGENT_RECURSION_LIMIT", 12)),
-        token_cap=int(os.environ.get("AGENT_TOKEN_CAP", 100_000)),
-        max_nudges=int(os.environ.get("AGENT_MAX_NUDGES", 1)),
-        deadline_buffer_ms=int(os.environ.get("AGENT_DEADLINE_BUFFER_SECONDS", 90)) * 1000,
-    )
 
 
 class InvestigationMetrics(BaseModel):
@@ -47,12 +37,22 @@ class InvestigationMetrics(BaseModel):
     tool_ms: int = 0
 
 
+class DiagnosisSummary(BaseModel):
+    """What the DIAGNOSED state records: always inline, however large the diagnosis is."""
+
+    fault_types: list[str]
+    root_cause: str
+    severity: str
+    confidence: str
+
+
 class InvestigationResult(BaseModel):
     """What the state machine receives: small, with large artifacts by reference."""
 
     incident_id: str
     outcome: Literal["DIAGNOSED", "NO_DIAGNOSIS"]
     end_reason: str
+    diagnosis_summary: DiagnosisSummary | None = None
     diagnosis: dict[str, Any] | None = None
     diagnosis_ref: str | None = None
     evidence: dict[str, Any] | None = None
@@ -82,6 +82,14 @@ def summarize(incident: Incident, run: AgentRun, limits: Limits) -> Investigatio
         incident_id=incident.incident_id,
         outcome="DIAGNOSED" if diagnosis else "NO_DIAGNOSIS",
         end_reason=run.end_reason,
+        diagnosis_summary=DiagnosisSummary(
+            fault_types=diagnosis["fault_types"],
+            root_cause=diagnosis["root_cause"][:500],
+            severity=diagnosis["severity"],
+            confidence=diagnosis["confidence"],
+        )
+        if diagnosis
+        else None,
         diagnosis=diagnosis,
         evidence=evidence,
         metrics=metrics,
@@ -92,19 +100,20 @@ def summarize(incident: Incident, run: AgentRun, limits: Limits) -> Investigatio
 async def investigate(
     incident: Incident,
     *,
-    model=None,
+    model,
+    servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
-    limits: Limits | None = None,
+    limits: Limits,
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
-    """Run the supervisor on one incident. Opens MCP sessions from the configuration unless given a provider."""
+    """Run the supervisor on one incident, over sessions to ``servers`` or an open ``provider``."""
     return await run_agent_over_mcp(
         SUPERVISOR,
         incident_message(incident),
-        server="diagnostics",
         model=model,
+        servers=servers,
         provider=provider,
-        limits=limits or limits_from_env(),
+        limits=limits,
         remaining_ms=remaining_ms,
     )
 
@@ -112,19 +121,22 @@ async def investigate(
 def run_investigation(
     incident: Incident,
     *,
-    clients: AwsClients | None = None,
-    model=None,
+    model,
+    store: RecordStore,
+    limits: Limits,
+    servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
-    limits: Limits | None = None,
+    clients: AwsClients | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> tuple[InvestigationResult, AgentRun]:
     """Investigate, store the diagnosis and the reasoning chain, and return the state machine's result."""
-    limits = limits or limits_from_env()
     run = anyio.run(
-        lambda: investigate(incident, model=model, provider=provider, limits=limits, remaining_ms=remaining_ms)
+        lambda: investigate(
+            incident, model=model, servers=servers, provider=provider, limits=limits, remaining_ms=remaining_ms
+        )
     )
     result = summarize(incident, run, limits)
-    stored = save_record(
+    stored = store.save(
         clients or AwsClients.shared(),
         incident.incident_id,
         "investigation",

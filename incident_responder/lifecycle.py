@@ -19,7 +19,6 @@ from incident_responder.aws import AwsClients
 from incident_responder.contracts import Incident
 
 DEFAULT_STATE_TABLE = "incident-state"
-TTL_DAYS = 7
 # Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
 TERMINAL_STATUSES = {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
 ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "PROPOSING"}
@@ -35,15 +34,9 @@ class StartResult(BaseModel):
     duplicate: bool
 
 
-def execution_input(incident: Incident, now: datetime | None = None) -> dict[str, Any]:
-    """What the state machine starts with: the incident, its TTL and its circuit-breaker window."""
-    now = now or datetime.now(UTC)
-    return {
-        "incident": incident.model_dump(mode="json", exclude_none=True),
-        "expires_at": int((now + timedelta(days=TTL_DAYS)).timestamp()),
-        # Incidents are counted per clock hour for the circuit breaker.
-        "rate_window": f"rate#{now:%Y-%m-%dT%H}",
-    }
+def execution_input(incident: Incident) -> dict[str, Any]:
+    """What the state machine starts with: the incident (the state machine computes TTLs and windows itself)."""
+    return {"incident": incident.model_dump(mode="json", exclude_none=True)}
 
 
 def start_incident(clients: AwsClients, state_machine_arn: str, incident: Incident) -> StartResult:

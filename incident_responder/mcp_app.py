@@ -1,8 +1,11 @@
 """What every MCP server of this project shares: transport, auth, health, and how to find and run it.
 
 Servers speak streamable HTTP, stateless, with JSON responses (no session affinity needed, so they
-run behind a Lambda function URL, a load balancer or in a container), require a bearer API key
-(:mod:`incident_responder.mcp_auth`), and expose ``GET /health`` without auth.
+run behind a Lambda function URL, a load balancer or in a container) and expose ``GET /health``.
+Two ways in: deployed, behind a function URL with ``AuthType: AWS_IAM`` (Lambda checks the SigV4
+signature and the caller's ``lambda:InvokeFunctionUrl`` permission before the function runs; the
+adapter refuses any event that did not come through that check); self-hosted (``responder mcp
+serve``), with a bearer API key (:mod:`incident_responder.mcp_auth`).
 The servers themselves live in the repository's ``mcp/<name>/server.py`` (a folder that is
 deliberately not a Python package, so it never shadows the ``mcp`` SDK); :func:`load_server`
 imports one by path.
@@ -14,7 +17,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
@@ -30,26 +33,34 @@ def create_server(
     name: str,
     instructions: str,
     *,
+    auth: Literal["iam", "api_key"] = "api_key",
     verifier: TokenVerifier | None = None,
     host: str = "127.0.0.1",
     public_url: str | None = None,
 ) -> FastMCP:
-    """A FastMCP server with this project's transport and auth settings and a ``/health`` route."""
-    from incident_responder.mcp_auth import ApiKeyVerifier
+    """A FastMCP server with this project's transport settings and a ``/health`` route.
 
+    ``api_key``: the app itself demands the bearer key. ``iam``: the app has no auth of its own and
+    must only be served by :class:`FunctionUrlAdapter` behind an ``AWS_IAM`` function URL.
+    """
+    kwargs: dict[str, Any] = {}
+    if auth == "api_key":
+        from incident_responder.mcp_auth import ApiKeyVerifier
+
+        kwargs = {
+            "token_verifier": verifier or ApiKeyVerifier(),
+            "auth": AuthSettings(
+                issuer_url=public_url or f"http://{host}", resource_server_url=None, required_scopes=[]
+            ),
+        }
     mcp = FastMCP(
         name,
         instructions=instructions,
-        token_verifier=verifier or ApiKeyVerifier(),
-        auth=AuthSettings(
-            issuer_url=public_url or f"http://{host}",
-            resource_server_url=None,
-            required_scopes=[],
-        ),
         host=host,
         stateless_http=True,
         json_response=True,
         log_level="WARNING",
+        **kwargs,
     )
 
     @mcp.custom_route("/health", methods=["GET"])
@@ -111,19 +122,36 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8080, **build_kwargs: 
     uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
 
 
+def iam_caller(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The IAM identity Lambda put in a function URL event after checking the request's SigV4 signature."""
+    iam = ((event.get("requestContext") or {}).get("authorizer") or {}).get("iam")
+    return iam if isinstance(iam, dict) and iam.get("accessKey") and iam.get("userArn") else None
+
+
+FORBIDDEN = {
+    "statusCode": 403,
+    "headers": {"content-type": "application/json"},
+    "body": '{"Message":"Forbidden"}',
+    "isBase64Encoded": False,
+}
+
+
 class FunctionUrlAdapter:
     """Serves an MCP server's ASGI app to Lambda function URL events (payload format 2.0).
 
     The MCP session manager may run only once per app, so it runs for the life of the execution
     environment in a background event loop; each invocation is one HTTP request through
-    ``httpx.ASGITransport``. Stateless JSON responses mean no request depends on another.
+    ``httpx.ASGITransport``. Stateless JSON responses mean no request depends on another. With
+    ``require_iam``, an event without the IAM identity an ``AWS_IAM`` function URL adds is refused
+    (403) before the app sees it: a misconfigured URL (``AuthType: NONE``) fails closed.
     """
 
-    def __init__(self, build: Any, timeout_seconds: float = 55.0):
+    def __init__(self, build: Any, *, require_iam: bool, timeout_seconds: float = 55.0):
         import asyncio
         import threading
 
         self._timeout = timeout_seconds
+        self._require_iam = require_iam
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._server = build()
@@ -170,18 +198,33 @@ class FunctionUrlAdapter:
     def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
         import asyncio
 
+        if self._require_iam and iam_caller(event) is None:
+            return dict(FORBIDDEN)
         future = asyncio.run_coroutine_threadsafe(self._forward(event), self._loop)
         return future.result(timeout=self._timeout)
 
 
 def function_url_handler(name: str):
-    """A Lambda handler serving MCP server ``name`` behind a function URL; the adapter starts on first use."""
-    adapter: list[FunctionUrlAdapter] = []
+    """A Lambda handler serving MCP server ``name`` behind a function URL; the adapter starts on first use.
+
+    Its environment (:class:`incident_responder.settings.McpServerSettings`) is validated at cold start.
+    """
+    from incident_responder.settings import McpServerSettings, at_cold_start
+
+    settings = at_cold_start(McpServerSettings)
+    adapters: dict[tuple, FunctionUrlAdapter] = {}
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if not adapter:
-            # No loopback host check behind a function URL: the bearer key is the gate.
-            adapter.append(FunctionUrlAdapter(lambda: load_server(name).build_server(host="0.0.0.0")))
-        return adapter[0](event)
+        config = settings()
+        key = (config.mcp_auth, config.baseline_table)
+        if key not in adapters:
+
+            def build() -> FastMCP:
+                return load_server(name).build_server(
+                    host="0.0.0.0", auth=config.mcp_auth, baseline_table=config.baseline_table
+                )
+
+            adapters[key] = FunctionUrlAdapter(build, require_iam=config.mcp_auth == "iam")
+        return adapters[key](event)
 
     return handler

@@ -1,5 +1,8 @@
-"""The one way this project opens an MCP client session: streamable HTTP with the bearer key.
+"""The one way this project opens an MCP client session: streamable HTTP, signed or with a bearer key.
 
+Deployed MCP servers sit behind Lambda function URLs with ``AuthType: AWS_IAM``: every request is signed
+with SigV4 (service ``lambda``) using the caller's own role credentials, by botocore's signer, as an
+``httpx.Auth``. Self-hosted servers (``responder mcp serve``) take a bearer key instead.
 Used by the agents' tool provider (:mod:`incident_responder.agent.tools`), ``responder mcp call`` and
 the tests. Bounded: 10 s to connect, 10 s to initialize.
 """
@@ -21,23 +24,82 @@ INITIALIZE_TIMEOUT_SECONDS = 10.0
 CALL_TIMEOUT_SECONDS = 60.0
 
 
+class SigV4Auth(httpx.Auth):
+    """Signs each request with SigV4 for a Lambda function URL (``AuthType: AWS_IAM``).
+
+    Credentials are read per request (botocore refreshes role credentials itself). Only the host, the
+    date, the session token and the payload hash are signed, so headers a proxy may rewrite cannot
+    break the signature.
+    """
+
+    requires_request_body = True
+
+    def __init__(self, credentials: Any, region: str, service: str = "lambda"):
+        if credentials is None:
+            raise ValueError("no AWS credentials to sign MCP requests with (SigV4)")
+        self._credentials = credentials
+        self.region = region
+        self.service = service
+
+    @classmethod
+    def from_session(cls, url: str, region: str | None = None) -> SigV4Auth:
+        """Credentials from boto3's chain; the region from the function URL's host, else the session's."""
+        import boto3
+
+        session = boto3.Session()
+        region = region or region_of_function_url(url) or session.region_name
+        if not region:
+            raise ValueError(f"no region to sign requests to {url} with: set AWS_REGION")
+        return cls(session.get_credentials(), region)
+
+    def auth_flow(self, request: httpx.Request):
+        from botocore.auth import SigV4Auth as BotocoreSigV4
+        from botocore.awsrequest import AWSRequest
+
+        unsigned = AWSRequest(method=request.method, url=str(request.url), data=request.content)
+        BotocoreSigV4(self._credentials.get_frozen_credentials(), self.service, self.region).add_auth(unsigned)
+        for header in ("Authorization", "X-Amz-Date", "X-Amz-Security-Token"):
+            if header in unsigned.headers:
+                request.headers[header] = unsigned.headers[header]
+        yield request
+
+
+def region_of_function_url(url: str) -> str | None:
+    """``https://<id>.lambda-url.<region>.on.aws/...`` -> ``<region>``."""
+    host = httpx.URL(url).host
+    parts = host.split(".")
+    if len(parts) >= 4 and parts[1] == "lambda-url":
+        return parts[2]
+    return None
+
+
 @asynccontextmanager
 async def mcp_session(
-    url: str, api_key: str | None, *, http_client: httpx.AsyncClient | None = None
+    url: str,
+    api_key: str | None = None,
+    *,
+    auth: httpx.Auth | None = None,
+    http_client: httpx.AsyncClient | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """An initialized MCP session; ``http_client`` lets tests route through an ASGI transport."""
+    """An initialized MCP session, authenticated by ``auth`` (e.g. SigV4) or a bearer ``api_key``.
+
+    ``http_client`` lets tests route through an ASGI transport.
+    """
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     async with AsyncExitStack() as stack:
         if http_client is None:
             http_client = await stack.enter_async_context(
                 httpx.AsyncClient(
                     headers=headers,
+                    auth=auth,
                     timeout=httpx.Timeout(CALL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
                     follow_redirects=True,
                 )
             )
         else:  # the caller owns the client's lifetime
             http_client.headers.update(headers)
+            if auth is not None:
+                http_client.auth = auth
         read, write, _ = await stack.enter_async_context(streamable_http_client(url, http_client=http_client))
         session = await stack.enter_async_context(ClientSession(read, write))
         # Only a plain await inside the deadline: a cancel scope must not straddle the transport's task group.

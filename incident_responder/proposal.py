@@ -16,13 +16,13 @@ from pydantic import BaseModel
 from incident_responder.account_state import read_function_configuration
 from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
 from incident_responder.agent.resolver import proposal_message, resolver_spec
-from incident_responder.agent.tools import ToolProvider
+from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import load_baseline
 from incident_responder.contracts import Incident, RemediationProposal
 from incident_responder.guardrails import apply_guardrails
-from incident_responder.investigation import limits_from_env
-from incident_responder.store import load_record, save_record
+from incident_responder.notifications import Notification, proposal_notification
+from incident_responder.store import RecordStore, read_artifact
 
 INLINE_PROPOSAL_LIMIT = 32 * 1024
 
@@ -36,17 +36,30 @@ class ProposalResult(BaseModel):
     actions: int = 0
     rejected: int = 0
     unresolvable_faults: list[str] = []
+    notification: Notification | None = None
     metrics: dict[str, Any]
 
 
-def diagnosis_for(clients: AwsClients, incident_id: str, investigation: dict[str, Any] | None) -> dict[str, Any]:
-    """The diagnosis from the state machine's input, or from the store when it travelled by reference."""
+class DiagnosisUnavailableError(LookupError):
+    """The diagnosis is neither inline nor in the store (an ASL error name: goes to PROPOSAL_FAILED)."""
+
+
+def diagnosis_for(
+    clients: AwsClients, store: RecordStore, incident_id: str, investigation: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The diagnosis from the state machine's input, or, when it travelled by reference, from the store:
+    the DynamoDB summary when it is whole, else the full record in S3."""
     if investigation and investigation.get("diagnosis"):
         return investigation["diagnosis"]
-    record = load_record(clients, incident_id, "investigation")
+    record = store.load(clients, incident_id, "investigation")
     if record and record["summary"].get("diagnosis"):
         return record["summary"]["diagnosis"]
-    raise ValueError(f"no diagnosis found for incident {incident_id}")
+    uri = (investigation or {}).get("diagnosis_ref") or (record or {}).get("artifact_uri")
+    if uri and uri.startswith("s3://"):
+        diagnosis = read_artifact(clients, uri).get("result", {}).get("diagnosis")
+        if diagnosis:
+            return diagnosis
+    raise DiagnosisUnavailableError(f"no diagnosis found for incident {incident_id} (reference: {uri or 'none'})")
 
 
 async def propose(
@@ -54,14 +67,16 @@ async def propose(
     diagnosis: dict[str, Any],
     *,
     clients: AwsClients,
-    model=None,
+    model,
+    limits: Limits,
+    baseline_table: str | None = None,
+    servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
-    limits: Limits | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
     # Ground truth for the guardrails, read now from the account and the baseline table.
     current = read_function_configuration(clients, incident.function_name)
-    baseline = load_baseline(clients, incident.function_name).configuration
+    baseline = load_baseline(clients, incident.function_name, table=baseline_table).configuration
 
     def guard(
         proposal: RemediationProposal, results: list[dict[str, Any]]
@@ -72,10 +87,10 @@ async def propose(
     return await run_agent_over_mcp(
         resolver_spec(guard),
         proposal_message(incident, diagnosis),
-        server="remediation",
         model=model,
+        servers=servers,
         provider=provider,
-        limits=limits or limits_from_env(),
+        limits=limits,
         remaining_ms=remaining_ms,
     )
 
@@ -84,10 +99,13 @@ def run_proposal(
     incident: Incident,
     diagnosis: dict[str, Any],
     *,
-    clients: AwsClients | None = None,
-    model=None,
+    model,
+    store: RecordStore,
+    limits: Limits,
+    baseline_table: str | None = None,
+    servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
-    limits: Limits | None = None,
+    clients: AwsClients | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> tuple[ProposalResult, AgentRun]:
     clients = clients or AwsClients.shared()
@@ -97,12 +115,15 @@ def run_proposal(
             diagnosis,
             clients=clients,
             model=model,
-            provider=provider,
             limits=limits,
+            baseline_table=baseline_table,
+            servers=servers,
+            provider=provider,
             remaining_ms=remaining_ms,
         )
     )
-    proposal = run.payload.model_dump(mode="json") if run.payload is not None else None
+    payload: RemediationProposal | None = run.payload
+    proposal = payload.model_dump(mode="json") if payload is not None else None
     result = ProposalResult(
         incident_id=incident.incident_id,
         outcome="PROPOSAL_READY" if proposal is not None else "NO_PROPOSAL",
@@ -123,7 +144,7 @@ def run_proposal(
             "tool_ms": run.tool_ms,
         },
     )
-    stored = save_record(
+    stored = store.save(
         clients,
         incident.incident_id,
         "proposal",
@@ -136,6 +157,10 @@ def run_proposal(
             "tool_results": run.tool_results,
         },
     )
+    reference = stored["artifact_uri"]
+    update: dict[str, Any] = {"proposal_ref": reference}
+    if payload is not None:
+        update["notification"] = proposal_notification(incident, diagnosis, payload, reference=reference)
     if proposal is not None and len(json.dumps(proposal)) > INLINE_PROPOSAL_LIMIT:
-        result = result.model_copy(update={"proposal": None})
-    return result.model_copy(update={"proposal_ref": stored["artifact_uri"]}), run
+        update["proposal"] = None
+    return result.model_copy(update=update), run

@@ -28,7 +28,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ValidationError
 
 from incident_responder.agent.errors import classify_model_error
-from incident_responder.agent.tools import ToolExecutor, ToolProvider, ToolSpec
+from incident_responder.agent.tools import McpServerConfig, ToolExecutor, ToolProvider, ToolSpec
 from incident_responder.contracts import TokenUsage
 
 
@@ -378,18 +378,18 @@ async def run_agent_over_mcp(
     spec: AgentSpec,
     user_message: str,
     *,
-    server: str,
-    model: BaseChatModel | None = None,
+    model: BaseChatModel,
+    servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
     limits: Limits = Limits(),
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
-    """:func:`run_agent` with the configured model and MCP ``server`` unless a model / provider is given."""
-    from incident_responder.agent.models import create_chat_model
-    from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
+    """:func:`run_agent` over sessions to ``servers`` (opened and closed here), or over an open ``provider``."""
+    from incident_responder.agent.tools import McpToolProvider
 
-    model = model or create_chat_model()
     if provider is not None:
         return await run_agent(spec, model, provider, user_message, limits=limits, remaining_ms=remaining_ms)
-    async with McpToolProvider(load_mcp_servers(only=(server,))) as opened:
+    if not servers:
+        raise ValueError(f"{spec.name}: no MCP server to run over")
+    async with McpToolProvider(servers) as opened:
         return await run_agent(spec, model, opened, user_message, limits=limits, remaining_ms=remaining_ms)

@@ -1,10 +1,11 @@
-"""Chat models by one setting, ``RESPONDER_MODEL``:
+"""Chat models by one setting, ``RESPONDER_MODEL`` (always given explicitly: no default model):
 
-    offline                           the deterministic rule-based model (default; no endpoint)
+    offline                           the deterministic rule-based model (no endpoint, no cost)
     bedrock_converse:<model-id>       Amazon Bedrock through ChatBedrockConverse (the deployed default)
-    openai:<model>                    an OpenAI-compatible endpoint via init_chat_model
-                                      (OPENAI_BASE_URL / OPENAI_API_KEY; needs langchain-openai)
-    ollama:<model>                    a local Ollama server via init_chat_model (needs langchain-ollama)
+    openai:<model>                    an OpenAI-compatible endpoint through ChatOpenAI (``base_url`` and
+                                      ``api_key``, deployed as MODEL_BASE_URL / MODEL_API_KEY_PARAMETER;
+                                      needs langchain-openai: the [openai] extra, or the deployed layer)
+    ollama:<model>                    an Ollama server through ChatOllama (needs langchain-ollama)
 
 Imports are lazy: a Lambda that runs the offline model never imports a provider SDK.
 """
@@ -15,8 +16,6 @@ import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-
-DEFAULT_MODEL = "offline"
 
 
 class ModelConfigError(ValueError):
@@ -65,8 +64,15 @@ def real_bedrock_client_factory(region: str | None = None):
     return factory
 
 
-def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) -> BaseChatModel:
-    spec = (spec or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL).strip()
+def create_chat_model(
+    spec: str, *, bedrock_client: Any = None, base_url: str | None = None, api_key: str | None = None
+) -> BaseChatModel:
+    """The chat model ``spec`` names; ``base_url`` / ``api_key`` serve OpenAI-compatible and Ollama endpoints."""
+    if not spec or not spec.strip():
+        raise ModelConfigError(
+            "no model given: use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
+        )
+    spec = spec.strip()
     provider, _, model_id = spec.partition(":")
     if provider == "offline":
         from incident_responder.agent.offline import OfflineChatModel
@@ -85,22 +91,41 @@ def create_chat_model(spec: str | None = None, *, bedrock_client: Any = None) ->
         elif region := os.environ.get("BEDROCK_REGION"):
             kwargs["region_name"] = region
         return ChatBedrockConverse(**kwargs)
-    if provider in ("openai", "ollama"):
+    if provider == "openai":
         try:
-            from langchain.chat_models import init_chat_model
+            from langchain_openai import ChatOpenAI
         except ImportError as exc:
             raise ModelConfigError(
-                f"RESPONDER_MODEL={spec!r} needs the optional packages: pip install 'incident-responder[{provider}]'"
+                f"RESPONDER_MODEL={spec!r} needs langchain-openai: pip install 'incident-responder[openai]' "
+                "(deployed: set ModelBaseUrl, which attaches the OpenAI-compatible layer)"
             ) from exc
-        kwargs = {"temperature": 0}
-        if provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
-            kwargs["base_url"] = os.environ["OPENAI_BASE_URL"]
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        kwargs = {"model": model_id, "temperature": 0, "max_retries": 0}
+        if base_url:
+            kwargs["base_url"] = base_url
+        if api_key:
+            kwargs["api_key"] = api_key
+        return ChatOpenAI(**kwargs)
+    if provider == "ollama":
         try:
-            return init_chat_model(model_id, model_provider=provider, **kwargs)
+            from langchain_ollama import ChatOllama
         except ImportError as exc:
             raise ModelConfigError(
-                f"RESPONDER_MODEL={spec!r} needs the optional packages: pip install 'incident-responder[{provider}]'"
+                f"RESPONDER_MODEL={spec!r} needs langchain-ollama: pip install 'incident-responder[ollama]'"
             ) from exc
+        return ChatOllama(model=model_id, temperature=0, **({"base_url": base_url} if base_url else {}))
     raise ModelConfigError(
         f"unknown RESPONDER_MODEL {spec!r}; use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
     )
+
+
+def model_api_key(parameter_name: str | None) -> str | None:
+    """The OpenAI-compatible endpoint's key from its SSM SecureString (cached), or None when none is configured."""
+    if not parameter_name:
+        return None
+    from aws_lambda_powertools.utilities import parameters
+
+    try:
+        return str(parameters.get_parameter(parameter_name, decrypt=True, max_age=300))
+    except Exception as exc:  # noqa: BLE001 - any SDK or permission failure: said clearly, not retried
+        raise ModelConfigError(f"cannot read the model API key from SSM parameter {parameter_name!r}: {exc}") from exc

@@ -1,8 +1,8 @@
 """Tools the agents use, discovered from MCP servers and called through a provider.
 
 A provider lists tools (name, description, input and output JSON schemas) and calls them. The agent
-never depends on the transport: :class:`McpToolProvider` speaks streamable HTTP with the bearer key
-to every configured server, :class:`InMemoryToolProvider` serves plain functions for tests.
+never depends on the transport: :class:`McpToolProvider` speaks streamable HTTP (SigV4-signed, or
+with a bearer key) to every configured server, :class:`InMemoryToolProvider` serves plain functions for tests.
 :class:`ToolExecutor` validates arguments before any call and responses after it, against the
 schemas the server itself declared, so adding a tool to a server needs no agent change.
 """
@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 import httpx
@@ -88,34 +88,60 @@ class InMemoryToolProvider:
 
 # -- MCP over streamable HTTP ---------------------------------------------------------------------
 class McpServerConfig(BaseModel):
-    """One MCP server: where it is and where its bearer key comes from (first found wins)."""
+    """One MCP server: where it is and how to authenticate to it.
+
+    ``iam``: SigV4-signed requests with the caller's own AWS credentials (a function URL with
+    ``AuthType: AWS_IAM``, as deployed). ``api_key``: a bearer key from the environment variable
+    ``api_key_env`` or the SSM SecureString ``api_key_parameter`` (self-hosted servers).
+    """
 
     name: str
     url: str
+    auth: Literal["iam", "api_key"] = "api_key"
     api_key_env: str | None = Field(default="MCP_API_KEY", description="environment variable holding the key")
     api_key_parameter: str | None = Field(default=None, description="SSM SecureString holding the key")
 
-    def api_key(self) -> str:
+    def api_key(self) -> str | None:
+        if self.auth == "iam":
+            return None
         from incident_responder.mcp_auth import resolve_api_key
 
         return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
 
+    def http_auth(self) -> httpx.Auth | None:
+        if self.auth != "iam":
+            return None
+        from incident_responder.mcp_client import SigV4Auth
+
+        try:
+            return SigV4Auth.from_session(self.url)
+        except ValueError as exc:
+            raise McpInitError(f"MCP server {self.name!r}: {exc}") from exc
+
 
 def load_mcp_servers(only: tuple[str, ...] = ()) -> list[McpServerConfig]:
-    """Servers from ``RESPONDER_MCP_CONFIG`` (a JSON or YAML file), ``RESPONDER_MCP_SERVERS`` (JSON), or
-    ``DIAGNOSTICS_MCP_URL`` (one server, key from ``MCP_API_KEY`` or ``MCP_API_KEY_PARAMETER``).
+    """Servers for the command line, from ``RESPONDER_MCP_CONFIG`` (a JSON or YAML file),
+    ``RESPONDER_MCP_SERVERS`` (JSON), or ``DIAGNOSTICS_MCP_URL`` / ``REMEDIATION_MCP_URL`` with ``MCP_AUTH``
+    (``iam`` or ``api_key``; by default ``api_key`` when ``MCP_API_KEY`` or ``MCP_API_KEY_PARAMETER`` is
+    set, else ``iam``). Deployed functions pass their servers explicitly (:mod:`incident_responder.settings`).
 
-    File format: ``{"servers": [{"name": "diagnostics", "url": "https://.../mcp",
-    "api_key_parameter": "/incident-response/mcp-api-key"}]}``
+    File format: ``{"servers": [{"name": "diagnostics", "url": "https://.../mcp", "auth": "iam"}]}``
     """
     if path := os.environ.get("RESPONDER_MCP_CONFIG"):
         data = yaml.safe_load(Path(path).read_text())
     elif raw := os.environ.get("RESPONDER_MCP_SERVERS"):
         data = json.loads(raw)
     elif os.environ.get("DIAGNOSTICS_MCP_URL") or os.environ.get("REMEDIATION_MCP_URL"):
+        keyed = os.environ.get("MCP_API_KEY") or os.environ.get("MCP_API_KEY_PARAMETER")
+        auth = os.environ.get("MCP_AUTH") or ("api_key" if keyed else "iam")
         data = {
             "servers": [
-                {"name": name, "url": os.environ[var], "api_key_parameter": os.environ.get("MCP_API_KEY_PARAMETER")}
+                {
+                    "name": name,
+                    "url": os.environ[var],
+                    "auth": auth,
+                    "api_key_parameter": os.environ.get("MCP_API_KEY_PARAMETER"),
+                }
                 for name, var in (("diagnostics", "DIAGNOSTICS_MCP_URL"), ("remediation", "REMEDIATION_MCP_URL"))
                 if os.environ.get(var)
             ]
@@ -180,7 +206,9 @@ class McpToolProvider:
     async def _connect(self, server: McpServerConfig) -> None:
         assert self._stack is not None
         session = await self._stack.enter_async_context(
-            mcp_session(server.url, server.api_key(), http_client=self._http_clients.get(server.name))
+            mcp_session(
+                server.url, server.api_key(), auth=server.http_auth(), http_client=self._http_clients.get(server.name)
+            )
         )
         with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
             listed = await session.list_tools()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name
 from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
-from incident_responder.store import context_table_name
+from incident_responder.store import RecordStore
 
 FUNCTION_NAME = "data-processor"
 INCIDENT_TOPIC = "incident-alerts"
@@ -208,7 +208,7 @@ def create_sample_account(
     clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
 
     table = baseline_table_name()
-    context_table = context_table_name()
+    context_table = RecordStore.from_env().table
     artifacts = os.environ.get("ARTIFACTS_BUCKET") or f"incident-artifacts-{account}"
     topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
     if responder_resources:  # without the deployed stack, create what the responder itself uses

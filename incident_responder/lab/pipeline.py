@@ -3,17 +3,18 @@
     with LabPipeline.start() as pipeline:
         record = pipeline.run(load_scenario("scenarios/s3-policy-revoked.yaml"))
 
-``start`` runs moto, deploys ``template.yaml`` (stack.py), starts the diagnostics MCP server as its
-own process where the function URL would be, creates and onboards ``data-processor``. ``run`` applies
-a scenario's faults with chaos, lets the workload fail and raise its alarm on the stack's SNS topic;
-from there everything is the deployed path: SNS -> ingest -> Step Functions -> investigate -> MCP.
-What EventBridge would do when an execution ends (reconcile) the pipeline does itself.
+``start`` runs moto, deploys ``template.yaml`` (stack.py), puts each of the template's function URLs
+in front of its function's own handler (function_url.py: SigV4 checked as AWS_IAM requires, each in
+its own process with the function's environment), creates and onboards ``data-processor``. ``run``
+applies a scenario's faults with chaos, lets the workload fail and raise its alarm on the stack's SNS
+topic; from there everything is the deployed path: SNS -> ingest -> Step Functions -> investigate ->
+signed MCP requests -> the function URL -> ``handlers/diagnostics_mcp.py``. What EventBridge would do
+when an execution ends (reconcile) the pipeline does itself.
 """
 
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import subprocess
 import tempfile
@@ -32,13 +33,12 @@ from incident_responder.aws import AwsClients
 from incident_responder.baseline import record_baseline
 from incident_responder.lab.account import SampleAccount, create_sample_account
 from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
+from incident_responder.lab.function_url import start_function_url
 from incident_responder.lab.scenario import Scenario
 from incident_responder.lab.server import Lab
-from incident_responder.lab.stack import DeployedStack, deploy_stack
+from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.workload import BurstResult, DataProcessor
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history
-from incident_responder.mcp_app import start_server_process
-from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
 from incident_responder.store import load_record
 
 
@@ -56,6 +56,17 @@ class IncidentRecord(BaseModel):
     execution: dict[str, Any]
     timings: dict[str, str] = {}
     workload: dict[str, Any] = {}
+
+
+def _process_base_env() -> dict[str, str]:
+    """What a lab process inherits besides the function's own environment: the interpreter's, and quiet."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "MOTO_PORT")
+    base = {k: os.environ[k] for k in keep if k in os.environ}
+    base["POWERTOOLS_TRACE_DISABLED"] = "true"
+    for key in ("POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_DISABLED"):
+        if key in os.environ:
+            base[key] = os.environ[key]
+    return base
 
 
 def _free_port() -> int:
@@ -106,16 +117,10 @@ class LabPipeline:
                 if own_dispatcher:
                     dispatcher.install()
                 clients = AwsClients()
-                key = secrets.token_urlsafe(24)
-                clients.get("ssm").put_parameter(
-                    Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True
-                )
-                ports = {"diagnostics": _free_port(), "remediation": _free_port()}
-                # The function URLs' place is taken by the same server code, each running as its own process.
-                overrides = {
-                    "DiagnosticsMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['diagnostics']}/",
-                    "RemediationMcpFunctionUrl.FunctionUrl": f"http://127.0.0.1:{ports['remediation']}/",
-                }
+                urls = function_urls()
+                ports = {url.url_id: _free_port() for url in urls}
+                # Each function URL's address is the lab's stand-in for it, in front of the same handler.
+                overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
                 stack = deploy_stack(
                     clients, dispatcher, overrides=overrides, parameters={"ResponderModel": model, **(parameters or {})}
                 )
@@ -126,10 +131,20 @@ class LabPipeline:
                     "ARTIFACTS_BUCKET": stack.physical["ArtifactsBucket"],
                 }
                 os.environ.update(tables)
-                # The servers read their key from SSM, as deployed.
-                server_env = {k: v for k, v in os.environ.items() if k != "MCP_API_KEY"}
-                servers = [start_server_process(name, port, server_env) for name, port in ports.items()]
-                sample = create_sample_account(clients, api_key=key, responder_resources=False)
+                for url in urls:
+                    function = dispatcher.functions[stack.physical[url.function_id]]
+                    env = {**_process_base_env(), **lab.env, **function.environment}
+                    servers.append(
+                        start_function_url(
+                            url.handler,
+                            stack.physical[url.function_id],
+                            ports[url.url_id],
+                            env,
+                            auth_type=url.auth_type,
+                            timeout=function.timeout_seconds,
+                        )
+                    )
+                sample = create_sample_account(clients, responder_resources=False)
                 record_baseline(clients, sample.function_name)
                 yield cls(
                     lab,
@@ -137,7 +152,7 @@ class LabPipeline:
                     dispatcher,
                     stack,
                     sample,
-                    f"http://127.0.0.1:{ports['diagnostics']}/mcp",
+                    f"http://127.0.0.1:{ports['DiagnosticsMcpFunctionUrl']}/mcp",
                     Path(chaos_state),
                     overrides,
                 )
@@ -155,14 +170,7 @@ class LabPipeline:
     def refresh(self, model: str = "offline") -> None:
         """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
         the sample workload (table names are stable in the lab, so the servers stay valid)."""
-        from aws_lambda_powertools.utilities import parameters as ssm_parameters
-
-        key = self.sample.api_key
         self.lab.reset()
-        ssm_parameters.clear_caches()
-        self.clients.get("ssm").put_parameter(
-            Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True
-        )
         self.stack = deploy_stack(
             self.clients,
             self.dispatcher,
@@ -170,7 +178,7 @@ class LabPipeline:
             parameters={"ResponderModel": model},
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
-        self.sample = create_sample_account(self.clients, api_key=key, responder_resources=False)
+        self.sample = create_sample_account(self.clients, responder_resources=False)
         record_baseline(self.clients, self.sample.function_name)
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()

@@ -4,8 +4,11 @@ Steps: load the SAM template (short-form tags included), inline what ``sam build
 (the ASL file, code locations), translate it offline with aws-sam-translator, and create the stack
 in moto's CloudFormation. Then close moto's gaps, each stated here:
 
-* resource types moto's CloudFormation lacks (function URLs, alarms, topic policies, schedules) are
-  left out; references to them take lab values (the function URL becomes the lab's MCP server URL);
+* resource types moto's CloudFormation lacks (function URLs, alarms, topic and bucket policies,
+  schedules) are left out; references to them take lab values (a function URL becomes the address of
+  the lab's stand-in, :mod:`incident_responder.lab.function_url`, which calls the same handler);
+* conditions are resolved here (``Fn::If``, ``Condition`` on resources, ``AWS::NoValue``): moto keeps
+  a NoValue list item as ``None`` and then fails on it;
 * state machines created by CloudFormation land in moto's non-executing backend and keep their
   ``${...}`` placeholders: they are re-created through the API with DefinitionSubstitutions applied;
 * SNS subscriptions are skipped by moto: they are created through the API;
@@ -32,7 +35,14 @@ from incident_responder.lab.engine import LambdaDispatcher, substitute
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"
 CODE_BUCKET = "lab-deployment-artifacts"
-LEFT_OUT = {"AWS::Lambda::Url", "AWS::CloudWatch::Alarm", "AWS::SNS::TopicPolicy", "AWS::Scheduler::Schedule"}
+LEFT_OUT = {
+    "AWS::Lambda::Url",
+    "AWS::CloudWatch::Alarm",
+    "AWS::SNS::TopicPolicy",
+    "AWS::S3::BucketPolicy",
+    "AWS::Scheduler::Schedule",
+}
+NO_VALUE = object()
 
 
 class _CfnLoader(yaml.SafeLoader):
@@ -58,6 +68,28 @@ _CfnLoader.add_multi_constructor("!", _intrinsic)
 
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
     return yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+@dataclass(frozen=True)
+class FunctionUrlSpec:
+    """A function URL of the template (SAM names its resource ``<Function>Url``)."""
+
+    url_id: str
+    function_id: str
+    auth_type: str
+    handler: str
+
+
+def function_urls(template_path: Path = TEMPLATE) -> list[FunctionUrlSpec]:
+    """Every function URL the template declares: the lab serves each through the function's own handler."""
+    found = []
+    for logical_id, resource in load_template(template_path)["Resources"].items():
+        props = resource.get("Properties", {})
+        if resource.get("Type") == "AWS::Serverless::Function" and "FunctionUrlConfig" in props:
+            found.append(
+                FunctionUrlSpec(f"{logical_id}Url", logical_id, props["FunctionUrlConfig"]["AuthType"], props["Handler"])
+            )
+    return found
 
 
 def translate(template: dict[str, Any], base: Path, region: str) -> dict[str, Any]:
@@ -182,6 +214,61 @@ def _without(template: dict[str, Any], left_out: set[str], overrides: dict[str, 
     return out
 
 
+def resolve_conditions(template: dict[str, Any], parameters: dict[str, str]) -> dict[str, Any]:
+    """The template with its conditions decided for ``parameters``: ``Fn::If`` replaced by the chosen
+    branch, ``AWS::NoValue`` removed, resources whose condition is false left out."""
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and "Ref" in node:
+            return parameters.get(node["Ref"], node["Ref"])
+        return node
+
+    conditions: dict[str, bool] = {}
+
+    def decide(node: Any) -> bool:
+        if isinstance(node, dict):
+            if "Condition" in node:
+                return condition(node["Condition"])
+            if "Fn::Equals" in node:
+                a, b = node["Fn::Equals"]
+                return str(value(a)) == str(value(b))
+            if "Fn::Not" in node:
+                return not decide(node["Fn::Not"][0])
+            if "Fn::And" in node:
+                return all(decide(n) for n in node["Fn::And"])
+            if "Fn::Or" in node:
+                return any(decide(n) for n in node["Fn::Or"])
+        raise ValueError(f"the lab cannot decide condition {node!r}")
+
+    def condition(name: str) -> bool:
+        if name not in conditions:
+            conditions[name] = decide(template["Conditions"][name])
+        return conditions[name]
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node == {"Ref": "AWS::NoValue"}:
+                return NO_VALUE
+            if "Fn::If" in node:
+                name, when_true, when_false = node["Fn::If"]
+                return walk(when_true if condition(name) else when_false)
+            out = {k: walk(v) for k, v in node.items()}
+            return {k: v for k, v in out.items() if v is not NO_VALUE}
+        if isinstance(node, list):
+            return [v for v in (walk(item) for item in node) if v is not NO_VALUE]
+        return node
+
+    out = copy.deepcopy(template)
+    out["Resources"] = {
+        k: walk({key: v for key, v in r.items() if key != "Condition"})
+        for k, r in out["Resources"].items()
+        if "Condition" not in r or condition(r["Condition"])
+    }
+    out["Outputs"] = {k: walk(v) for k, v in out.get("Outputs", {}).items()}
+    out.pop("Conditions", None)
+    return out
+
+
 def _placeholder_zip() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -207,6 +294,9 @@ def deploy_stack(
     """
     region, account = clients.region, clients.account_id()
     cfn = translate(load_template(template_path), template_path.parent, region)
+    values = {name: str(spec.get("Default", "")) for name, spec in cfn.get("Parameters", {}).items()}
+    values.update(parameters or {})
+    cfn = resolve_conditions(cfn, values)
     left_out = {k for k, v in cfn["Resources"].items() if v["Type"] in LEFT_OUT}
     cfn = _without(cfn, left_out, overrides or {})
     if stable_table_names:
@@ -223,8 +313,6 @@ def deploy_stack(
     for logical_id, resource in cfn["Resources"].items():
         if resource["Type"] in ("AWS::Lambda::Function", "AWS::Lambda::LayerVersion"):
             s3.put_object(Bucket=CODE_BUCKET, Key=f"{logical_id}.zip", Body=_placeholder_zip())
-    values = {name: str(spec.get("Default", "")) for name, spec in cfn.get("Parameters", {}).items()}
-    values.update(parameters or {})
     cf = clients.get("cloudformation")
     cf.create_stack(
         StackName=stack_name,

@@ -1,8 +1,8 @@
 """Diagnostics MCP server: read-only tools an investigating agent uses on a failing Lambda function.
 
-Run it with ``responder mcp serve diagnostics --host 127.0.0.1 --port 8081``, or serve ``create_app()``
-with any ASGI host (``uvicorn --factory``, a container, or a Lambda function URL through the Lambda
-Web Adapter). The logic lives in :mod:`incident_responder.diagnostics`; this file only registers it.
+Deployed behind a Lambda function URL with IAM auth (``handlers/diagnostics_mcp.py``); self-hosted with
+``responder mcp serve diagnostics --port 8081`` (bearer key), or ``create_app()`` under any ASGI host.
+The logic lives in :mod:`incident_responder.diagnostics`; this file only registers it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from incident_responder.diagnostics import (
     RecentLogs,
 )
 from incident_responder.mcp_app import create_server
+from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
     "Read-only diagnostics for AWS Lambda functions: recent logs, IAM role and policies, function "
@@ -34,39 +35,49 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 
 
-def build_server(clients: AwsClients | None = None, **server_kwargs: Any) -> FastMCP:
+def build_server(
+    clients: AwsClients | None = None, *, baseline_table: str | None = None, **server_kwargs: Any
+) -> FastMCP:
+    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.scope`)."""
     clients = clients or AwsClients()
+    scope = OnboardedScope(clients, baseline_table)
+
+    async def onboarded(lambda_name: str) -> str:
+        return await anyio.to_thread.run_sync(scope.check, lambda_name)
+
     mcp = create_server("incident-diagnostics", INSTRUCTIONS, **server_kwargs)
 
     # boto3 blocks: each call runs in a worker thread so concurrent requests are not serialized.
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_recent_logs(lambda_name: LambdaName, minutes: Minutes = 10) -> RecentLogs:
         """Newest 30 events (oldest first, each cut to 500 chars) of /aws/lambda/<name> in the last N minutes."""
-        return await anyio.to_thread.run_sync(diagnostics.get_recent_logs, clients, lambda_name, minutes)
+        return await anyio.to_thread.run_sync(
+            diagnostics.get_recent_logs, clients, await onboarded(lambda_name), minutes
+        )
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_iam_state(lambda_name: LambdaName) -> IamState:
         """The function's execution role, its attached managed policy ARNs and full inline policy documents."""
-        return await anyio.to_thread.run_sync(diagnostics.get_iam_state, clients, lambda_name)
+        return await anyio.to_thread.run_sync(diagnostics.get_iam_state, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_lambda_config(lambda_name: LambdaName) -> LambdaConfig:
         """Runtime, handler, role, memory, timeout, state, reserved concurrency and VPC config (no env vars)."""
-        return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, clients, lambda_name)
+        return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_network_config(lambda_name: LambdaName) -> NetworkConfig:
         """Egress rules of the function's security groups and the NACL entries of its subnets."""
-        return await anyio.to_thread.run_sync(diagnostics.get_network_config, clients, lambda_name)
+        return await anyio.to_thread.run_sync(diagnostics.get_network_config, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_config_drift(lambda_name: LambdaName) -> ConfigDrift:
         """Differences (path, baseline value, current value) between the function and its recorded baseline."""
-        return await anyio.to_thread.run_sync(diagnostics.get_config_drift, clients, lambda_name)
+        return await anyio.to_thread.run_sync(diagnostics.get_config_drift, clients, await onboarded(lambda_name))
 
     return mcp
 
 
 def create_app():
-    """ASGI app for external hosts; its lifespan runs the MCP session manager."""
+    """ASGI app for external hosts (bearer key); its lifespan runs the MCP session manager."""
     return build_server(host="0.0.0.0").streamable_http_app()

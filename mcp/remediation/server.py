@@ -1,6 +1,7 @@
 """Remediation MCP server: read-only lookups of the exact parameters that restore a function's baseline.
 
-Run it with ``responder mcp serve remediation --port 8082``; deployed like the diagnostics server.
+Deployed behind a Lambda function URL with IAM auth (``handlers/remediation_mcp.py``); self-hosted with
+``responder mcp serve remediation --port 8082`` (bearer key).
 The logic lives in :mod:`incident_responder.remediation`; this file only registers it.
 """
 
@@ -16,6 +17,7 @@ from incident_responder import remediation
 from incident_responder.aws import AwsClients
 from incident_responder.diagnostics import LambdaName
 from incident_responder.mcp_app import create_server
+from incident_responder.scope import OnboardedScope
 from incident_responder.remediation import (
     ConcurrencyRestoreInfo,
     FunctionConfigRestoreInfo,
@@ -31,33 +33,47 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 
 
-def build_server(clients: AwsClients | None = None, **server_kwargs: Any) -> FastMCP:
+def build_server(
+    clients: AwsClients | None = None, *, baseline_table: str | None = None, **server_kwargs: Any
+) -> FastMCP:
+    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.scope`)."""
     clients = clients or AwsClients()
+    scope = OnboardedScope(clients, baseline_table)
+
+    async def onboarded(lambda_name: str) -> str:
+        return await anyio.to_thread.run_sync(scope.check, lambda_name)
+
     mcp = create_server("incident-remediation", INSTRUCTIONS, **server_kwargs)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_iam_restore_info(lambda_name: LambdaName) -> IamRestoreInfo:
         """Inline policies and managed policies the role lost since the baseline, with the documents that restore them."""
-        return await anyio.to_thread.run_sync(remediation.get_iam_restore_info, clients, lambda_name)
+        return await anyio.to_thread.run_sync(remediation.get_iam_restore_info, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_concurrency_restore_info(lambda_name: LambdaName) -> ConcurrencyRestoreInfo:
         """Current and baseline reserved concurrency, and whether to put the baseline value or delete the reservation."""
-        return await anyio.to_thread.run_sync(remediation.get_concurrency_restore_info, clients, lambda_name)
+        return await anyio.to_thread.run_sync(
+            remediation.get_concurrency_restore_info, clients, await onboarded(lambda_name)
+        )
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_network_restore_info(lambda_name: LambdaName) -> NetworkRestoreInfo:
         """Security-group egress rules missing since the baseline and NACL entries added since (to remove)."""
-        return await anyio.to_thread.run_sync(remediation.get_network_restore_info, clients, lambda_name)
+        return await anyio.to_thread.run_sync(
+            remediation.get_network_restore_info, clients, await onboarded(lambda_name)
+        )
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_function_config_restore_info(lambda_name: LambdaName) -> FunctionConfigRestoreInfo:
         """Timeout and memory size against the baseline, and the UpdateFunctionConfiguration changes that restore them."""
-        return await anyio.to_thread.run_sync(remediation.get_function_config_restore_info, clients, lambda_name)
+        return await anyio.to_thread.run_sync(
+            remediation.get_function_config_restore_info, clients, await onboarded(lambda_name)
+        )
 
     return mcp
 
 
 def create_app():
-    """ASGI app for external hosts; its lifespan runs the MCP session manager."""
+    """ASGI app for external hosts (bearer key); its lifespan runs the MCP session manager."""
     return build_server(host="0.0.0.0").streamable_http_app()

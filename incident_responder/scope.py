@@ -1,0 +1,58 @@
+"""What the MCP tools may answer for: onboarded functions only (a recorded baseline exists).
+
+Checked before any tool reads the account: a malformed name (control characters included), a function
+that was never onboarded, or an ARN naming another account, region or partition is refused with a
+message that says why, and the only AWS call made is the baseline table's own GetItem.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from incident_responder.account_state import function_name_of
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import baseline_table_name
+
+
+class OutOfScopeError(ValueError):
+    """The tool was asked about a function it must not answer for."""
+
+
+class OnboardedScope:
+    def __init__(self, clients: AwsClients, table: str | None = None):
+        self.clients = clients
+        self.table = table
+
+    def check(self, name_or_arn: str) -> str:
+        """The bare function name, if the tools may answer for it; otherwise OutOfScopeError."""
+        try:
+            name = function_name_of(name_or_arn)
+        except ValueError as exc:
+            raise OutOfScopeError(str(exc)) from None
+        table = self.table or baseline_table_name()
+        try:
+            item = (
+                self.clients.get("dynamodb")
+                .get_item(
+                    TableName=table,
+                    Key={"function_name": {"S": name}},
+                    ProjectionExpression="function_name, function_arn",
+                )
+                .get("Item")
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise OutOfScopeError(f"cannot read the baseline table {table!r} to check {name!r}: {exc}") from None
+        if not item:
+            raise OutOfScopeError(
+                f"{name!r} is not onboarded: the tools answer only for functions with a recorded baseline "
+                f"(responder onboard {name})"
+            )
+        recorded = item.get("function_arn", {}).get("S")
+        if name_or_arn.startswith("arn:"):
+            asked = ":".join(name_or_arn.split(":")[:7])
+            if recorded is None or asked != recorded:
+                raise OutOfScopeError(
+                    f"{name_or_arn!r} is not the onboarded function {name!r} ({recorded or 'no ARN recorded'}): "
+                    "another account, region or partition"
+                )
+        return name
