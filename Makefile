@@ -91,3 +91,8 @@ build-IngestFunction build-InvestigateFunction build-ProposeFunction build-Diagn
 build-DependenciesLayer:
 	$(PIP_FOR_LAMBDA) --target $(ARTIFACTS_DIR)/python -r requirements/lambda.txt
 	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi
+
+# Only attached when ModelBaseUrl is set; --no-deps: everything else it needs is in the layer above.
+build-OpenAiCompatibleLayer:
+	$(PIP_FOR_LAMBDA) --no-deps --target $(ARTIFACTS_DIR)/python -r requirements/openai-layer.txt
+	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi

@@ -100,3 +100,59 @@ class ScriptedChatModel(BaseChatModel):
             "total_tokens": self.usage_per_call + 10,
         }
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+# -- the agents run as their handlers run them: from the function's settings --------------------
+def set_agent_environment(monkeypatch, sample, key: str, **urls: str) -> None:
+    """The agent functions' environment against self-hosted servers (bearer ``key``) and ``sample``'s tables.
+
+    ``urls``: ``diagnostics=...`` and/or ``remediation=...``.
+    """
+    values = {
+        "RESPONDER_MODEL": "offline",
+        "MCP_AUTH": "api_key",
+        "MCP_API_KEY_PARAMETER": sample.api_key_parameter,
+        "MCP_API_KEY": key,
+        "BASELINE_TABLE": sample.baseline_table,
+        "INCIDENT_CONTEXT_TABLE": sample.context_table,
+        "ARTIFACTS_BUCKET": sample.artifacts_bucket,
+        "INCIDENT_TTL_DAYS": "7",
+        "AGENT_RECURSION_LIMIT": "12",
+        "AGENT_TOKEN_CAP": "100000",
+    }
+    for name, url in urls.items():
+        values[f"{name.upper()}_MCP_URL"] = url
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+
+
+def investigate_as_deployed(incident, clients, *, model=None, timeout_ms: int = 300_000):
+    from incident_responder.investigation import run_investigation
+    from incident_responder.settings import InvestigateSettings
+
+    config = InvestigateSettings.from_env()
+    return run_investigation(
+        incident,
+        model=model or config.chat_model(),
+        servers=[config.mcp_server("diagnostics", config.diagnostics_mcp_url)],
+        store=config.store(),
+        limits=config.limits(timeout_ms),
+        clients=clients,
+    )
+
+
+def propose_as_deployed(incident, diagnosis, clients, *, model=None, timeout_ms: int = 180_000):
+    from incident_responder.proposal import run_proposal
+    from incident_responder.settings import ProposeSettings
+
+    config = ProposeSettings.from_env()
+    return run_proposal(
+        incident,
+        diagnosis,
+        model=model or config.chat_model(),
+        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
+        store=config.store(),
+        limits=config.limits(timeout_ms),
+        baseline_table=config.baseline_table,
+        clients=clients,
+    )

@@ -87,7 +87,9 @@ def function_urls(template_path: Path = TEMPLATE) -> list[FunctionUrlSpec]:
         props = resource.get("Properties", {})
         if resource.get("Type") == "AWS::Serverless::Function" and "FunctionUrlConfig" in props:
             found.append(
-                FunctionUrlSpec(f"{logical_id}Url", logical_id, props["FunctionUrlConfig"]["AuthType"], props["Handler"])
+                FunctionUrlSpec(
+                    f"{logical_id}Url", logical_id, props["FunctionUrlConfig"]["AuthType"], props["Handler"]
+                )
             )
     return found
 

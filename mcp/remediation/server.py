@@ -17,13 +17,13 @@ from incident_responder import remediation
 from incident_responder.aws import AwsClients
 from incident_responder.diagnostics import LambdaName
 from incident_responder.mcp_app import create_server
-from incident_responder.scope import OnboardedScope
 from incident_responder.remediation import (
     ConcurrencyRestoreInfo,
     FunctionConfigRestoreInfo,
     IamRestoreInfo,
     NetworkRestoreInfo,
 )
+from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
     "Read-only lookups for remediation: what differs from the function's recorded baseline and the exact "

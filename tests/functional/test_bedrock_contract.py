@@ -85,8 +85,9 @@ def test_bedrock_errors_become_typed_errors(bedrock, code, raised):
 
 
 def test_model_setting_is_validated(monkeypatch):
+    # No silent default: an environment's RESPONDER_MODEL is never picked up behind the caller's back.
     monkeypatch.setenv("RESPONDER_MODEL", "offline")
-    assert create_chat_model().__class__.__name__ == "OfflineChatModel"
-    for bad in ("bedrock_converse", "gpt5", "bedrock_converse:"):
+    assert create_chat_model("offline").__class__.__name__ == "OfflineChatModel"
+    for bad in ("", "  ", "bedrock_converse", "gpt5", "bedrock_converse:"):
         with pytest.raises(ModelConfigError):
             create_chat_model(bad)

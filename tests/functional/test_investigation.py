@@ -13,10 +13,10 @@ import pytest
 from chaos import FaultInjector
 from incident_responder.agent.errors import McpConnectionError, McpInitError
 from incident_responder.alerts import parse_alert
-from incident_responder.investigation import run_investigation
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process as start_mcp_server
 from incident_responder.store import load_record
+from tests.fakes import investigate_as_deployed, set_agent_environment
 
 KEY = "investigation-test-key"
 
@@ -40,10 +40,8 @@ def mcp_url(lab):
 
 @pytest.fixture
 def configured(mcp_url, sample, monkeypatch):
-    monkeypatch.setenv("DIAGNOSTICS_MCP_URL", mcp_url)
-    monkeypatch.setenv("MCP_API_KEY", KEY)
-    monkeypatch.setenv("ARTIFACTS_BUCKET", sample.artifacts_bucket)
-    monkeypatch.setenv("RESPONDER_MODEL", "offline")
+    """The investigate function's environment, as its settings model requires it (a self-hosted server)."""
+    set_agent_environment(monkeypatch, sample, KEY, diagnostics=mcp_url)
     return sample
 
 
@@ -88,7 +86,7 @@ CASES = {
 def test_offline_supervisor_diagnoses_each_fault(clients, configured, case):
     faults, workload, expected = CASES[case]
     incident = incident_after(clients, faults, **workload)
-    result, run = run_investigation(incident, clients=clients)
+    result, run = investigate_as_deployed(incident, clients)
     assert result.outcome == "DIAGNOSED", result.end_reason
     assert set(result.diagnosis["fault_types"]) == expected
     assert result.evidence["grounded_ratio"] == 1.0
@@ -152,11 +150,11 @@ def test_unreachable_mcp_server_raises_mcp_connection_error(clients, configured,
     monkeypatch.setenv("DIAGNOSTICS_MCP_URL", f"http://127.0.0.1:{_free_port()}/mcp")
     incident = incident_after(clients, [("timeout", {"seconds": 1})])
     with pytest.raises(McpConnectionError):
-        run_investigation(incident, clients=clients)
+        investigate_as_deployed(incident, clients)
 
 
 def test_wrong_key_raises_mcp_init_error(clients, configured, monkeypatch):
     monkeypatch.setenv("MCP_API_KEY", "not-the-key")
     incident = incident_after(clients, [("timeout", {"seconds": 1})])
     with pytest.raises(McpInitError, match="HTTP 401"):
-        run_investigation(incident, clients=clients)
+        investigate_as_deployed(incident, clients)

@@ -129,10 +129,47 @@ def test_environment_variables_never_leave_the_server(clients, sample):
 
 
 def test_aws_error_is_a_result_not_a_crash(clients, sample):
-    response = call_raw(build(clients), KEY, tool_call("get_iam_state", {"lambda_name": "missing-function"}))
+    clients.get("lambda").delete_function(FunctionName=sample.function_name)  # onboarded, then gone
+    response = call_raw(build(clients), KEY, tool_call("get_iam_state", {"lambda_name": sample.function_name}))
     result = response.json()["result"]
     assert result["isError"] is False
     assert result["structuredContent"]["error"].startswith("ResourceNotFoundException")
+
+
+class Recording:
+    """Real lab clients that remember which services were asked for."""
+
+    def __init__(self, clients):
+        self.clients, self.services = clients, []
+
+    def get(self, service):
+        self.services.append(service)
+        return self.clients.get(service)
+
+
+@pytest.mark.parametrize(
+    "lambda_name, message",
+    [
+        ("someone-elses-function", "is not onboarded"),
+        ("arn:aws:lambda:us-east-1:999999999999:function:data-processor", "another account"),
+        ("arn:aws:lambda:eu-west-1:123456789012:function:data-processor", "another account, region"),
+        ("data-processor\n", "not a Lambda function name"),
+        ("data-processor\u0000", "not a Lambda function name"),
+    ],
+)
+def test_out_of_scope_calls_are_refused_before_any_aws_call(clients, sample, lambda_name, message):
+    """Only onboarded functions: the one AWS call made is the baseline table's own lookup."""
+    recording = Recording(clients)
+    response = call_raw(build(recording), KEY, tool_call("get_lambda_config", {"lambda_name": lambda_name}))
+    result = response.json()["result"]
+    assert result["isError"] is True and message in result["content"][0]["text"]
+    assert set(recording.services) <= {"dynamodb"}
+
+
+def test_the_onboarded_function_is_answered_by_name_and_by_its_arn(clients, sample):
+    for name in (sample.function_name, sample.function_arn, f"{sample.function_arn}:live"):
+        response = call_raw(build(clients), KEY, tool_call("get_lambda_config", {"lambda_name": name}))
+        assert response.json()["result"]["structuredContent"]["FunctionName"] == sample.function_name
 
 
 def test_key_comes_from_ssm_securestring_with_env_override(clients, sample, monkeypatch):

@@ -19,12 +19,10 @@ from incident_responder.alerts import parse_alert
 from incident_responder.baseline import load_baseline, record_baseline
 from incident_responder.contracts import RemediationAction, RemediationProposal
 from incident_responder.guardrails import apply_guardrails
-from incident_responder.investigation import run_investigation
 from incident_responder.lab.remediate import apply_proposal
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process
-from incident_responder.proposal import run_proposal
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, investigate_as_deployed, propose_as_deployed, set_agent_environment
 
 FN = "data-processor"
 KEY = "remediation-test-key"
@@ -248,11 +246,7 @@ def servers(lab):
 
 @pytest.fixture
 def configured(servers, sample, monkeypatch):
-    monkeypatch.setenv("DIAGNOSTICS_MCP_URL", servers["diagnostics"])
-    monkeypatch.setenv("REMEDIATION_MCP_URL", servers["remediation"])
-    monkeypatch.setenv("MCP_API_KEY", KEY)
-    monkeypatch.setenv("ARTIFACTS_BUCKET", sample.artifacts_bucket)
-    monkeypatch.setenv("RESPONDER_MODEL", "offline")
+    set_agent_environment(monkeypatch, sample, KEY, **servers)
     return sample
 
 
@@ -278,8 +272,8 @@ def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, c
     inject(clients, *FAULT_CASES[case])
     burst = DataProcessor(clients).invoke(3)
     incident = parse_alert(burst.alert)
-    investigation, _ = run_investigation(incident, clients=clients)
-    result, run = run_proposal(incident, investigation.diagnosis, clients=clients)
+    investigation, _ = investigate_as_deployed(incident, clients)
+    result, run = propose_as_deployed(incident, investigation.diagnosis, clients)
     assert result.outcome == "PROPOSAL_READY", result.end_reason
     proposal = result.proposal
     assert proposal["actions"] and proposal["rejected_actions"] == [] and proposal["unresolvable_faults"] == []
@@ -293,8 +287,8 @@ def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, c
 def test_application_bug_ends_ready_with_no_actions(clients, configured):
     burst = DataProcessor(clients).invoke(2, app_error="KeyError: 'order_id'")
     incident = parse_alert(burst.alert)
-    investigation, _ = run_investigation(incident, clients=clients)
-    result, _ = run_proposal(incident, investigation.diagnosis, clients=clients)
+    investigation, _ = investigate_as_deployed(incident, clients)
+    result, _ = propose_as_deployed(incident, investigation.diagnosis, clients)
     assert result.outcome == "PROPOSAL_READY"
     assert result.proposal["actions"] == [] and result.unresolvable_faults == ["application_error"]
 
@@ -338,7 +332,7 @@ def test_whatever_the_model_says_guardrails_decide(clients, configured):
             )
         ]
     )
-    result, _ = run_proposal(incident, diagnosis, clients=clients, model=model)
+    result, _ = propose_as_deployed(incident, diagnosis, clients, model=model)
     assert result.outcome == "PROPOSAL_READY"
     assert result.proposal["actions"] == [] and result.rejected == 2
     reasons = " ".join(r for rejected in result.proposal["rejected_actions"] for r in rejected["reasons"])

@@ -63,6 +63,10 @@ def proposed(event, context):
             "unresolvable_faults": [],
         },
         "proposal_ref": "s3://bucket/incidents/x/proposal.json",
+        "notification": {
+            "subject": "Remediation proposed: data-processor (permission_loss)",
+            "message": f"Incident {event['incident']['incident_id']} on function data-processor.\n...",
+        },
         "actions": 1,
         "rejected": 0,
         "unresolvable_faults": [],
@@ -70,17 +74,21 @@ def proposed(event, context):
     }
 
 
+SUMMARY = {
+    "root_cause": "role lost s3-access",
+    "fault_types": ["permission_loss"],
+    "severity": "high",
+    "confidence": "high",
+}
+
+
 def diagnosed(event, context):
     return {
         "incident_id": event["incident"]["incident_id"],
         "outcome": "DIAGNOSED",
         "end_reason": "submitted",
-        "diagnosis": {
-            "root_cause": "role lost s3-access",
-            "fault_types": ["permission_loss"],
-            "severity": "high",
-            "confidence": "high",
-        },
+        "diagnosis_summary": SUMMARY,
+        "diagnosis": {**SUMMARY, "evidence": []},
         "diagnosis_ref": "s3://bucket/incidents/x/investigation.json",
         "metrics": {"grounded_ratio": 1.0, "llm_calls": 4},
     }
@@ -136,16 +144,31 @@ def test_happy_path(clients, lifecycle, dispatcher):
     state = get_incident_state(clients, incident.incident_id)
     assert state["status"] == "PROPOSAL_READY"
     assert (state["proposed_actions"], state["rejected_actions"]) == (1, 0)
-    # The notification a person reads: what broke, what is proposed, how to look closer.
+    # The notification is the one the propose function built from typed fields, published as it is.
     note = json.loads(sqs.receive_message(QueueUrl=queue)["Messages"][0]["Body"])
     assert note["Subject"] == "Remediation proposed: data-processor (permission_loss)"
-    assert "Root cause: role lost s3-access" in note["Message"]
-    assert "1. restore_iam_policy on arn:aws:iam::123456789012:role/data-processor-role" in note["Message"]
-    assert f"responder show {incident.incident_id}" in note["Message"]
+    assert note["Message"].startswith(f"Incident {incident.incident_id} on function data-processor.")
+    assert (state["root_cause"], state["severity"]) == (SUMMARY["root_cause"], "high")
+    assert state["fault_types"] == [{"S": "permission_loss"}]
     assert state["execution_arn"] == execution["executionArn"]
     assert state["expires_at"] > time.time() + 6 * 86400
     for stamp in ("received_at", "investigating_at", "diagnosed_at", "proposing_at", "proposal_ready_at"):
         assert stamp in state
+
+
+def test_a_diagnosis_travelling_by_reference_is_still_recorded(clients, lifecycle, dispatcher):
+    """Too large for the state, the diagnosis stays in S3; DIAGNOSED records its always-inline summary."""
+
+    def by_reference(event, context):
+        return {**diagnosed(event, context), "diagnosis": None, "diagnosis_ref": "s3://bucket/incidents/x/i.json"}
+
+    dispatcher.register("investigate", by_reference)
+    dispatcher.register("propose", proposed)
+    incident, execution = start(clients, lifecycle())
+    assert execution["status"] == "SUCCEEDED"
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["fault_types"]) == ("PROPOSAL_READY", [{"S": "permission_loss"}])
+    assert state["diagnosis_ref"] == "s3://bucket/incidents/x/i.json"
 
 
 def test_mcp_connection_error_once_then_success(clients, lifecycle, dispatcher):
