@@ -1,0 +1,297 @@
+"""What `sam deploy` creates, read as an AWS reviewer reads it: encryption that lets the publishers in,
+IAM-only MCP endpoints each callable by one agent, data kept and expired as intended, parameters that
+cannot contradict each other. Checked on template.yaml as SAM translates it (the CloudFormation AWS runs).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from incident_responder.lab.stack import load_template, resolve_conditions, translate
+from incident_responder.settings import AgentSettings, deadline_buffer_ms
+
+REPO = Path(__file__).parents[2]
+SAM = load_template()
+ASL_TEXT = (REPO / "statemachine" / "incident_lifecycle.asl.json").read_text()
+
+
+@cache
+def translated() -> dict[str, Any]:
+    return translate(SAM, REPO, "us-east-1")
+
+
+def defaults() -> dict[str, str]:
+    return {k: str(v.get("Default", "")) for k, v in translated()["Parameters"].items()}
+
+
+@cache
+def cfn() -> dict[str, Any]:
+    """What a deployment with the default parameters creates."""
+    return resolve_conditions(translated(), defaults())
+
+
+def resources(kind: str, template: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    template = template or cfn()
+    return {k: v.get("Properties", {}) for k, v in template["Resources"].items() if v["Type"] == kind}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def ref_name(value: Any) -> str | None:
+    """The logical id a Ref / GetAtt points at."""
+    if isinstance(value, dict):
+        if "Ref" in value:
+            return value["Ref"]
+        if "Fn::GetAtt" in value:
+            target = value["Fn::GetAtt"]
+            return target[0] if isinstance(target, list) else target.split(".")[0]
+    return None
+
+
+def role_statements(role_id: str, template: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    props = (template or cfn())["Resources"][role_id]["Properties"]
+    return [s for policy in props.get("Policies", []) for s in as_list(policy["PolicyDocument"]["Statement"])]
+
+
+def function_role(function_id: str) -> str:
+    return ref_name(cfn()["Resources"][function_id]["Properties"]["Role"])
+
+
+def allows(statements: list[dict[str, Any]], action: str, resource_id: str) -> list[dict[str, Any]]:
+    """Allow statements granting ``action`` on the resource with logical id ``resource_id``."""
+    found = []
+    for s in statements:
+        if s.get("Effect") != "Allow" or action not in as_list(s.get("Action", [])):
+            continue
+        if any(ref_name(r) == resource_id or str(r).find(resource_id) >= 0 for r in as_list(s.get("Resource", []))):
+            found.append(s)
+    return found
+
+
+# -- 1. alarms and AWS services can publish to the encrypted topics --------------------------------
+def topic_publishers() -> dict[str, set[str]]:
+    """Topic logical id -> who publishes to it: 'cloudwatch' for alarm actions, role ids for state machines."""
+    publishers: dict[str, set[str]] = {}
+    for alarm in resources("AWS::CloudWatch::Alarm").values():
+        for action in alarm.get("AlarmActions", []) + alarm.get("OKActions", []):
+            publishers.setdefault(ref_name(action), set()).add("cloudwatch")
+    for logical_id, resource in cfn()["Resources"].items():
+        if resource["Type"] == "AWS::StepFunctions::StateMachine":
+            role = ref_name(resource["Properties"]["RoleArn"])
+            for topic in resources("AWS::SNS::Topic"):
+                if f"${{{topic}" in str(SAM["Resources"][logical_id]["Properties"].get("DefinitionSubstitutions")):
+                    publishers.setdefault(topic, set()).add(role)
+    # The incident topic is where users point their functions' alarms.
+    publishers.setdefault("IncidentTopic", set()).add("cloudwatch")
+    return publishers
+
+
+def test_every_topic_uses_a_customer_managed_key_with_rotation():
+    keys = resources("AWS::KMS::Key")
+    for topic, props in resources("AWS::SNS::Topic").items():
+        key = ref_name(props.get("KmsMasterKeyId"))
+        assert key in keys, f"{topic}: {props.get('KmsMasterKeyId')} (alias/aws/sns cannot grant CloudWatch)"
+        assert keys[key]["EnableKeyRotation"] is True
+
+
+@pytest.mark.parametrize("topic", sorted(topic_publishers()))
+def test_each_publisher_may_use_the_topics_key(topic):
+    key_id = ref_name(resources("AWS::SNS::Topic")[topic]["KmsMasterKeyId"])
+    key_policy = resources("AWS::KMS::Key")[key_id]["KeyPolicy"]["Statement"]
+    for publisher in topic_publishers()[topic]:
+        if publisher == "cloudwatch":
+            grants = [
+                s
+                for s in key_policy
+                if s["Effect"] == "Allow" and s.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com"
+            ]
+            assert grants, f"{topic}: CloudWatch alarms cannot use {key_id}"
+            actions = {a for s in grants for a in as_list(s["Action"])}
+            assert {"kms:Decrypt", "kms:GenerateDataKey*"} <= actions
+            assert all("aws:SourceAccount" in str(s.get("Condition")) for s in grants), "confused-deputy condition"
+            topic_policies = [
+                p for p in resources("AWS::SNS::TopicPolicy").values() if topic in [ref_name(t) for t in p["Topics"]]
+            ]
+            assert any(
+                s.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com" and s["Action"] == "sns:Publish"
+                for p in topic_policies
+                for s in p["PolicyDocument"]["Statement"]
+            ), f"{topic}: no topic policy lets CloudWatch alarms publish"
+        else:  # an IAM role (the state machine): its own policy must allow the key
+            statements = role_statements(publisher)
+            for action in ("kms:GenerateDataKey*", "kms:Decrypt"):
+                assert allows(statements, action, key_id), f"{publisher} lacks {action} on {key_id} for {topic}"
+
+
+def test_the_key_policy_keeps_the_key_manageable_and_grants_nothing_broad():
+    (statements,) = [k["KeyPolicy"]["Statement"] for k in resources("AWS::KMS::Key").values()]
+    services = [s["Principal"].get("Service") for s in statements if "Service" in s.get("Principal", {})]
+    assert services == ["cloudwatch.amazonaws.com"]
+    admin = [s for s in statements if s["Action"] == "kms:*"]
+    assert len(admin) == 1 and ":root" in str(admin[0]["Principal"])
+
+
+# -- 2. MCP servers behind IAM, each callable by its own agent only ---------------------------------
+MCP_SERVER_OF = {"InvestigateFunction": "DiagnosticsMcpFunction", "ProposeFunction": "RemediationMcpFunction"}
+
+
+def test_function_urls_use_iam_auth_and_grant_no_public_access():
+    urls = resources("AWS::Lambda::Url")
+    assert {ref_name(u["TargetFunctionArn"]) for u in urls.values()} == set(MCP_SERVER_OF.values())
+    assert {u["AuthType"] for u in urls.values()} == {"AWS_IAM"}
+    for permission in resources("AWS::Lambda::Permission").values():
+        assert permission.get("Principal") != "*", f"public permission: {permission}"
+
+
+@pytest.mark.parametrize("agent, server", sorted(MCP_SERVER_OF.items()))
+def test_each_agent_may_invoke_only_its_own_server_and_only_through_its_url(agent, server):
+    statements = role_statements(function_role(agent))
+    url = allows(statements, "lambda:InvokeFunctionUrl", server)
+    invoke = allows(statements, "lambda:InvokeFunction", server)
+    assert url and invoke, "function URLs created since October 2025 need both actions"
+    assert all(s["Condition"]["StringEquals"]["lambda:FunctionUrlAuthType"] == "AWS_IAM" for s in url)
+    assert all(s["Condition"]["Bool"]["lambda:InvokedViaFunctionUrl"] == "true" for s in invoke)
+    other = (set(MCP_SERVER_OF.values()) - {server}).pop()
+    for action in ("lambda:InvokeFunctionUrl", "lambda:InvokeFunction"):
+        assert not allows(statements, action, other), f"{agent} may call {other}"
+    lambda_resources = [
+        r
+        for s in statements
+        if any(str(a).startswith("lambda:Invoke") for a in as_list(s["Action"]))
+        for r in as_list(s["Resource"])
+    ]
+    assert all(ref_name(r) == server for r in lambda_resources), lambda_resources
+
+
+@pytest.mark.parametrize("function", sorted(MCP_SERVER_OF) + sorted(MCP_SERVER_OF.values()))
+def test_no_bearer_key_is_deployed_or_readable(function):
+    env = SAM["Resources"][function]["Properties"]["Environment"]["Variables"]
+    assert env["MCP_AUTH"] == "iam" and "MCP_API_KEY_PARAMETER" not in env
+    assert not any(
+        "ssm:GetParameter" in as_list(s["Action"]) and "mcp" in str(s["Resource"]).lower()
+        for s in role_statements(function_role(function))
+    )
+
+
+@pytest.mark.parametrize("server", sorted(MCP_SERVER_OF.values()))
+def test_mcp_servers_read_only_what_their_tools_need(server):
+    statements = role_statements(function_role(server))
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert all(a.split(":")[1].startswith(("Get", "List", "Describe")) for a in actions if not a.startswith("xray:")), (
+        actions
+    )
+    assert "dynamodb:GetItem" in actions and not {"dynamodb:Scan", "dynamodb:Query"} & actions
+    wildcard = {a for s in statements if s["Resource"] == "*" for a in as_list(s["Action"])}
+    assert wildcard <= {
+        "ec2:DescribeSecurityGroups",
+        "ec2:DescribeSubnets",
+        "ec2:DescribeNetworkAcls",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+    }, wildcard
+
+
+# -- 6. data ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("table", ["IncidentStateTable", "IncidentContextTable"])
+def test_incident_tables_expire_and_recover(table):
+    props = resources("AWS::DynamoDB::Table")[table]
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_agent_functions_know_the_ttl_of_what_they_store():
+    for function in MCP_SERVER_OF:
+        env = SAM["Resources"][function]["Properties"]["Environment"]["Variables"]
+        assert env["INCIDENT_TTL_DAYS"] == {"Ref": "IncidentTtlDays"}
+
+
+def test_artifacts_bucket_denies_plain_http_blocks_public_access_and_keeps_versions():
+    bucket = resources("AWS::S3::Bucket")["ArtifactsBucket"]
+    assert all(bucket["PublicAccessBlockConfiguration"].values()) and len(bucket["PublicAccessBlockConfiguration"]) == 4
+    assert bucket["VersioningConfiguration"]["Status"] == "Enabled"
+    (policy,) = [p for p in resources("AWS::S3::BucketPolicy").values() if ref_name(p["Bucket"]) == "ArtifactsBucket"]
+    deny = [s for s in policy["PolicyDocument"]["Statement"] if s["Effect"] == "Deny"]
+    assert any(s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}} and s["Action"] == "s3:*" for s in deny)
+
+
+# -- 7. parameters that cannot contradict each other -----------------------------------------------
+@pytest.mark.parametrize("parameter", ["InvestigateTimeoutSeconds", "ProposeTimeoutSeconds"])
+def test_the_shortest_allowed_timeout_leaves_the_agent_most_of_it(parameter):
+    shortest = SAM["Parameters"][parameter]["MinValue"] * 1000
+    buffer = deadline_buffer_ms(shortest)
+    assert shortest - buffer >= 30_000, f"{parameter}={shortest // 1000}s leaves {(shortest - buffer) // 1000}s"
+    for timeout in range(shortest, SAM["Parameters"][parameter]["MaxValue"] * 1000 + 1, 30_000):
+        assert deadline_buffer_ms(timeout) < timeout / 2
+
+
+@pytest.mark.parametrize(
+    "function, parameter",
+    [("InvestigateFunction", "InvestigateTimeoutSeconds"), ("ProposeFunction", "ProposeTimeoutSeconds")],
+)
+def test_task_and_function_share_one_timeout_parameter(function, parameter):
+    assert SAM["Resources"][function]["Properties"]["Timeout"] == {"Ref": parameter}
+    substitutions = SAM["Resources"]["IncidentStateMachine"]["Properties"]["DefinitionSubstitutions"]
+    assert substitutions[parameter] == {"Ref": parameter} and f"${{{parameter}}}" in ASL_TEXT
+
+
+def _agent_env(template: dict[str, Any], function: str) -> dict[str, Any]:
+    return template["Resources"][function]["Properties"]["Environment"]["Variables"]
+
+
+def test_an_openai_compatible_model_is_deployable():
+    default = cfn()
+
+    def layer_ids(template):
+        return [k for k in template["Resources"] if k.startswith("OpenAiCompatibleLayer")]
+
+    assert layer_ids(default) == []
+    chosen = resolve_conditions(
+        translated(),
+        {
+            **defaults(),
+            "ResponderModel": "openai:gpt-4o-mini",
+            "ModelBaseUrl": "https://models.example.com/v1",
+            "ModelApiKeyParameterName": "/incident-response/model-key",
+        },
+    )
+    (layer,) = layer_ids(chosen)  # SAM suffixes layer versions with a content hash
+    for function in MCP_SERVER_OF:
+        props = chosen["Resources"][function]["Properties"]
+        assert {"Ref": layer} in props["Layers"]
+        env = _agent_env(chosen, function)
+        assert env["MODEL_BASE_URL"] == {"Ref": "ModelBaseUrl"}
+        assert env["MODEL_API_KEY_PARAMETER"] == {"Ref": "ModelApiKeyParameterName"}
+        role = ref_name(props["Role"])
+        assert any("ssm:GetParameter" in as_list(s["Action"]) for s in role_statements(role, chosen))
+        assert not any("ssm:GetParameter" in as_list(s["Action"]) for s in role_statements(role, default))
+    # The function's settings accept that environment, and refuse the half-configured one.
+    base = {
+        "RESPONDER_MODEL": "openai:gpt-4o-mini",
+        "MCP_AUTH": "iam",
+        "INCIDENT_CONTEXT_TABLE": "t",
+        "ARTIFACTS_BUCKET": "b",
+        "INCIDENT_TTL_DAYS": "7",
+        "AGENT_RECURSION_LIMIT": "12",
+        "AGENT_TOKEN_CAP": "100000",
+    }
+    AgentSettings.from_env({**base, "MODEL_BASE_URL": "https://models.example.com/v1"})
+    from incident_responder.settings import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="MODEL_BASE_URL"):
+        AgentSettings.from_env(base)
+
+
+def test_the_model_parameter_admits_only_deployable_models():
+    import re
+
+    pattern = SAM["Parameters"]["ResponderModel"]["AllowedPattern"]
+    for good in ("offline", "bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0", "openai:gpt-4o-mini"):
+        assert re.fullmatch(pattern, good)
+    for bad in ("", "gpt", "ollama:llama3", "bedrock_converse:"):
+        assert not re.fullmatch(pattern, bad)
