@@ -7,7 +7,7 @@ Invalid values are rejected here, by the models, never left to prose.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -254,7 +254,8 @@ class RemediationAction(BaseModel):
     @model_validator(mode="after")
     def _parameters_match_action_type(self) -> RemediationAction:
         model = PARAMETERS_FOR_ACTION[self.action_type]
-        self.parameters = model.model_validate(self.parameters).model_dump(mode="json", exclude_none=True)
+        # Nulls are kept: for update_concurrency a null reservation is the instruction to delete it.
+        self.parameters = model.model_validate(self.parameters).model_dump(mode="json")
         if self.fault_type in ACTION_FOR_FAULT and ACTION_FOR_FAULT[self.fault_type] != self.action_type:
             raise ValueError(f"{self.action_type.value} does not remedy {self.fault_type.value}")
         if self.fault_type not in ACTION_FOR_FAULT:
@@ -287,3 +288,74 @@ class RemediationProposal(BaseModel):
         ordered = sorted(self.actions, key=lambda a: FAULT_PRIORITY.index(a.fault_type))
         self.actions = [a.model_copy(update={"execution_order": i + 1}) for i, a in enumerate(ordered)]
         return self
+
+
+# -- what the resolver model submits ----------------------------------------------------------------
+# The model-facing shape of an action: its parameters typed per action type, published to the model as
+# a union discriminated by ``action_type``, so a hosted model sees every parameter name it must give.
+# It has no risk_level, requires_approval, execution_order or rejected_actions: deterministic code sets those.
+class _ProposedAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    fault_type: FaultType = Field(description="the diagnosed fault this action remedies")
+    target_resource: str = Field(min_length=1, max_length=2048, description="ARN or id of what the action changes")
+    reasoning: str = Field(default="", max_length=2000, description="why, in one or two sentences")
+
+
+class ProposedRestoreIamPolicy(_ProposedAction):
+    action_type: Literal[ActionType.RESTORE_IAM_POLICY]
+    parameters: RestoreIamPolicyParams
+
+
+class ProposedUpdateConcurrency(_ProposedAction):
+    action_type: Literal[ActionType.UPDATE_CONCURRENCY]
+    parameters: UpdateConcurrencyParams
+
+
+class ProposedRestoreNetworkEgress(_ProposedAction):
+    action_type: Literal[ActionType.RESTORE_NETWORK_EGRESS]
+    parameters: RestoreNetworkEgressParams
+
+
+class ProposedUpdateFunctionConfiguration(_ProposedAction):
+    action_type: Literal[ActionType.UPDATE_FUNCTION_CONFIGURATION]
+    parameters: UpdateFunctionConfigurationParams
+
+
+ProposedAction = Annotated[
+    ProposedRestoreIamPolicy
+    | ProposedUpdateConcurrency
+    | ProposedRestoreNetworkEgress
+    | ProposedUpdateFunctionConfiguration,
+    Field(discriminator="action_type"),
+]
+
+
+class ProposalSubmission(BaseModel):
+    """The ``submit_proposal`` arguments: typed actions, and the faults no action can fix."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    actions: list[ProposedAction] = Field(default_factory=list)
+    confidence: Confidence = "medium"
+    chain_of_thought: str = Field(default="", max_length=4000)
+    unresolvable_faults: list[FaultType] = Field(default_factory=list)
+
+    def to_proposal(self, incident_id: str) -> RemediationProposal:
+        """The stored shape; risk, approval and order are left to deterministic code."""
+        return RemediationProposal(
+            incident_id=incident_id,
+            actions=[
+                RemediationAction(
+                    fault_type=a.fault_type,
+                    action_type=a.action_type,
+                    target_resource=a.target_resource,
+                    parameters=a.parameters.model_dump(mode="json"),
+                    reasoning=a.reasoning,
+                )
+                for a in self.actions
+            ],
+            confidence=self.confidence,
+            chain_of_thought=self.chain_of_thought,
+            unresolvable_faults=self.unresolvable_faults,
+        )

@@ -27,6 +27,14 @@ from incident_responder.contracts import (
 from incident_responder.iam_policy import statements
 
 ALLOWED_ACTIONS = set(ActionType)
+# Set by policy, never by the model: what an action could break if it were wrong. Every action needs a
+# person's approval until the approval policy of the closed loop decides otherwise.
+RISK_FOR_ACTION = {
+    ActionType.RESTORE_IAM_POLICY: "high",
+    ActionType.RESTORE_NETWORK_EGRESS: "high",
+    ActionType.UPDATE_CONCURRENCY: "medium",
+    ActionType.UPDATE_FUNCTION_CONFIGURATION: "medium",
+}
 
 
 def _key(value: Any) -> str:
@@ -154,6 +162,9 @@ def apply_guardrails(
     """The proposal with only surviving actions; rejected ones kept in ``rejected_actions`` with reasons."""
     kept, rejected = [], list(proposal.rejected_actions)
     for action in proposal.actions:
+        action = action.model_copy(
+            update={"risk_level": RISK_FOR_ACTION[action.action_type], "requires_approval": True}
+        )
         reasons = check_action(action, current, baseline)
         if reasons:
             rejected.append(RejectedAction(action=action, reasons=reasons))

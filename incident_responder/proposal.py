@@ -81,11 +81,11 @@ async def propose(
     def guard(
         proposal: RemediationProposal, results: list[dict[str, Any]]
     ) -> tuple[RemediationProposal, dict[str, Any]]:
-        checked = apply_guardrails(proposal.model_copy(update={"incident_id": incident.incident_id}), current, baseline)
+        checked = apply_guardrails(proposal, current, baseline)
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
     return await run_agent_over_mcp(
-        resolver_spec(guard),
+        resolver_spec(guard, incident.incident_id),
         proposal_message(incident, diagnosis),
         model=model,
         servers=servers,

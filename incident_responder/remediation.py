@@ -2,7 +2,8 @@
 
 Behind the remediation MCP server (``mcp/remediation/server.py``). Nothing here changes the account:
 each lookup compares the current configuration with the baseline and says exactly what would put
-it back, in the shapes the remediation actions take. Errors come back in an ``error`` field.
+it back, and returns it as ``actions``: validated actions in the shape ``submit_proposal`` takes, so
+a model copies them instead of rebuilding parameters. Errors come back in an ``error`` field.
 """
 
 from __future__ import annotations
@@ -16,8 +17,26 @@ from pydantic import BaseModel, Field
 from incident_responder.account_state import FunctionConfiguration, function_name_of, read_function_configuration
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import Baseline, BaselineNotFoundError, load_baseline
+from incident_responder.contracts import (
+    ActionType,
+    FaultType,
+    NaclEntry,
+    ProposedAction,
+    ProposedRestoreIamPolicy,
+    ProposedRestoreNetworkEgress,
+    ProposedUpdateConcurrency,
+    ProposedUpdateFunctionConfiguration,
+    RestoreIamPolicyParams,
+    RestoreNetworkEgressParams,
+    UpdateConcurrencyParams,
+    UpdateFunctionConfigurationParams,
+)
 from incident_responder.diagnostics import AWS_ERRORS, describe_error
 from incident_responder.iam_policy import statements
+
+ACTIONS_DESCRIPTION = "ready-made actions for submit_proposal: copy them, adding your own reasoning"
+# The fields AuthorizeSecurityGroupEgress takes in an IpPermissions item (EC2 returns more).
+SG_RULE_FIELDS = ("IpProtocol", "FromPort", "ToPort", "IpRanges", "Ipv6Ranges", "PrefixListIds", "UserIdGroupPairs")
 
 
 def _key(value: Any) -> str:
@@ -59,6 +78,7 @@ class IamRestoreInfo(BaseModel):
     not_in_baseline: list[str] = Field(
         default_factory=list, description="inline policies or ARNs the baseline lacks (left alone)"
     )
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
     error: str | None = None
 
 
@@ -91,6 +111,27 @@ def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
     extra = sorted(set(role.inline_policies) - set(base_role.inline_policies)) + sorted(
         set(role.attached_policy_arns) - set(base_role.attached_policy_arns)
     )
+    actions = [
+        ProposedRestoreIamPolicy(
+            fault_type=FaultType.PERMISSION_LOSS,
+            action_type=ActionType.RESTORE_IAM_POLICY,
+            target_resource=role.role_arn,
+            parameters=RestoreIamPolicyParams(
+                role_name=role.role_name, policy_name=r.policy_name, policy_document=r.restore_document
+            ),
+            reasoning=f"inline policy {r.policy_name} is {r.status} compared with the baseline",
+        )
+        for r in restores
+    ] + [
+        ProposedRestoreIamPolicy(
+            fault_type=FaultType.PERMISSION_LOSS,
+            action_type=ActionType.RESTORE_IAM_POLICY,
+            target_resource=role.role_arn,
+            parameters=RestoreIamPolicyParams(role_name=role.role_name, attach_policy_arn=arn),
+            reasoning=f"managed policy {arn} was attached in the baseline",
+        )
+        for arn in detached
+    ]
     return IamRestoreInfo(
         function_name=name,
         role_name=role.role_name,
@@ -100,6 +141,7 @@ def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
         policies=restores,
         attach_policy_arns=detached,
         not_in_baseline=extra,
+        actions=actions,
     )
 
 
@@ -112,6 +154,7 @@ class ConcurrencyRestoreInfo(BaseModel):
         default="none", description="put (set the baseline value), delete (baseline had no reservation) or none"
     )
     baseline_captured_at: str | None = None
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
     error: str | None = None
 
 
@@ -122,12 +165,25 @@ def get_concurrency_restore_info(clients: AwsClients, lambda_name: str) -> Concu
 def _concurrency_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> ConcurrencyRestoreInfo:
     now, before = current.reserved_concurrency, baseline.configuration.reserved_concurrency
     action = "none" if now == before else ("delete" if before is None else "put")
+    actions = []
+    if action != "none":
+        actions.append(
+            ProposedUpdateConcurrency(
+                fault_type=FaultType.THROTTLING,
+                action_type=ActionType.UPDATE_CONCURRENCY,
+                target_resource=baseline.function_arn or name,
+                parameters=UpdateConcurrencyParams(function_name=name, reserved_concurrent_executions=before),
+                reasoning=f"reserved concurrency {now} -> baseline "
+                + ("none (delete the reservation)" if before is None else str(before)),
+            )
+        )
     return ConcurrencyRestoreInfo(
         function_name=name,
         current_reserved=now,
         baseline_reserved=before,
         action=action,
         baseline_captured_at=baseline.captured_at,
+        actions=actions,
     )
 
 
@@ -150,6 +206,7 @@ class NetworkRestoreInfo(BaseModel):
     network_acls: list[AclEntryRestore] = Field(default_factory=list)
     drifted: bool = False
     baseline_captured_at: str | None = None
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
     error: str | None = None
 
 
@@ -190,12 +247,46 @@ def _network_restore_info(name: str, current: FunctionConfiguration, baseline: B
             acls.append(
                 AclEntryRestore(network_acl_id=subnet.network_acl_id, added_entries=added, missing_entries=missing)
             )
+    actions: list[Any] = []
+    for group in groups:
+        rules = [
+            {k: v for k, v in rule.items() if k in SG_RULE_FIELDS and v not in (None, [])}
+            for rule in group.missing_egress_rules
+        ]
+        if rules:
+            actions.append(
+                ProposedRestoreNetworkEgress(
+                    fault_type=FaultType.NETWORK_BLOCK,
+                    action_type=ActionType.RESTORE_NETWORK_EGRESS,
+                    target_resource=group.security_group_id,
+                    parameters=RestoreNetworkEgressParams(
+                        security_group_id=group.security_group_id, ip_permissions=rules
+                    ),
+                    reasoning=f"{len(rules)} baseline egress rule(s) missing from {group.security_group_id}",
+                )
+            )
+    for acl in acls:
+        entries = [
+            NaclEntry(network_acl_id=acl.network_acl_id, rule_number=e["RuleNumber"], egress=bool(e.get("Egress")))
+            for e in acl.added_entries
+        ]
+        if entries:
+            actions.append(
+                ProposedRestoreNetworkEgress(
+                    fault_type=FaultType.NETWORK_BLOCK,
+                    action_type=ActionType.RESTORE_NETWORK_EGRESS,
+                    target_resource=acl.network_acl_id,
+                    parameters=RestoreNetworkEgressParams(remove_nacl_entries=entries),
+                    reasoning=f"{len(entries)} NACL entr(y/ies) added to {acl.network_acl_id} since the baseline",
+                )
+            )
     return NetworkRestoreInfo(
         function_name=name,
         security_groups=groups,
         network_acls=acls,
         drifted=bool(groups or acls),
         baseline_captured_at=baseline.captured_at,
+        actions=actions,
     )
 
 
@@ -210,6 +301,9 @@ class FunctionConfigRestoreInfo(BaseModel):
         default_factory=dict, description="UpdateFunctionConfiguration arguments that restore the baseline"
     )
     baseline_captured_at: str | None = None
+    actions: list[ProposedAction] = Field(
+        default_factory=list, description=ACTIONS_DESCRIPTION + " (timeout and memory each for its own fault)"
+    )
     error: str | None = None
 
 
@@ -226,6 +320,28 @@ def _function_config_restore_info(
         changes["Timeout"] = base.timeout
     if current.memory_size != base.memory_size:
         changes["MemorySize"] = base.memory_size
+    target = baseline.function_arn or name
+    actions = []
+    if "Timeout" in changes:
+        actions.append(
+            ProposedUpdateFunctionConfiguration(
+                fault_type=FaultType.TIMEOUT,
+                action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
+                target_resource=target,
+                parameters=UpdateFunctionConfigurationParams(function_name=name, timeout=base.timeout),
+                reasoning=f"timeout {current.timeout} s -> baseline {base.timeout} s",
+            )
+        )
+    if "MemorySize" in changes:
+        actions.append(
+            ProposedUpdateFunctionConfiguration(
+                fault_type=FaultType.MEMORY_EXHAUSTION,
+                action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
+                target_resource=target,
+                parameters=UpdateFunctionConfigurationParams(function_name=name, memory_size=base.memory_size),
+                reasoning=f"memory {current.memory_size} MB -> baseline {base.memory_size} MB",
+            )
+        )
     return FunctionConfigRestoreInfo(
         function_name=name,
         current_timeout=current.timeout,
@@ -234,4 +350,5 @@ def _function_config_restore_info(
         baseline_memory_size=base.memory_size,
         changes=changes,
         baseline_captured_at=baseline.captured_at,
+        actions=actions,
     )

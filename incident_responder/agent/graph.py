@@ -48,11 +48,12 @@ class AgentSpec:
     system_prompt: str
     terminal_tool: str
     terminal_description: str
-    payload_model: type[BaseModel]
-    # (payload, successful tool results) -> (payload to keep, report to record)
+    payload_model: type[BaseModel]  # what the model submits: the terminal tool's schema
+    # (payload, successful tool results) -> (result to keep, report to record)
     post_submit: Callable[[Any, list[dict[str, Any]]], tuple[Any, dict[str, Any] | None]] | None = None
     tool_filter: Callable[[ToolSpec], bool] = lambda spec: True
     recursion_limit: int | None = None  # this agent's own cap on model turns (the smaller limit wins)
+    result_model: type[BaseModel] | None = None  # what post_submit turns the payload into (default: the same)
 
 
 class AgentState(TypedDict, total=False):
@@ -111,6 +112,21 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
+def model_tool_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A pydantic model's JSON schema as a tool's parameters: references inlined, and OpenAPI's
+    ``discriminator`` dropped (its mapping points at the inlined ``$defs``); each variant of a union
+    still names its own ``action_type`` as a ``const``."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v) for k, v in node.items() if k != "discriminator"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(inline_refs(model.model_json_schema()))
+
+
 def quote_untrusted(tool: str, data: dict[str, Any]) -> str:
     """Tool output as quoted data; a closing tag inside the data cannot end the quote."""
     body = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
@@ -138,7 +154,7 @@ def build_graph(
         "function": {
             "name": spec.terminal_tool,
             "description": spec.terminal_description,
-            "parameters": inline_refs(spec.payload_model.model_json_schema()),
+            "parameters": model_tool_schema(spec.payload_model),
         },
     }
     full_model = model.bind_tools([t.as_model_tool() for t in tools] + [terminal])
@@ -357,7 +373,7 @@ async def run_agent(
     payload = state.get("payload")
     results = state.get("tool_results", [])
     return AgentRun(
-        payload=spec.payload_model.model_validate(payload) if payload is not None else None,
+        payload=(spec.result_model or spec.payload_model).model_validate(payload) if payload is not None else None,
         end_reason=state.get("end_reason") or "stopped",
         messages=list(state.get("messages", [])),
         tool_results=results,

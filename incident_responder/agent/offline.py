@@ -315,7 +315,6 @@ LOOKUP_FOR_FAULT = {
     "timeout": "get_function_config_restore_info",
     "memory_exhaustion": "get_function_config_restore_info",
 }
-_SG_FIELDS = ("IpProtocol", "FromPort", "ToPort", "IpRanges", "Ipv6Ranges", "PrefixListIds", "UserIdGroupPairs")
 
 
 def _diagnosis_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:
@@ -338,124 +337,20 @@ def next_remediation_tool(obs: Observations, diagnosis: dict[str, Any], availabl
 
 
 def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, Any]:
-    function = obs.incident.get("function_name", "")
+    """The submission: the lookups' ready-made actions for the diagnosed faults, as a model copies them."""
     faults = diagnosis.get("fault_types", [])
-    actions: list[dict[str, Any]] = []
     unresolvable = [f for f in faults if f not in LOOKUP_FOR_FAULT]
-    notes = []
-    iam = obs.results.get("get_iam_restore_info", {})
-    if "permission_loss" in faults and iam and not iam.get("error"):
-        for policy in iam.get("policies", []):
-            actions.append(
-                {
-                    "fault_type": "permission_loss",
-                    "action_type": "restore_iam_policy",
-                    "target_resource": iam["role_arn"],
-                    "parameters": {
-                        "role_name": iam["role_name"],
-                        "policy_name": policy["policy_name"],
-                        "policy_document": policy["restore_document"],
-                    },
-                    "risk_level": "low",
-                    "requires_approval": True,
-                    "reasoning": f"inline policy {policy['policy_name']} is {policy['status']} compared with the baseline",
-                }
-            )
-        for arn in iam.get("attach_policy_arns", []):
-            actions.append(
-                {
-                    "fault_type": "permission_loss",
-                    "action_type": "restore_iam_policy",
-                    "target_resource": iam["role_arn"],
-                    "parameters": {"role_name": iam["role_name"], "attach_policy_arn": arn},
-                    "risk_level": "low",
-                    "reasoning": f"managed policy {arn} was attached in the baseline",
-                }
-            )
-    concurrency = obs.results.get("get_concurrency_restore_info", {})
-    if "throttling" in faults and concurrency.get("action") in ("put", "delete"):
-        actions.append(
-            {
-                "fault_type": "throttling",
-                "action_type": "update_concurrency",
-                "target_resource": function,
-                "parameters": {
-                    "function_name": function,
-                    "reserved_concurrent_executions": concurrency.get("baseline_reserved"),
-                },
-                "risk_level": "low",
-                "reasoning": f"reserved concurrency {concurrency.get('current_reserved')} -> baseline {concurrency.get('baseline_reserved')}",
-            }
-        )
-    network = obs.results.get("get_network_restore_info", {})
-    if "network_block" in faults and network and not network.get("error"):
-        for group in network.get("security_groups", []):
-            if group.get("missing_egress_rules"):
-                rules = [
-                    {k: v for k, v in r.items() if k in _SG_FIELDS and v not in (None, [])}
-                    for r in group["missing_egress_rules"]
-                ]
-                actions.append(
-                    {
-                        "fault_type": "network_block",
-                        "action_type": "restore_network_egress",
-                        "target_resource": group["security_group_id"],
-                        "parameters": {"security_group_id": group["security_group_id"], "ip_permissions": rules},
-                        "risk_level": "medium",
-                        "reasoning": f"{len(rules)} baseline egress rule(s) missing from {group['security_group_id']}",
-                    }
-                )
-        for acl in network.get("network_acls", []):
-            entries = [
-                {
-                    "network_acl_id": acl["network_acl_id"],
-                    "rule_number": e["RuleNumber"],
-                    "egress": bool(e.get("Egress")),
-                }
-                for e in acl.get("added_entries", [])
-            ]
-            if entries:
-                actions.append(
-                    {
-                        "fault_type": "network_block",
-                        "action_type": "restore_network_egress",
-                        "target_resource": acl["network_acl_id"],
-                        "parameters": {"remove_nacl_entries": entries},
-                        "risk_level": "medium",
-                        "reasoning": f"{len(entries)} NACL entr(y/ies) added since the baseline",
-                    }
-                )
-    config = obs.results.get("get_function_config_restore_info", {})
-    changes = config.get("changes", {}) if config and not config.get("error") else {}
-    if "timeout" in faults and "Timeout" in changes:
-        actions.append(
-            {
-                "fault_type": "timeout",
-                "action_type": "update_function_configuration",
-                "target_resource": function,
-                "parameters": {"function_name": function, "timeout": changes["Timeout"]},
-                "risk_level": "low",
-                "reasoning": f"timeout {config.get('current_timeout')} s -> baseline {changes['Timeout']} s",
-            }
-        )
-    if "memory_exhaustion" in faults and "MemorySize" in changes:
-        actions.append(
-            {
-                "fault_type": "memory_exhaustion",
-                "action_type": "update_function_configuration",
-                "target_resource": function,
-                "parameters": {"function_name": function, "memory_size": changes["MemorySize"]},
-                "risk_level": "low",
-                "reasoning": f"memory {config.get('current_memory_size')} MB -> baseline {changes['MemorySize']} MB",
-            }
-        )
+    actions: list[dict[str, Any]] = []
+    for tool in dict.fromkeys(LOOKUP_FOR_FAULT[f] for f in faults if f in LOOKUP_FOR_FAULT):
+        result = obs.results.get(tool, {})
+        actions += [a for a in result.get("actions", []) if a.get("fault_type") in faults and not result.get("error")]
     covered = {a["fault_type"] for a in actions}
+    notes = []
     for fault in faults:
         if fault in LOOKUP_FOR_FAULT and fault not in covered:
             unresolvable.append(fault)
             notes.append(f"no restore parameters found for {fault}")
     return {
-        "incident_id": obs.incident.get("incident_id", "unknown"),
         "actions": actions,
         "confidence": "high" if actions and not notes else ("low" if not actions else "medium"),
         "chain_of_thought": "; ".join([a["reasoning"] for a in actions] + notes) or "nothing to restore automatically",

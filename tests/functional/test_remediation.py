@@ -63,7 +63,34 @@ def test_concurrency_restore_put_and_delete(clients, sample):
     clients.get("lambda").delete_function_concurrency(FunctionName=FN)
     record_baseline(clients, FN)  # a baseline without reservation
     inject(clients, ("throttle", {"reserved_concurrency": 1}))
-    assert remediation.get_concurrency_restore_info(clients, FN).action == "delete"
+    info = remediation.get_concurrency_restore_info(clients, FN)
+    assert info.action == "delete"
+    # The ready-made action deletes the reservation, and the guardrails keep it (a restore of the baseline).
+    (ready,) = info.actions
+    assert ready.parameters.reserved_concurrent_executions is None
+    checked = _guard(clients, ready.model_dump(mode="json"))
+    assert checked.rejected_actions == [] and checked.actions[0].parameters["reserved_concurrent_executions"] is None
+
+
+@pytest.mark.parametrize(
+    "faults, lookup",
+    [
+        ([("iam_revoke", {"target": "both"})], remediation.get_iam_restore_info),
+        ([("throttle", {"reserved_concurrency": 0})], remediation.get_concurrency_restore_info),
+        ([("network_block", {})], remediation.get_network_restore_info),
+        ([("timeout", {"seconds": 1}), ("memory", {"mb": 128})], remediation.get_function_config_restore_info),
+    ],
+    ids=["iam", "concurrency", "network", "config"],
+)
+def test_lookups_return_actions_ready_to_submit_that_the_guardrails_keep(clients, sample, faults, lookup):
+    from incident_responder.contracts import ProposalSubmission
+
+    inject(clients, *faults)
+    info = lookup(clients, FN)
+    assert info.actions, info
+    submission = ProposalSubmission.model_validate({"actions": [a.model_dump(mode="json") for a in info.actions]})
+    checked = _guard(clients, *[a.model_dump(mode="json") for a in submission.actions])
+    assert checked.rejected_actions == [] and len(checked.actions) == len(info.actions)
 
 
 def test_network_restore_info(clients, sample):
@@ -299,7 +326,6 @@ def test_whatever_the_model_says_guardrails_decide(clients, configured):
     incident = parse_alert(DataProcessor(clients).invoke(1).alert)
     diagnosis = {"fault_types": ["permission_loss"], "root_cause": "role lost s3", "evidence": []}
     hostile = {
-        "incident_id": incident.incident_id,
         "actions": [
             {
                 "fault_type": "permission_loss",
@@ -344,7 +370,6 @@ def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured
 
     incident = parse_alert({"function_name": FN, "detected_at": "2026-11-23T04:00:00Z", "error_type": "X"})
     bad = {
-        "incident_id": incident.incident_id,
         "actions": [
             {
                 "fault_type": "throttling",
@@ -354,7 +379,7 @@ def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured
             }
         ],
     }
-    good = {"incident_id": incident.incident_id, "actions": [], "unresolvable_faults": ["unknown"]}
+    good = {"actions": [], "unresolvable_faults": ["unknown"]}
 
     def call(args, n):
         return AIMessage(
@@ -364,7 +389,10 @@ def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured
     model = ScriptedChatModel(responses=[call(bad, 1), call(good, 2)])
     run = anyio.run(
         lambda: run_agent(
-            resolver_spec(None), model, logs_provider(), proposal_message(incident, {"fault_types": ["unknown"]})
+            resolver_spec(None, incident.incident_id),
+            model,
+            logs_provider(),
+            proposal_message(incident, {"fault_types": ["unknown"]}),
         )
     )
     assert run.end_reason == "submitted" and run.llm_calls == 2

@@ -65,3 +65,64 @@ def test_actions_are_ordered_by_fault_priority_and_numbered():
 def test_a_proposal_with_only_unresolvable_faults_is_valid():
     proposal = RemediationProposal(incident_id="i-1", unresolvable_faults=["application_error"])
     assert proposal.actions == [] and proposal.unresolvable_faults == ["application_error"]
+
+
+# -- what a hosted model sees: submit_proposal's schema ----------------------------------------------
+def submit_proposal_schema() -> dict:
+    from incident_responder.agent.graph import model_tool_schema
+    from incident_responder.agent.resolver import resolver_spec
+
+    return model_tool_schema(resolver_spec(None, "i-1").payload_model)
+
+
+def test_submit_proposal_publishes_every_action_types_parameter_names():
+    from incident_responder.contracts import PARAMETERS_FOR_ACTION
+
+    schema = submit_proposal_schema()
+    variants = schema["properties"]["actions"]["items"]["oneOf"]
+    by_type = {v["properties"]["action_type"]["const"]: v["properties"]["parameters"] for v in variants}
+    assert set(by_type) == {a.value for a in PARAMETERS_FOR_ACTION}
+    for action_type, params_model in PARAMETERS_FOR_ACTION.items():
+        published = by_type[action_type.value]
+        assert published.get("type") == "object" and set(published["properties"]) == set(params_model.model_fields)
+    text = str(schema)
+    assert "$ref" not in text and "discriminator" not in text  # self-contained for every model API
+    for name in ("reserved_concurrent_executions", "policy_document", "remove_nacl_entries", "memory_size"):
+        assert name in text
+
+
+def test_what_deterministic_code_decides_is_not_in_the_models_schema():
+    schema = submit_proposal_schema()
+    action_fields = set(schema["properties"]["actions"]["items"]["oneOf"][0]["properties"])
+    assert action_fields == {"fault_type", "action_type", "target_resource", "reasoning", "parameters"}
+    assert "rejected_actions" not in schema["properties"] and "incident_id" not in schema["properties"]
+
+
+def test_a_submission_setting_risk_or_approval_is_refused():
+    from incident_responder.contracts import ProposalSubmission
+
+    sneaky = action("permission_loss", "restore_iam_policy", IAM, requires_approval=False, risk_level="low")
+    with pytest.raises(ValidationError, match="requires_approval"):
+        ProposalSubmission.model_validate({"actions": [sneaky]})
+    with pytest.raises(ValidationError, match="rejected_actions"):
+        ProposalSubmission.model_validate({"actions": [], "rejected_actions": []})
+
+
+def test_a_null_reservation_survives_into_the_stored_proposal():
+    """Deleting the reservation (a baseline without one) is a null that must not be dropped on the way."""
+    from incident_responder.contracts import ProposalSubmission
+
+    submission = ProposalSubmission.model_validate(
+        {
+            "actions": [
+                action(
+                    "throttling",
+                    "update_concurrency",
+                    {"function_name": "f", "reserved_concurrent_executions": None},
+                )
+            ]
+        }
+    )
+    proposal = submission.to_proposal("i-1")
+    stored = RemediationProposal.model_validate(proposal.model_dump(mode="json"))
+    assert stored.actions[0].parameters == {"function_name": "f", "reserved_concurrent_executions": None}
