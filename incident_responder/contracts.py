@@ -55,6 +55,18 @@ class Incident(BaseModel):
     account_id: str | None = None
 
 
+# Text that came in with the alert: written by whoever named the alarm or raised the alert, or by the
+# failing code itself (an error message). The agents see it quoted as untrusted data, never as the incident.
+ALERT_TEXT_FIELDS = ("alarm_name", "reason", "error_type", "error_message")
+
+
+def incident_facts(incident: Incident) -> tuple[dict, dict]:
+    """(structural fields, alert text) of an incident, for the agents' first message."""
+    data = incident.model_dump(mode="json", exclude_none=True)
+    text = {k: data.pop(k) for k in ALERT_TEXT_FIELDS if k in data}
+    return data, text
+
+
 class InvalidIncidentError(ValueError):
     """What the state machine passed is not an incident (an ASL error name: goes to ERROR, no retry)."""
 

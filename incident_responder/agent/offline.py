@@ -25,7 +25,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 _RESULT = re.compile(r'<tool_result tool="(?P<tool>[^"]+)"[^>]*>\n(?P<body>.*)\n</tool_result>', re.S)
-_INCIDENT = re.compile(r"<incident>\n(?P<body>.*)\n</incident>", re.S)
+_INCIDENT = re.compile(r"<incident>\n(?P<body>.*?)\n</incident>", re.S)
+_ALERT_TEXT = re.compile(r'<alert_text trust="untrusted">\n(?P<body>.*?)\n</alert_text>', re.S)
 # The Python runtime's unhandled-exception format: "[ERROR] Type: message\nTraceback (most recent call last):"
 _EXCEPTION = re.compile(r"^\[ERROR\] (?P<type>[A-Za-z_][\w.]*): (?P<msg>[^\n]*)\nTraceback \(most recent call last\):")
 INFRA_EXCEPTIONS = {
@@ -55,6 +56,8 @@ class Observations:
             text = message.content if isinstance(message.content, str) else ""
             if isinstance(message, HumanMessage) and not self.incident and (m := _INCIDENT.search(text)):
                 self.incident = json.loads(m.group("body"))
+                if quoted := _ALERT_TEXT.search(text):  # the alert's own words: read as data, like logs
+                    self.incident.update(json.loads(quoted.group("body").replace("<\\/", "</")))
             elif isinstance(message, ToolMessage):
                 if m := _RESULT.search(text):
                     self.results[m.group("tool")] = json.loads(m.group("body").replace("<\\/", "</"))
@@ -307,7 +310,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
 
 
 # -- remediation policy ---------------------------------------------------------------------------
-_DIAGNOSIS = re.compile(r"<diagnosis>\n(?P<body>.*)\n</diagnosis>", re.S)
+_DIAGNOSIS = re.compile(r"<diagnosis[^>]*>\n(?P<body>.*?)\n</diagnosis>", re.S)
 LOOKUP_FOR_FAULT = {
     "permission_loss": "get_iam_restore_info",
     "throttling": "get_concurrency_restore_info",
@@ -324,7 +327,7 @@ def _diagnosis_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:
             and isinstance(message.content, str)
             and (m := _DIAGNOSIS.search(message.content))
         ):
-            return json.loads(m.group("body"))
+            return json.loads(m.group("body").replace("<\\/", "</"))
     return {}
 
 
