@@ -126,11 +126,25 @@ def _cmd_mcp_call(args: argparse.Namespace) -> int:
             return 2
         arguments[key] = int(value) if value.isdigit() else value
 
+    from incident_responder.agent.tools import classify_mcp_error
+    from incident_responder.mcp_client import SigV4Auth
+
+    key = args.api_key or os.environ.get("MCP_API_KEY")
+    try:
+        auth = None if key else SigV4Auth.from_session(args.url)  # deployed servers: IAM auth
+    except ValueError as exc:
+        print(f"responder mcp call: {exc}; or give --api-key for a self-hosted server", file=sys.stderr)
+        return 2
+
     async def call() -> dict:
-        async with mcp_session(args.url, args.api_key or os.environ.get("MCP_API_KEY")) as session:
+        async with mcp_session(args.url, key, auth=auth) as session:
             return tool_payload(await session.call_tool(args.tool, arguments))
 
-    payload = anyio.run(call)
+    try:
+        payload = anyio.run(call)
+    except Exception as exc:  # noqa: BLE001 - transport and auth failures, said in one line
+        print(f"responder mcp call: {classify_mcp_error(exc, args.url)}", file=sys.stderr)
+        return 1
     print(json.dumps(payload, indent=2))
     return 1 if payload.get("error") else 0
 

@@ -83,12 +83,15 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
             "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
             "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
             "BASELINE_TABLE": pipeline.stack.physical["BaselineTable"],
+            "ARTIFACTS_BUCKET": pipeline.stack.physical["ArtifactsBucket"],
             "INCIDENT_TOPIC_ARN": pipeline.stack.output("IncidentTopicArn"),
-            "MCP_API_KEY": pipeline.sample.api_key,
+            # Behind the lab's function URL (AWS_IAM): requests are signed with the credentials above.
+            "DIAGNOSTICS_MCP_URL": pipeline.mcp_url,
         }
         print(f"stack {pipeline.stack.name} deployed from template.yaml; state machine {pipeline.state_machine_arn}")
         print(
-            f"diagnostics MCP server at {pipeline.mcp_url}; sample workload {pipeline.sample.function_name} onboarded"
+            f"diagnostics MCP server behind its function URL (IAM auth, SigV4) at {pipeline.mcp_url}; "
+            f"sample workload {pipeline.sample.function_name} onboarded"
         )
         return _serve_lab(lab, exports, pipeline)
 

@@ -77,7 +77,7 @@ def run_demo(
     with LabPipeline.start(model=model) as pipeline:
         print(f"  stack {pipeline.stack.name}: state machine {pipeline.state_machine_arn.rsplit(':', 1)[-1]}")
         print(f"  left to the lab (moto cannot create them): {', '.join(pipeline.stack.left_out)}")
-        print(f"  diagnostics MCP server (own process) at {pipeline.mcp_url}")
+        print(f"  MCP servers behind their function URLs (AWS_IAM: SigV4 checked), diagnostics at {pipeline.mcp_url}")
         print(f"  sample workload {pipeline.sample.function_name} created and onboarded (baseline recorded)")
         _step("healthy burst of 3 invocations")
         healthy = pipeline.workload().invoke(3)

@@ -183,6 +183,25 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
         ]
         assert importing_moto == [], f"{function}: {importing_moto}"
     assert not (layer / "moto").exists(), "moto in the dependencies layer"
+    # The OpenAI-compatible layer (attached only with ModelBaseUrl) completes the dependencies layer.
+    openai_layer = build_dir / "OpenAiCompatibleLayer" / "python"
+    assert openai_layer.is_dir(), "sam build did not build the OpenAI-compatible layer"
+    check = subprocess.run(
+        [
+            str(RUNTIME_PYTHON),
+            "-I",
+            "-c",
+            f"import sys; sys.path[:0] = {[str(openai_layer), str(layer)]!r}; "
+            "from incident_responder.agent.models import create_chat_model; "
+            "m = create_chat_model('openai:m', base_url='https://models.example.com/v1', api_key='k'); "
+            "print(type(m).__name__)",
+        ],
+        env={**env, "PYTHONPATH": str(build_dir / "InvestigateFunction")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert check.stdout.strip() == "ChatOpenAI", check.stderr[-2000:]
     # The MCP server's code travels with its function.
     assert (build_dir / "DiagnosticsMcpFunction" / "mcp" / "diagnostics" / "server.py").exists()
     assert (build_dir / "RemediationMcpFunction" / "mcp" / "remediation" / "server.py").exists()
