@@ -92,7 +92,7 @@ build-DependenciesLayer:
 	$(PIP_FOR_LAMBDA) --target $(ARTIFACTS_DIR)/python -r requirements/lambda.txt
 	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi
 
-# Only attached when ModelBaseUrl is set; --no-deps: everything else it needs is in the layer above.
+# Only attached when ModelBaseUrl is set; built to fit the layer above (same versions, no duplicates).
 build-OpenAiCompatibleLayer:
-	$(PIP_FOR_LAMBDA) --no-deps --target $(ARTIFACTS_DIR)/python -r requirements/openai-layer.txt
+	$(PYTHON) scripts/build_openai_layer.py $(ARTIFACTS_DIR)/python
 	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi

@@ -191,12 +191,12 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
             str(RUNTIME_PYTHON),
             "-I",
             "-c",
-            f"import sys; sys.path[:0] = {[str(openai_layer), str(layer)]!r}; "
+            f"import sys; sys.path[:0] = {[str(build_dir / 'InvestigateFunction'), str(openai_layer), str(layer)]!r}; "
             "from incident_responder.agent.models import create_chat_model; "
             "m = create_chat_model('openai:m', base_url='https://models.example.com/v1', api_key='k'); "
             "print(type(m).__name__)",
         ],
-        env={**env, "PYTHONPATH": str(build_dir / "InvestigateFunction")},
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
