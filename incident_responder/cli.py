@@ -45,14 +45,28 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from incident_responder.agent.errors import McpConnectionError, McpInitError, ModelAuthError, ModelTransientError
+    from incident_responder.agent.graph import Limits
+    from incident_responder.agent.models import ModelConfigError, create_chat_model
+    from incident_responder.agent.tools import load_mcp_servers
     from incident_responder.alerts import MalformedAlertError, parse_alert
     from incident_responder.investigation import run_investigation
+    from incident_responder.store import RecordStore
 
-    text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
+    try:
+        text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
+    except OSError as exc:
+        print(f"responder investigate: {args.alert}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     try:
         incident = parse_alert(text)
-        result, _ = run_investigation(incident)
-    except MalformedAlertError as exc:
+        result, _ = run_investigation(
+            incident,
+            model=create_chat_model(args.model),
+            servers=load_mcp_servers(only=("diagnostics",)),
+            store=RecordStore.from_env(),
+            limits=Limits(),
+        )
+    except (MalformedAlertError, ModelConfigError) as exc:
         print(f"responder investigate: {exc}", file=sys.stderr)
         return 2
     except (McpConnectionError, McpInitError, ModelAuthError, ModelTransientError) as exc:
