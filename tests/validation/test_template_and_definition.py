@@ -120,10 +120,20 @@ RUNTIME_PYTHON = shutil.which("python3.12") or next(
 @pytest.mark.skipif(
     RUNTIME_PYTHON is None, reason="no python3.12 (the functions' runtime) to import the built artifacts with"
 )
+@pytest.mark.timeout(900)  # a full sam build with both layers, beside the rest of the suite
 def test_sam_build_artifacts_import_every_handler(tmp_path):
     build_dir = tmp_path / "build"
     out = subprocess.run(
-        [str(SAM), "build", "--build-in-source", "--build-dir", str(build_dir), "--template", "template.yaml"],
+        [
+            str(SAM),
+            "build",
+            "--build-in-source",
+            "--parallel",
+            "--build-dir",
+            str(build_dir),
+            "--template",
+            "template.yaml",
+        ],
         cwd=REPO,
         env=OFFLINE_ENV,
         capture_output=True,
