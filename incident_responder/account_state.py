@@ -176,9 +176,14 @@ def read_network(clients: AwsClients, vpc_config: dict[str, Any] | None) -> Netw
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
     """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
-    config = clients.get("lambda").get_function_configuration(FunctionName=name)
+    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name))
+
+
+def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionConfiguration:
+    """:class:`FunctionConfiguration` from a GetFunctionConfiguration response (role, concurrency and network read)."""
+    name = config["FunctionName"]
     return FunctionConfiguration(
-        function_name=config["FunctionName"],
+        function_name=name,
         role=read_role(clients, config["Role"]),
         reserved_concurrency=read_reserved_concurrency(clients, name),
         timeout=config["Timeout"],

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from incident_responder.account_state import FunctionConfiguration, read_function_configuration
+from incident_responder.account_state import FunctionConfiguration, configuration_from, function_name_of
 from incident_responder.aws import AwsClients
 
 DEFAULT_BASELINE_TABLE = "incident-baselines"
@@ -43,8 +43,9 @@ class BaselineNotFoundError(LookupError):
 
 def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
     """Capture the function's current configuration and store it as its baseline."""
-    configuration = read_function_configuration(clients, function_name)
-    arn = clients.get("lambda").get_function_configuration(FunctionName=configuration.function_name)["FunctionArn"]
+    raw = clients.get("lambda").get_function_configuration(FunctionName=function_name_of(function_name))
+    configuration = configuration_from(clients, raw)
+    arn = raw["FunctionArn"]
     baseline = Baseline(
         function_name=configuration.function_name,
         captured_at=datetime.now(UTC).isoformat(timespec="seconds"),

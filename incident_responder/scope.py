@@ -7,6 +7,7 @@ message that says why, and the only AWS call made is the baseline table's own Ge
 
 from __future__ import annotations
 
+import anyio
 from botocore.exceptions import BotoCoreError, ClientError
 
 from incident_responder.account_state import function_name_of
@@ -56,3 +57,7 @@ class OnboardedScope:
                     "another account, region or partition"
                 )
         return name
+
+    async def acheck(self, name_or_arn: str) -> str:
+        """:meth:`check` off the event loop (boto3 blocks), for the MCP servers' async tools."""
+        return await anyio.to_thread.run_sync(self.check, name_or_arn)

@@ -92,11 +92,10 @@ class SweepSettings(ReconcileSettings):
     stuck_after_minutes: int = Field(ge=1)
 
 
-class McpServerSettings(FunctionSettings):
-    """An MCP server behind a function URL: IAM auth (the URL checks SigV4) or a bearer key from SSM."""
+class McpAuthSettings(FunctionSettings):
+    """How MCP requests are authenticated, on both ends: IAM (a function URL checks SigV4) or a bearer key."""
 
     mcp_auth: McpAuth
-    baseline_table: str = Field(min_length=1)
     mcp_api_key_parameter: str | None = None
 
     @model_validator(mode="after")
@@ -106,15 +105,19 @@ class McpServerSettings(FunctionSettings):
         return self
 
 
-class AgentSettings(FunctionSettings):
+class McpServerSettings(McpAuthSettings):
+    """An MCP server behind a function URL."""
+
+    baseline_table: str = Field(min_length=1)
+
+
+class AgentSettings(McpAuthSettings):
     """What both agent functions need: the model, their MCP server's auth, limits and where to store."""
 
     responder_model: str = Field(pattern=MODEL_PATTERN)
     model_base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     model_api_key_parameter: str | None = Field(default=None, pattern=r"^/[A-Za-z0-9_./-]+$")
     bedrock_region: str | None = None
-    mcp_auth: McpAuth
-    mcp_api_key_parameter: str | None = None
     incident_context_table: str = Field(min_length=1)
     artifacts_bucket: str = Field(min_length=1)
     incident_ttl_days: int = Field(ge=1)
@@ -129,8 +132,6 @@ class AgentSettings(FunctionSettings):
             raise ValueError("RESPONDER_MODEL=openai:<model> needs MODEL_BASE_URL (the OpenAI-compatible endpoint)")
         if self.model_base_url and not openai:
             raise ValueError(f"MODEL_BASE_URL is set but RESPONDER_MODEL={self.responder_model} does not use it")
-        if self.mcp_auth == "api_key" and not self.mcp_api_key_parameter:
-            raise ValueError("MCP_AUTH=api_key needs MCP_API_KEY_PARAMETER (the SSM SecureString with the key)")
         return self
 
     # What the handler builds from its settings (imports are lazy: they are the agent's heavy ones).

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from incident_responder.agent.graph import AgentSpec
+from incident_responder.agent.graph import AgentSpec, untrusted_json
+from incident_responder.agent.supervisor import incident_blocks
 from incident_responder.contracts import ActionType, FaultType, Incident, ProposalSubmission, RemediationProposal
 
 SUBMIT_PROPOSAL = "submit_proposal"
@@ -73,9 +74,6 @@ def resolver_spec(
 def proposal_message(incident: Incident, diagnosis: dict[str, Any]) -> str:
     """The incident and the verified part of the diagnosis; both quoted, the diagnosis as untrusted data
     (the supervisor model wrote it from the function's logs and configuration)."""
-    from incident_responder.agent.graph import untrusted_json
-    from incident_responder.agent.supervisor import incident_blocks
-
     facts = {
         "fault_types": diagnosis.get("fault_types", []),
         "root_cause": diagnosis.get("root_cause"),

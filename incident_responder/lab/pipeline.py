@@ -38,7 +38,7 @@ from incident_responder.lab.scenario import Scenario
 from incident_responder.lab.server import Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.workload import BurstResult, DataProcessor
-from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history
+from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
 from incident_responder.store import load_record
 
 
@@ -262,11 +262,7 @@ class LabPipeline:
         metrics = summary.get("metrics", {})
         proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
         proposal_metrics = proposal_record.get("metrics", {})
-        visited = [
-            e["stateEnteredEventDetails"]["name"]
-            for e in history(sfn, execution["executionArn"])
-            if "stateEnteredEventDetails" in e
-        ]
+        visited = states_entered(sfn, execution["executionArn"])
         order = [
             "detected_at",
             "created_at",

@@ -38,10 +38,7 @@ def build_server(
 ) -> FastMCP:
     """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.scope`)."""
     clients = clients or AwsClients()
-    scope = OnboardedScope(clients, baseline_table)
-
-    async def onboarded(lambda_name: str) -> str:
-        return await anyio.to_thread.run_sync(scope.check, lambda_name)
+    onboarded = OnboardedScope(clients, baseline_table).acheck
 
     mcp = create_server("incident-remediation", INSTRUCTIONS, **server_kwargs)
 
