@@ -1,17 +1,24 @@
 """Deterministic guardrails on a remediation proposal, applied after the model, whatever it said.
 
-An action survives only if its type is allowed, its target is the incident's own function, role,
-security group or NACL, and it restores no more than the recorded baseline: no statement the
-baseline (or the current policy) does not already hold, no wildcard widening, no managed policy the
-baseline did not attach, concurrency / timeout / memory within the baseline, egress rules only from
-the baseline, NACL removals only of entries the baseline lacks. Ground truth is read here from the
-account and the baseline table, never taken from the model or the tool results it saw.
+An action survives only if its type is allowed, it remedies a fault the diagnosis contains, it is not
+a duplicate, its ``target_resource`` names what its parameters change, that is the incident's own
+function, role, security group or NACL, and it restores exactly the recorded baseline: concurrency,
+timeout and memory equal to the baseline's (a lower value is no restore either), statements only from
+the baseline document (never from the current policy, which is what an attacker could have changed),
+managed policies the baseline attached, egress rules from the baseline, NACL removals only of entries
+the baseline lacks. Ground truth is read here from the account and the baseline table, never taken
+from the model or the tool results it saw. Risk and approval are set here by policy; so are
+rejections: anything the model put in ``rejected_actions`` is dropped.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
+
+from pydantic import ValidationError
 
 from incident_responder.account_state import FunctionConfiguration
 from incident_responder.contracts import (
@@ -55,48 +62,86 @@ def _has_wildcard(statement: dict[str, Any]) -> bool:
     return "NotAction" in statement or "NotResource" in statement
 
 
+def _names(target: str, kind: str, identifiers: Iterable[str]) -> bool:
+    """Whether ``target`` is one of ``identifiers`` or an ARN of that ``kind`` ending in one of them."""
+    ids = {i for i in identifiers if i}
+    if target in ids:
+        return True
+    patterns = {
+        "function": r"arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:(?P<id>[A-Za-z0-9_-]+)(?::[A-Za-z0-9$_-]+)?",
+        "role": r"arn:aws[a-z-]*:iam::\d{12}:role/(?:[\w+=,.@-]+/)*(?P<id>[\w+=,.@-]+)",
+        "ec2": r"arn:aws[a-z-]*:ec2:[a-z0-9-]+:\d{12}:(?:security-group|network-acl)/(?P<id>[a-z0-9-]+)",
+    }
+    match = re.fullmatch(patterns[kind], target)
+    return bool(match) and match["id"] in ids
+
+
+def _target_reason(action: RemediationAction, names: str, kind: str, identifiers: Iterable[str]) -> list[str]:
+    if _names(action.target_resource, kind, identifiers):
+        return []
+    return [f"target_resource {action.target_resource[:200]} does not name {names} the parameters change"]
+
+
 def check_action(
     action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
 ) -> list[str]:
-    """Reasons to reject the action; empty when it may be proposed."""
+    """Reasons to reject the action; empty when it may be proposed. Never raises on model output."""
     if action.action_type not in ALLOWED_ACTIONS:
-        return [f"action type {action.action_type.value} is not allowed"]
-    params = action.typed_parameters()
+        return [f"action type {action.action_type} is not allowed"]
+    try:
+        params = action.typed_parameters()
+    except (ValidationError, TypeError, KeyError) as exc:
+        return [f"parameters do not match {action.action_type}: {str(exc)[:300]}"]
     if isinstance(params, UpdateConcurrencyParams):
-        return _check_concurrency(params, current, baseline)
+        return _target_reason(action, "the function", "function", [params.function_name]) + _check_concurrency(
+            params, current, baseline
+        )
     if isinstance(params, UpdateFunctionConfigurationParams):
-        return _check_configuration(params, current, baseline)
+        return _target_reason(action, "the function", "function", [params.function_name]) + _check_configuration(
+            params, current, baseline
+        )
     if isinstance(params, RestoreIamPolicyParams):
-        return _check_iam(params, current, baseline)
+        return _target_reason(action, "the role", "role", [params.role_name]) + _check_iam(params, current, baseline)
     if isinstance(params, RestoreNetworkEgressParams):
-        return _check_network(params, current, baseline)
-    return [f"no guardrail knows {action.action_type.value}"]
+        changed = [params.security_group_id or ""] + [e.network_acl_id for e in params.remove_nacl_entries]
+        return _target_reason(action, "a security group or NACL", "ec2", changed) + _check_network(
+            params, current, baseline
+        )
+    return [f"no guardrail knows {action.action_type}"]
+
+
+def _other_function(function_name: str, current: FunctionConfiguration) -> list[str]:
+    if function_name == current.function_name:
+        return []
+    return [f"targets function {function_name}, not the incident's function {current.function_name}"]
 
 
 def _check_concurrency(
     p: UpdateConcurrencyParams, current: FunctionConfiguration, baseline: FunctionConfiguration
 ) -> list[str]:
-    reasons = []
-    if p.function_name != current.function_name:
-        reasons.append(f"targets function {p.function_name}, not the incident's function {current.function_name}")
+    reasons = _other_function(p.function_name, current)
     before = baseline.reserved_concurrency
-    if before is None and p.reserved_concurrent_executions is not None:
-        reasons.append("the baseline has no reservation: only removing the reservation restores it")
-    if before is not None and (p.reserved_concurrent_executions is None or p.reserved_concurrent_executions > before):
-        reasons.append(f"reserved concurrency must stay within the baseline ({before})")
+    if p.reserved_concurrent_executions != before:
+        shown = "no reservation" if before is None else before
+        reasons.append(f"reserved concurrency must equal the baseline ({shown}): anything else is not a restore")
+    elif current.reserved_concurrency == before:
+        reasons.append("reserved concurrency already equals the baseline: nothing to restore")
     return reasons
 
 
 def _check_configuration(
     p: UpdateFunctionConfigurationParams, current: FunctionConfiguration, baseline: FunctionConfiguration
 ) -> list[str]:
-    reasons = []
-    if p.function_name != current.function_name:
-        reasons.append(f"targets function {p.function_name}, not the incident's function {current.function_name}")
-    if p.timeout is not None and p.timeout > baseline.timeout:
-        reasons.append(f"timeout {p.timeout} s exceeds the baseline {baseline.timeout} s")
-    if p.memory_size is not None and p.memory_size > baseline.memory_size:
-        reasons.append(f"memory {p.memory_size} MB exceeds the baseline {baseline.memory_size} MB")
+    reasons = _other_function(p.function_name, current)
+    if p.timeout is not None and p.timeout != baseline.timeout:
+        reasons.append(f"timeout {p.timeout} s must equal the baseline {baseline.timeout} s")
+    if p.memory_size is not None and p.memory_size != baseline.memory_size:
+        reasons.append(f"memory {p.memory_size} MB must equal the baseline {baseline.memory_size} MB")
+    unchanged = (p.timeout is None or p.timeout == current.timeout) and (
+        p.memory_size is None or p.memory_size == current.memory_size
+    )
+    if not reasons and unchanged:
+        reasons.append("timeout and memory already equal the baseline: nothing to restore")
     return reasons
 
 
@@ -112,8 +157,8 @@ def _check_iam(p: RestoreIamPolicyParams, current: FunctionConfiguration, baseli
     if name not in baseline.role.inline_policies:
         reasons.append(f"inline policy {name} is not in the baseline")
         return reasons
+    # Only the baseline is trusted: a statement present in the current policy may be the attacker's.
     allowed = {_key(s) for s in statements(baseline.role.inline_policies[name])}
-    allowed |= {_key(s) for s in statements(current.role.inline_policies.get(name) or {})}
     for statement in statements(p.policy_document or {}):
         if _key(statement) in allowed:
             continue
@@ -156,24 +201,49 @@ def _check_network(
     return reasons
 
 
+def _identity(action: RemediationAction) -> str:
+    """What an action does, ignoring the model's prose: two actions with the same identity are duplicates."""
+    return _key({"type": str(action.action_type), "parameters": action.parameters})
+
+
 def apply_guardrails(
-    proposal: RemediationProposal, current: FunctionConfiguration, baseline: FunctionConfiguration
+    proposal: RemediationProposal,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    diagnosed_faults: Iterable[str],
 ) -> RemediationProposal:
-    """The proposal with only surviving actions; rejected ones kept in ``rejected_actions`` with reasons."""
-    kept, rejected = [], list(proposal.rejected_actions)
-    for action in proposal.actions:
+    """The proposal with only surviving actions; rejected ones in ``rejected_actions`` with reasons.
+
+    ``diagnosed_faults``: the fault types of the diagnosis the proposal answers.
+    """
+    diagnosed = {str(f) for f in diagnosed_faults}
+    kept: list[RemediationAction] = []
+    rejected: list[RejectedAction] = []  # what the model put there is dropped: only this function rejects
+    seen: dict[str, int] = {}
+    for number, action in enumerate(proposal.actions, start=1):
         action = action.model_copy(
-            update={"risk_level": RISK_FOR_ACTION[action.action_type], "requires_approval": True}
+            update={"risk_level": RISK_FOR_ACTION.get(action.action_type, "high"), "requires_approval": True}
         )
-        reasons = check_action(action, current, baseline)
+        reasons = []
+        if str(action.fault_type) not in diagnosed:
+            listed = ", ".join(sorted(diagnosed)) or "no faults"
+            reasons.append(f"fault {action.fault_type} is not in the diagnosis ({listed})")
+        identity = _identity(action)
+        if identity in seen:
+            reasons.append(f"duplicates action {seen[identity]}")
+        else:
+            reasons += check_action(action, current, baseline)
+            seen[identity] = number
         if reasons:
-            rejected.append(RejectedAction(action=action, reasons=reasons))
+            # Constructed: an action whose parameters never validated is still reported, never raised.
+            rejected.append(RejectedAction.model_construct(action=action, reasons=reasons))
         else:
             kept.append(action)
+    # Instances, not dumps: pydantic does not re-validate them, so a malformed action is reported as it came.
     return RemediationProposal.model_validate(
         {
             **proposal.model_dump(mode="json", exclude={"actions", "rejected_actions"}),
-            "actions": [a.model_dump(mode="json") for a in kept],
-            "rejected_actions": [r.model_dump(mode="json") for r in rejected],
+            "actions": kept,
+            "rejected_actions": rejected,
         }
     )

@@ -61,10 +61,13 @@ class PolicyRestore(BaseModel):
     policy_name: str
     status: str = Field(description="missing (deleted since the baseline) or modified")
     restore_document: dict[str, Any] = Field(
-        description="PutRolePolicy document: the baseline statements, plus current statements the baseline lacks"
+        description="PutRolePolicy document: the baseline document, exactly (only the baseline is trusted)"
     )
     current_document: dict[str, Any] | None = None
     missing_statements: list[dict[str, Any]] = Field(default_factory=list)
+    statements_not_in_baseline: list[dict[str, Any]] = Field(
+        default_factory=list, description="current statements the restore drops: a person should review them"
+    )
 
 
 class IamRestoreInfo(BaseModel):
@@ -96,15 +99,17 @@ def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
         missing = [s for s in base_statements if _key(s) not in {_key(n) for n in now_statements}]
         if not missing:
             continue
-        # Keep what is there now (unrelated statements stay as they are), add back what the baseline had.
-        restore = {**document, "Statement": now_statements + missing}
+        # The baseline document as recorded: a statement only the current policy has may be an attacker's,
+        # so it is dropped and listed for a person to review, never carried into the restore.
+        base_keys = {_key(b) for b in base_statements}
         restores.append(
             PolicyRestore(
                 policy_name=policy,
                 status="missing" if now is None else "modified",
-                restore_document=restore,
+                restore_document=document,
                 current_document=now,
                 missing_statements=missing,
+                statements_not_in_baseline=[n for n in now_statements if _key(n) not in base_keys],
             )
         )
     detached = sorted(set(base_role.attached_policy_arns) - set(role.attached_policy_arns))

@@ -156,3 +156,19 @@ def propose_as_deployed(incident, diagnosis, clients, *, model=None, timeout_ms:
         baseline_table=config.baseline_table,
         clients=clients,
     )
+
+
+def guard(clients, *actions: dict[str, Any], diagnosed: Sequence[str] | None = None, function: str = "data-processor"):
+    """Run actions (as the model would submit them) through the guardrails against the lab account.
+
+    ``diagnosed`` defaults to the actions' own fault types (the diagnosis contains what they remedy).
+    """
+    from incident_responder.account_state import read_function_configuration
+    from incident_responder.baseline import load_baseline
+    from incident_responder.contracts import RemediationProposal
+    from incident_responder.guardrails import apply_guardrails
+
+    proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
+    faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
+    current = read_function_configuration(clients, function)
+    return apply_guardrails(proposal, current, load_baseline(clients, function).configuration, diagnosed_faults=faults)

@@ -12,17 +12,15 @@ from langchain_core.messages import AIMessage
 
 from chaos import FaultInjector
 from incident_responder import remediation
-from incident_responder.account_state import read_function_configuration
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.resolver import proposal_message, resolver_spec
 from incident_responder.alerts import parse_alert
 from incident_responder.baseline import load_baseline, record_baseline
-from incident_responder.contracts import RemediationAction, RemediationProposal
-from incident_responder.guardrails import apply_guardrails
+from incident_responder.contracts import RemediationAction
 from incident_responder.lab.remediate import apply_proposal
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process
-from tests.fakes import ScriptedChatModel, investigate_as_deployed, propose_as_deployed, set_agent_environment
+from tests.fakes import ScriptedChatModel, guard, investigate_as_deployed, propose_as_deployed, set_agent_environment
 
 FN = "data-processor"
 KEY = "remediation-test-key"
@@ -44,16 +42,18 @@ def test_iam_restore_info_gives_the_baseline_document(clients, sample):
     assert policy.restore_document == baseline and info.role_name == "data-processor-role" and info.drifted
 
 
-def test_iam_restore_keeps_unrelated_statements(clients, sample):
+def test_iam_restore_is_the_baseline_and_lists_what_it_drops(clients, sample):
     iam = clients.get("iam")
     doc = json.loads(json.dumps(load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]))
     unrelated = {"Sid": "Queue", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}
     iam.put_role_policy(
         RoleName=sample.role_name, PolicyName="s3-access", PolicyDocument=json.dumps({**doc, "Statement": [unrelated]})
     )
-    (policy,) = remediation.get_iam_restore_info(clients, FN).policies
+    info = remediation.get_iam_restore_info(clients, FN)
+    (policy,) = info.policies
     assert policy.status == "modified"
-    assert policy.restore_document["Statement"] == [unrelated] + doc["Statement"]
+    assert policy.restore_document == doc and policy.statements_not_in_baseline == [unrelated]
+    assert guard(clients, *[a.model_dump(mode="json") for a in info.actions]).rejected_actions == []
 
 
 def test_concurrency_restore_put_and_delete(clients, sample):
@@ -68,7 +68,7 @@ def test_concurrency_restore_put_and_delete(clients, sample):
     # The ready-made action deletes the reservation, and the guardrails keep it (a restore of the baseline).
     (ready,) = info.actions
     assert ready.parameters.reserved_concurrent_executions is None
-    checked = _guard(clients, ready.model_dump(mode="json"))
+    checked = guard(clients, ready.model_dump(mode="json"))
     assert checked.rejected_actions == [] and checked.actions[0].parameters["reserved_concurrent_executions"] is None
 
 
@@ -89,7 +89,7 @@ def test_lookups_return_actions_ready_to_submit_that_the_guardrails_keep(clients
     info = lookup(clients, FN)
     assert info.actions, info
     submission = ProposalSubmission.model_validate({"actions": [a.model_dump(mode="json") for a in info.actions]})
-    checked = _guard(clients, *[a.model_dump(mode="json") for a in submission.actions])
+    checked = guard(clients, *[a.model_dump(mode="json") for a in submission.actions])
     assert checked.rejected_actions == [] and len(checked.actions) == len(info.actions)
 
 
@@ -121,136 +121,6 @@ def test_lookups_without_baseline_or_function_are_errors(clients, sample):
     clients.get("dynamodb").delete_item(TableName=sample.baseline_table, Key={"function_name": {"S": FN}})
     for tool in tools:
         assert "no baseline recorded" in getattr(remediation, tool)(clients, FN).error
-
-
-# -- guardrails -----------------------------------------------------------------------------------
-def _guard(clients, *actions):
-    proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
-    current = read_function_configuration(clients, FN)
-    return apply_guardrails(proposal, current, load_baseline(clients, FN).configuration)
-
-
-def _iam(document, role="data-processor-role", policy="s3-access", **params):
-    return {
-        "fault_type": "permission_loss",
-        "action_type": "restore_iam_policy",
-        "target_resource": role,
-        "parameters": {"role_name": role, "policy_name": policy, "policy_document": document, **params},
-    }
-
-
-@pytest.mark.parametrize(
-    "make_action, reason",
-    [
-        (
-            lambda doc: _iam(
-                {
-                    **doc,
-                    "Statement": doc["Statement"]
-                    + [
-                        {
-                            "Effect": "Allow",
-                            "Action": "s3:DeleteObject",
-                            "Resource": "arn:aws:s3:::data-processor-input-123456789012/*",
-                        }
-                    ],
-                }
-            ),
-            "not in the baseline",
-        ),
-        (lambda doc: _iam({**doc, "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}), "wildcard"),
-        (lambda doc: _iam(doc, role="other-function-role"), "not the function's role"),
-        (
-            lambda doc: {
-                "fault_type": "permission_loss",
-                "action_type": "restore_iam_policy",
-                "target_resource": "data-processor-role",
-                "parameters": {
-                    "role_name": "data-processor-role",
-                    "attach_policy_arn": "arn:aws:iam::aws:policy/AdministratorAccess",
-                },
-            },
-            "was not attached in the baseline",
-        ),
-        (lambda doc: _iam(doc, policy="brand-new-policy"), "not in the baseline"),
-        (
-            lambda doc: {
-                "fault_type": "throttling",
-                "action_type": "update_concurrency",
-                "target_resource": FN,
-                "parameters": {"function_name": FN, "reserved_concurrent_executions": 500},
-            },
-            "within the baseline",
-        ),
-        (
-            lambda doc: {
-                "fault_type": "timeout",
-                "action_type": "update_function_configuration",
-                "target_resource": FN,
-                "parameters": {"function_name": FN, "timeout": 900},
-            },
-            "exceeds the baseline",
-        ),
-        (
-            lambda doc: {
-                "fault_type": "timeout",
-                "action_type": "update_function_configuration",
-                "target_resource": "x",
-                "parameters": {"function_name": "payments", "timeout": 30},
-            },
-            "not the incident's function",
-        ),
-        (
-            lambda doc: {
-                "fault_type": "network_block",
-                "action_type": "restore_network_egress",
-                "target_resource": "sg-0",
-                "parameters": {
-                    "security_group_id": "sg-0123456789",
-                    "ip_permissions": [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}],
-                },
-            },
-            "is not the function's",
-        ),
-    ],
-    ids=[
-        "extra-statement",
-        "wildcard",
-        "other-role",
-        "admin-attach",
-        "new-policy",
-        "concurrency",
-        "timeout",
-        "other-function",
-        "other-sg",
-    ],
-)
-def test_guardrails_reject_with_reasons(clients, sample, make_action, reason):
-    doc = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
-    checked = _guard(clients, make_action(doc))
-    assert checked.actions == []
-    (rejected,) = checked.rejected_actions
-    assert any(reason in r for r in rejected.reasons), rejected.reasons
-
-
-def test_guardrails_keep_an_exact_baseline_restore(clients, sample):
-    inject(clients, ("iam_revoke", {"target": "s3"}))
-    doc = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
-    checked = _guard(clients, _iam(doc))
-    assert len(checked.actions) == 1 and checked.rejected_actions == []
-
-
-def test_nacl_removal_only_of_entries_added_since_the_baseline(clients, sample):
-    inject(clients, ("network_block", {}))
-    remove = lambda rule: {  # noqa: E731
-        "fault_type": "network_block",
-        "action_type": "restore_network_egress",
-        "target_resource": sample.network_acl_id,
-        "parameters": {"remove_nacl_entries": [{"network_acl_id": sample.network_acl_id, "rule_number": rule}]},
-    }
-    checked = _guard(clients, remove(1), remove(100))
-    assert [a.parameters["remove_nacl_entries"][0]["rule_number"] for a in checked.actions] == [1]
-    assert "is in the baseline" in checked.rejected_actions[0].reasons[0]
 
 
 # -- the resolver ---------------------------------------------------------------------------------
