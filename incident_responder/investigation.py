@@ -50,7 +50,7 @@ class InvestigationResult(BaseModel):
     """What the state machine receives: small, with large artifacts by reference."""
 
     incident_id: str
-    outcome: Literal["DIAGNOSED", "NO_DIAGNOSIS"]
+    outcome: Literal["DIAGNOSED", "NO_EVIDENCE", "NO_DIAGNOSIS"]
     end_reason: str
     diagnosis_summary: DiagnosisSummary | None = None
     diagnosis: dict[str, Any] | None = None
@@ -78,10 +78,19 @@ def summarize(incident: Incident, run: AgentRun, limits: Limits) -> Investigatio
         model_ms=run.model_ms,
         tool_ms=run.tool_ms,
     )
+    outcome, end_reason = "DIAGNOSED" if diagnosis else "NO_DIAGNOSIS", run.end_reason
+    if diagnosis and not report.get("verified"):
+        # Every claim must point at real tool output: a diagnosis resting on none is not a success,
+        # whatever it says (and nothing is proposed from it).
+        outcome = "NO_EVIDENCE"
+        end_reason = (
+            f"the diagnosis ({', '.join(diagnosis['fault_types'])}) cites no verified tool output"
+            f" ({run.tool_calls} tool call(s), {report.get('total', 0)} evidence pointer(s))"
+        )
     return InvestigationResult(
         incident_id=incident.incident_id,
-        outcome="DIAGNOSED" if diagnosis else "NO_DIAGNOSIS",
-        end_reason=run.end_reason,
+        outcome=outcome,
+        end_reason=end_reason,
         diagnosis_summary=DiagnosisSummary(
             fault_types=diagnosis["fault_types"],
             root_cause=diagnosis["root_cause"][:500],

@@ -16,7 +16,7 @@ from incident_responder.alerts import parse_alert
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process as start_mcp_server
 from incident_responder.store import load_record
-from tests.fakes import investigate_as_deployed, set_agent_environment
+from tests.fakes import ScriptedChatModel, call, diagnosis, investigate_as_deployed, set_agent_environment
 
 KEY = "investigation-test-key"
 
@@ -158,3 +158,24 @@ def test_wrong_key_raises_mcp_init_error(clients, configured, monkeypatch):
     incident = incident_after(clients, [("timeout", {"seconds": 1})])
     with pytest.raises(McpInitError, match="HTTP 401"):
         investigate_as_deployed(incident, clients)
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # Submits at once, without calling a tool.
+        lambda: [call("submit_diagnosis", diagnosis(fault_types=["unknown"], evidence=[], remediation_plan=[]))],
+        # Calls a tool, then cites nothing it returned.
+        lambda: [
+            call("get_recent_logs", {"lambda_name": "data-processor"}, 1),
+            call("submit_diagnosis", diagnosis(evidence=[{**diagnosis()["evidence"][0], "tool": "get_iam_state"}]), 2),
+        ],
+    ],
+    ids=["no-tool-call", "nothing-verified"],
+)
+def test_a_diagnosis_resting_on_no_verified_evidence_is_not_a_success(clients, configured, script):
+    incident = incident_after(clients, [("timeout", {"seconds": 1})])
+    result, run = investigate_as_deployed(incident, clients, model=ScriptedChatModel(responses=script()))
+    assert run.end_reason == "submitted"
+    assert result.outcome == "NO_EVIDENCE" and "cites no verified tool output" in result.end_reason
+    assert result.diagnosis is not None  # kept for the record, never proposed from

@@ -240,6 +240,24 @@ def test_no_diagnosis_fails_with_the_reason(clients, lifecycle, dispatcher):
     assert execution["status"] == "FAILED" and execution["error"] == "no_diagnosis"
 
 
+def test_a_diagnosis_without_verified_evidence_fails_and_proposes_nothing(clients, lifecycle, dispatcher):
+    proposals = []
+    dispatcher.register(
+        "investigate",
+        lambda event, context: {
+            **diagnosed(event, context),
+            "outcome": "NO_EVIDENCE",
+            "end_reason": "the diagnosis (unknown) cites no verified tool output (0 tool call(s), 0 evidence pointer(s))",
+        },
+    )
+    dispatcher.register("propose", lambda event, context: proposals.append(1) or proposed(event, context))
+    incident, execution = start(clients, lifecycle())
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == ("FAILED", "no_evidence")
+    assert state["error_reason"].startswith("no evidence: the diagnosis (unknown) cites no verified tool output")
+    assert execution["status"] == "FAILED" and proposals == []
+
+
 def test_circuit_breaker_stops_before_any_model_call(clients, lifecycle, dispatcher):
     calls = []
     dispatcher.register("investigate", lambda event, context: calls.append(1) or diagnosed(event, context))
