@@ -83,7 +83,9 @@ def mark_failed(clients: AwsClients, incident_id: str, from_status: str, reason:
         ddb.update_item(
             TableName=state_table_name(),
             Key={"incident_id": {"S": incident_id}},
-            UpdateExpression="SET #s = :failed, error_reason = :reason, error_category = :category, updated_at = :now",
+            UpdateExpression=(
+                "SET #s = :failed, error_reason = :reason, error_category = :category, updated_at = :now, ended_at = :now"
+            ),
             ConditionExpression="#s = :from",
             ExpressionAttributeNames={"#s": "status"},
             ExpressionAttributeValues={

@@ -325,6 +325,7 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
     assert reconcile_execution(clients, arn, status) == "marked_failed"
     state = get_incident_state(clients, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
+    assert state["ended_at"] == state["updated_at"]  # every terminal write says when the incident ended
     assert reconcile_execution(clients, arn, status) == "already_terminal"
 
 
@@ -339,7 +340,7 @@ def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, d
     assert wait_for_execution(clients.get("stepfunctions"), arn)["status"] == "ABORTED"
     state = get_incident_state(clients, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
-    assert "swept" in state["error_reason"]
+    assert "swept" in state["error_reason"] and state["ended_at"] == state["updated_at"]
     assert reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
 
 

@@ -216,3 +216,18 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
     assert (build_dir / "DiagnosticsMcpFunction" / "mcp" / "diagnostics" / "server.py").exists()
     assert (build_dir / "RemediationMcpFunction" / "mcp" / "remediation" / "server.py").exists()
     assert size_mb < 250, f"investigate function + layer unzipped: {size_mb:.0f} MB (Lambda's limit is 250 MB)"
+
+
+def test_every_terminal_write_in_the_definition_records_when_the_incident_ended():
+    from incident_responder.lifecycle import TERMINAL_STATUSES
+
+    states = json.loads(ASL.read_text())["States"]
+    terminal_writes = {
+        name: state["Arguments"]["UpdateExpression"]
+        for name, state in states.items()
+        if state.get("Resource", "").endswith("dynamodb:updateItem")
+        and state["Arguments"].get("ExpressionAttributeValues", {}).get(":status", {}).get("S") in TERMINAL_STATUSES
+    }
+    assert set(terminal_writes) >= {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
+    for name, expression in terminal_writes.items():
+        assert "ended_at = :now" in expression, name
