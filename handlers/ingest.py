@@ -1,38 +1,53 @@
-"""SNS -> ingest: turn each alert into an incident and start its lifecycle execution.
+"""SNS -> ingest: each alert starts an incident, joins the one under way for its fault, or is rejected.
 
-A duplicate alert (SNS delivers at least once) maps to the same execution name and starts nothing.
-A malformed alert is logged with a clear reason and sent, untouched, to the dead-letter queue: it is
-neither retried pointlessly nor lost. An event that is not SNS at all raises, so Lambda's own retries
-and the function's dead-letter queue keep it.
+See :mod:`incident_responder.ingest` for the outcomes. A rejected alert is logged with the reason and
+sent, untouched, to the dead-letter queue: neither retried pointlessly nor lost, and it starts
+nothing. An event that is not SNS at all raises, so Lambda's own retries and the function's
+dead-letter queue keep it; so do AWS errors (throttled DynamoDB or Step Functions), which are retried.
 """
 
 from __future__ import annotations
 
-import json
+import base64
+import re
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
-from incident_responder.alerts import MalformedAlertError, parse_alert
 from incident_responder.aws import AwsClients
-from incident_responder.lifecycle import start_incident
+from incident_responder.ingest import ingest_alert
 from incident_responder.settings import IngestSettings, at_cold_start
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")
 settings = at_cold_start(IngestSettings)
 
+METRIC_FOR_OUTCOME = {
+    "started": "IncidentsStarted",
+    "duplicate": "AlertsDuplicate",
+    "attached": "AlertsAttached",
+    "rejected": "AlertsRejected",
+}
+
+
+# What an SQS message body may contain (SendMessage rejects anything else with InvalidMessageContents).
+SQS_TEXT = re.compile("^[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+
 
 def dead_letter(queue_url: str, message: str, reason: str, message_id: str) -> None:
+    """The alert as it came, with the reason; base64 when SQS could not carry its characters."""
+    encoding = "text" if SQS_TEXT.match(message) else "base64"
+    body = message if encoding == "text" else base64.b64encode(message.encode("utf-8", "surrogatepass")).decode()
     AwsClients.shared().get("sqs").send_message(
         QueueUrl=queue_url,
-        MessageBody=message,
+        MessageBody=body or "(empty)",
         MessageAttributes={
             "rejected_by": {"DataType": "String", "StringValue": "ingest"},
             "reason": {"DataType": "String", "StringValue": reason[:1000]},
             "sns_message_id": {"DataType": "String", "StringValue": message_id},
+            "body_encoding": {"DataType": "String", "StringValue": encoding},
         },
     )
 
@@ -42,26 +57,26 @@ def dead_letter(queue_url: str, message: str, reason: str, message_id: str) -> N
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     records = SnsModel.model_validate(event).Records  # not SNS: raise, Lambda retries then its DLQ keeps it
     config = settings()
-    summary: dict[str, list[str]] = {"started": [], "duplicates": [], "rejected": []}
+    summary: dict[str, list[str]] = {outcome: [] for outcome in METRIC_FOR_OUTCOME}
     for record in records:
         message, message_id = record.Sns.Message, record.Sns.MessageId
-        try:
-            incident = parse_alert(message)
-        except MalformedAlertError as exc:
-            logger.error(
-                "malformed alert sent to the dead-letter queue",
-                extra={"reason": str(exc), "sns_message_id": message_id},
-            )
-            body = message if isinstance(message, str) else json.dumps(message)
-            dead_letter(config.dead_letter_queue_url, body, str(exc), message_id)
-            summary["rejected"].append(message_id)
-            metrics.add_metric(name="AlertsRejected", unit=MetricUnit.Count, value=1)
-            continue
-        result = start_incident(AwsClients.shared(), config.state_machine_arn, incident)
-        key = "duplicates" if result.duplicate else "started"
-        summary[key].append(incident.incident_id)
-        logger.info("duplicate alert absorbed" if result.duplicate else "incident started", extra=result.model_dump())
-        metrics.add_metric(
-            name="AlertsDuplicate" if result.duplicate else "IncidentsStarted", unit=MetricUnit.Count, value=1
+        result = ingest_alert(
+            AwsClients.shared(),
+            message,
+            state_machine_arn=config.state_machine_arn,
+            state_table=config.incident_state_table,
+            baseline_table=config.baseline_table,
+            window_seconds=config.alert_group_window_minutes * 60,
         )
+        if result.outcome == "rejected":
+            logger.error(
+                "alert rejected and sent to the dead-letter queue",
+                extra={"reason": result.reason, "sns_message_id": message_id},
+            )
+            dead_letter(config.dead_letter_queue_url, message, result.reason or "rejected", message_id)
+            summary["rejected"].append(message_id)
+        else:
+            logger.info(f"alert {result.outcome}", extra=result.model_dump(exclude_none=True))
+            summary[result.outcome].append(result.incident_id or "")
+        metrics.add_metric(name=METRIC_FOR_OUTCOME[result.outcome], unit=MetricUnit.Count, value=1)
     return summary

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -23,6 +24,12 @@ from incident_responder.contracts import Incident
 
 class MalformedAlertError(ValueError):
     """The alert cannot be turned into an incident; the message says what is wrong."""
+
+
+# A sender's clock may run a little ahead; an alert from further in the future means nothing.
+CLOCK_SKEW = timedelta(minutes=5)
+# Nor does one from before Lambda existed (fromisoformat reads "1111111111..." as the year 1111).
+EARLIEST = datetime(2014, 11, 13, tzinfo=UTC)
 
 
 class AlarmDimension(BaseModel):
@@ -80,22 +87,62 @@ def _function_from_dimensions(trigger: AlarmTrigger) -> str | None:
     return None
 
 
-def parse_alert(message: str | dict[str, Any]) -> Incident:
-    """An Incident from an SNS message body (string or already-decoded JSON)."""
+def parse_alert(message: str | dict[str, Any], now: datetime | None = None) -> Incident:
+    """An Incident from an SNS message body (string or already-decoded JSON).
+
+    Whatever the input, this returns an Incident or raises MalformedAlertError with the reason: deep
+    nesting and integers too long to convert are reasons too, never a crash.
+    """
     if isinstance(message, str):
         try:
             message = json.loads(message)
         except json.JSONDecodeError as exc:
             raise MalformedAlertError(f"alert is not JSON: {exc.msg} at position {exc.pos}") from exc
+        except RecursionError:
+            raise MalformedAlertError("alert is nested too deeply to be an alert") from None
+        except ValueError as exc:  # e.g. an integer longer than Python converts (4300 digits)
+            raise MalformedAlertError(f"alert is not usable JSON: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
         raise MalformedAlertError("alert must be a JSON object")
     try:
         if "AlarmName" in message:
-            return _from_alarm(AlarmNotification.model_validate(message))
-        return _from_project_alert(ProjectAlert.model_validate(message))
+            incident = _from_alarm(AlarmNotification.model_validate(message))
+        else:
+            incident = _from_project_alert(ProjectAlert.model_validate(message))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']}" for e in exc.errors())
-        raise MalformedAlertError(f"alert is not a CloudWatch alarm or a project alert: {problems}") from exc
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']}" for e in exc.errors(include_input=False)[:5]
+        )
+        raise MalformedAlertError(f"alert is not a CloudWatch alarm or a project alert: {problems[:800]}") from None
+    except RecursionError:
+        raise MalformedAlertError("alert is nested too deeply to be an alert") from None
+    _check_time(incident.detected_at, now or datetime.now(UTC))
+    return incident
+
+
+def _check_time(value: str, now: datetime) -> None:
+    """``detected_at`` must be a real ISO 8601 date and time (UTC when no offset is given), not in the future."""
+    try:
+        if len(value) <= 10:
+            raise ValueError("a date without a time")
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is not an ISO 8601 date and time") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if moment < EARLIEST:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is before AWS Lambda existed")
+    if moment > now + CLOCK_SKEW:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is in the future (now {now:%Y-%m-%dT%H:%M:%SZ})")
+
+
+def fault_signature(incident: Incident) -> str:
+    """What makes two alerts about one function the same fault: the alarm, else the error type.
+
+    Alerts with the same function and signature within the grouping window are one incident.
+    """
+    if incident.alarm_name:
+        return f"alarm:{incident.alarm_name}"
+    return f"error:{incident.error_type or ''}"
 
 
 def _from_alarm(alarm: AlarmNotification) -> Incident:

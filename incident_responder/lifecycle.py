@@ -20,7 +20,7 @@ from incident_responder.contracts import Incident
 
 DEFAULT_STATE_TABLE = "incident-state"
 # Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
-TERMINAL_STATUSES = {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED"}
+TERMINAL_STATUSES = {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED", "SUPPRESSED"}
 ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "PROPOSING"}
 
 

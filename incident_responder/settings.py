@@ -82,6 +82,9 @@ def at_cold_start(model: type[S]) -> Callable[[], S]:
 class IngestSettings(FunctionSettings):
     state_machine_arn: str = Field(pattern=r"^arn:aws[a-z-]*:states:")
     dead_letter_queue_url: str = Field(min_length=1)
+    incident_state_table: str = Field(min_length=1)
+    baseline_table: str = Field(min_length=1)
+    alert_group_window_minutes: int = Field(ge=1, le=1440)
 
 
 class ReconcileSettings(FunctionSettings):

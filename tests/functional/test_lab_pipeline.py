@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
 from incident_responder.lab.scenario import Scenario, load_scenario
+from incident_responder.lifecycle import get_incident_state
 from tests.functional.test_state_machine import HAPPY
 
 REPO = Path(__file__).parents[2]
@@ -33,6 +36,19 @@ def dead_letters(pipeline) -> list[dict]:
     sqs = pipeline.clients.get("sqs")
     url = pipeline.stack.output("AlertsDeadLetterQueueUrl")
     return sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]).get("Messages", [])
+
+
+def drain_dead_letters(pipeline) -> list[dict]:
+    """Every message in the dead-letter queue (received and deleted, ten at a time)."""
+    sqs = pipeline.clients.get("sqs")
+    url = pipeline.stack.output("AlertsDeadLetterQueueUrl")
+    letters = []
+    while batch := dead_letters(pipeline):
+        letters += batch
+        sqs.delete_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(batch)]
+        )
+    return letters
 
 
 def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
@@ -86,8 +102,67 @@ def test_ten_copies_of_one_alert_start_one_execution(pipeline):
     assert len(runs) == 1
     pipeline.follow(runs[0]["executionArn"])
     items = pipeline.clients.get("dynamodb").scan(TableName=pipeline.stack.physical["IncidentStateTable"])["Items"]
-    assert len([i for i in items if not i["incident_id"]["S"].startswith("rate#")]) == 1
-    assert dead_letters(pipeline) == []
+    assert len([i for i in items if "#" not in i["incident_id"]["S"]]) == 1
+    assert drain_dead_letters(pipeline) == []
+
+
+def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exists(pipeline):
+    """Step Functions answers a repeated StartExecution (same name, same input) with success: ingest must not
+    count every copy as started. The conditional claim on the group decides which one did."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from incident_responder.ingest import ingest_alert
+
+    alert = json.dumps({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "E"})
+    tables = pipeline.stack.physical
+
+    def deliver(_):
+        return ingest_alert(
+            pipeline.clients,
+            alert,
+            state_machine_arn=pipeline.state_machine_arn,
+            state_table=tables["IncidentStateTable"],
+            baseline_table=tables["BaselineTable"],
+            window_seconds=1800,
+        )
+
+    with ThreadPoolExecutor(10) as pool:
+        outcomes = list(pool.map(deliver, range(10)))
+    assert sorted(o.outcome for o in outcomes) == ["duplicate"] * 9 + ["started"]
+    assert len({o.incident_id for o in outcomes}) == 1 and len(executions(pipeline)) == 1
+    pipeline.follow(executions(pipeline)[0]["executionArn"])
+
+
+def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigated(pipeline):
+    from incident_responder.alerts import parse_alert
+    from incident_responder.baseline import record_baseline
+    from incident_responder.ingest import group_key
+    from incident_responder.lab.account import create_sample_account
+
+    pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
+    burst = pipeline.workload().invoke(1)
+    topic = pipeline.stack.output("IncidentTopicArn")
+    sns = pipeline.clients.get("sns")
+    for i in range(1, 50):  # the alarm fires again and again: 50 notifications in all
+        refired = {**burst.alert, "StateChangeTime": f"2026-11-23T04:{i // 60:02}:{i % 60:02}.000+0000"}
+        sns.publish(TopicArn=topic, Message=json.dumps(refired))
+    other = create_sample_account(pipeline.clients, function_name="orders-worker", responder_resources=False)
+    record_baseline(pipeline.clients, other.function_name)
+    pipeline.workload(other.function_name).invoke(2, app_error="KeyError: 'order_id'")
+
+    runs = executions(pipeline)
+    assert len(runs) == 2, [r["name"] for r in runs]
+    ends = {r["name"]: pipeline.follow(r["executionArn"])["status"] for r in runs}
+    assert set(ends.values()) == {"SUCCEEDED"}
+    states = {name: get_incident_state(pipeline.clients, name) for name in ends}
+    assert sorted(s["function_name"] for s in states.values()) == ["data-processor", "orders-worker"]
+    assert all(s["status"] == "PROPOSAL_READY" and s.get("investigating_at") for s in states.values())
+    group = pipeline.clients.get("dynamodb").get_item(
+        TableName=pipeline.stack.physical["IncidentStateTable"],
+        Key={"incident_id": {"S": group_key(parse_alert(burst.alert))}},
+    )["Item"]
+    assert len(group["attached_alerts"]["SS"]) == 49 and group["group_incident_id"]["S"] in ends
+    assert drain_dead_letters(pipeline) == []
 
 
 def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
@@ -105,6 +180,56 @@ def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
     reasons = [m["MessageAttributes"]["reason"]["StringValue"] for m in letters]
     assert any("not JSON" in r for r in reasons) and any("detected_at" in r for r in reasons)
     assert executions(pipeline) == []
+
+
+def hostile_alerts() -> list[str]:
+    """100 alerts that mean nothing: random bytes, deep nesting, huge numbers, unknown functions, bad times."""
+    rng = random.Random(7)
+    good = {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "E"}
+    alerts = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).decode("latin-1") for _ in range(25)]
+    alerts += ["[" * depth + "]" * depth for depth in (1_000, 10_000, 100_000, 120_000)]
+    alerts += ['{"a":' * depth + "1" + "}" * depth for depth in (5_000, 20_000, 40_000)]
+    alerts += [json.dumps(good)[:-1] + f', "n": {"9" * digits}}}' for digits in (4_301, 10_000, 200_000)]
+    alerts += [json.dumps({**good, "function_name": f"not-onboarded-{i}"}) for i in range(20)]
+    alerts += [
+        json.dumps({**good, "detected_at": value})
+        for value in ("aaaaaaaaaa", "2026-13-45T99:99:99Z", "2999-01-01T00:00:00Z", "1" * 40, "2026-11-23")
+    ]
+    alerts += [json.dumps({**good, "detected_at": f"{'x' * i}2026"}) for i in range(6, 26)]
+    alerts += [json.dumps(v) for v in (None, 1, "s", [], [good], True, 1e308)]
+    alerts += [
+        json.dumps({"AlarmName": "a" * i, "NewStateValue": "ALARM", "StateChangeTime": "now", "Trigger": {}})
+        for i in range(1, 13)
+    ]
+    alerts += [json.dumps({**good, "function_name": "data-processor\n"})]
+    assert len(alerts) == 100
+    return alerts
+
+
+def test_a_hundred_malformed_alerts_each_get_a_reason_and_start_nothing(pipeline):
+    topic = pipeline.stack.output("IncidentTopicArn")
+    sns = pipeline.clients.get("sns")
+    alerts = hostile_alerts()
+    for message in alerts:
+        sns.publish(TopicArn=topic, Message=message)
+    ingest = pipeline.stack.functions["IngestFunction"]
+    assert pipeline.dispatcher.functions[ingest].invocations == 100  # no crash, so no retry
+    letters = drain_dead_letters(pipeline)
+    assert all(m["MessageAttributes"]["reason"]["StringValue"] for m in letters)  # ingest's own copy, with reason
+    # Nothing lost: each alert as it came (base64 where SQS cannot carry its characters).
+    bodies = [
+        base64.b64decode(m["Body"]).decode()
+        if m["MessageAttributes"]["body_encoding"]["StringValue"] == "base64"
+        else m["Body"]
+        for m in letters
+    ]
+    assert sorted(bodies) == sorted(alerts)
+    reasons = " ".join(m["MessageAttributes"]["reason"]["StringValue"] for m in letters)
+    for words in ("not onboarded", "nested too deeply", "not usable JSON", "not an ISO 8601", "in the future"):
+        assert words in reasons
+    assert executions(pipeline) == []
+    counters = pipeline.clients.get("dynamodb").scan(TableName=pipeline.stack.physical["IncidentStateTable"])
+    assert counters["Items"] == []  # nothing started, no budget spent
 
 
 def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue(pipeline):

@@ -22,8 +22,8 @@ from incident_responder.lifecycle import (
 ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
 HAPPY = [
     "RECEIVED",
-    "Circuit breaker",
-    "Circuit open?",
+    "Function budget",
+    "Account budget",
     "INVESTIGATING",
     "Run supervisor agent",
     "Diagnosis found?",
@@ -105,6 +105,7 @@ def lifecycle(clients, lab_env, dispatcher):
             "IncidentStateTable": state_table_name(),
             "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:investigate",
             "MaxIncidentsPerHour": 20,
+            "MaxIncidentsPerFunctionPerHour": 5,
             "IncidentTtlSeconds": 604800,
             "InvestigateTimeoutSeconds": 60,
             "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
@@ -258,20 +259,38 @@ def test_a_diagnosis_without_verified_evidence_fails_and_proposes_nothing(client
     assert execution["status"] == "FAILED" and proposals == []
 
 
-def test_circuit_breaker_stops_before_any_model_call(clients, lifecycle, dispatcher):
+def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_model_call(clients, lifecycle, dispatcher):
     calls = []
     dispatcher.register("investigate", lambda event, context: calls.append(1) or diagnosed(event, context))
     dispatcher.register("propose", proposed)
-    machine = lifecycle(MaxIncidentsPerHour=2)
-    statuses = [
-        get_incident_state(clients, start(clients, machine, at=f"2026-11-23T04:00:0{i}Z")[0].incident_id)["status"]
-        for i in range(3)
-    ]
-    assert statuses == ["PROPOSAL_READY", "PROPOSAL_READY", "FAILED"]
-    assert len(calls) == 2
-    tripped = start(clients, machine, at="2026-11-23T04:00:09Z")[0]
-    state = get_incident_state(clients, tripped.incident_id)
-    assert state["error_category"] == "circuit_breaker" and "no model was called" in state["error_reason"]
+    machine = lifecycle(MaxIncidentsPerHour=3, MaxIncidentsPerFunctionPerHour=2)
+
+    def outcome(function, second):
+        incident, execution = start(clients, machine, function=function, at=f"2026-11-23T04:00:{second:02}Z")
+        return get_incident_state(clients, incident.incident_id), execution
+
+    runs = [outcome("data-processor", i) for i in range(4)]
+    assert [state["status"] for state, _ in runs] == ["PROPOSAL_READY", "PROPOSAL_READY", "SUPPRESSED", "SUPPRESSED"]
+    suppressed, execution = runs[2]
+    assert suppressed["error_category"] == "circuit_breaker" and "no model was called" in suppressed["error_reason"]
+    assert "data-processor already had 2 incidents this hour" in suppressed["error_reason"]
+    assert suppressed["ended_at"] == suppressed["updated_at"]
+    # Recorded, not failed: a storm raises no failure alarm.
+    assert execution["status"] == "SUCCEEDED" and states_entered(
+        clients.get("stepfunctions"), execution["executionArn"]
+    )[-2:] == ["SUPPRESSED", "Suppressed"]
+    # Another function still gets investigated while data-processor is over its budget.
+    assert outcome("orders", 10)[0]["status"] == "PROPOSAL_READY"
+    # The account's budget (3) is now spent: a third function is suppressed, and its own budget given back.
+    assert outcome("billing", 11)[0]["error_reason"].startswith("circuit breaker: the account already had 3")
+    assert len(calls) == 3
+    counters = {}
+    for item in clients.get("dynamodb").scan(TableName=state_table_name())["Items"]:
+        key = item["incident_id"]["S"].split("#")
+        if key[0] == "rate":
+            counters[key[1] if len(key) == 3 else "account"] = int(item["incident_count"]["N"])
+    # Refused incidents are not counted.
+    assert counters == {"data-processor": 2, "orders": 1, "billing": 0, "account": 3}
 
 
 def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):

@@ -110,7 +110,17 @@ def test_long_function_names_still_give_valid_execution_names():
         ({"function_name": "bad name!", "detected_at": "2026-11-23T04:00:00Z"}, "function_name"),
         ({"function_name": "f"}, "detected_at"),
         ({"hello": "world"}, "function_name"),
+        # Alerts that mean nothing, and inputs that used to crash the parser.
+        ({"function_name": "f", "detected_at": "aaaaaaaaaa"}, "not an ISO 8601 date and time"),
+        ({"function_name": "f", "detected_at": "2026-11-23"}, "not an ISO 8601 date and time"),
+        ({**ALARM, "StateChangeTime": "yesterday-ish"}, "not an ISO 8601 date and time"),
+        ({"function_name": "f", "detected_at": "2999-01-01T00:00:00Z"}, "in the future"),
+        ({"function_name": "f", "detected_at": "1" * 40}, "before AWS Lambda existed"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"function_name": "f", "detected_at": "2026-11-23T04:00:00Z", "n": ' + "9" * 5000 + "}", "not usable JSON"),
+        ({"function_name": "f", "detected_at": "2026-11-23T04:00:00Z", "x": 10**5000}, "Extra inputs"),
     ],
+    ids=lambda value: value[:40] if isinstance(value, str) else None,
 )
 def test_malformed_alerts_get_a_clear_error(message, words):
     with pytest.raises(MalformedAlertError, match=words):

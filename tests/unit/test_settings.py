@@ -70,6 +70,9 @@ def test_at_cold_start_validates_at_import_inside_lambda(monkeypatch):
     accessor = at_cold_start(IngestSettings)  # outside Lambda: on first use
     monkeypatch.setenv("STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:s")
     monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/dlq")
+    monkeypatch.setenv("INCIDENT_STATE_TABLE", "incident-state")
+    monkeypatch.setenv("BASELINE_TABLE", "baseline")
+    monkeypatch.setenv("ALERT_GROUP_WINDOW_MINUTES", "30")
     assert accessor() is accessor()  # validated once per environment
 
 

@@ -58,6 +58,7 @@ def _substitutions() -> dict[str, str]:
         "IncidentStateTable": "incident-responder-IncidentStateTable-ABC123",
         "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Investigate-ABC",
         "MaxIncidentsPerHour": "20",
+        "MaxIncidentsPerFunctionPerHour": "5",
         "InvestigateTimeoutSeconds": "300",
         "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Propose-ABC",
         "ProposeTimeoutSeconds": "180",

@@ -82,6 +82,7 @@ def machine(localstack):
             "IncidentStateTable": TABLE,
             "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:investigate",
             "MaxIncidentsPerHour": 20,
+            "MaxIncidentsPerFunctionPerHour": 5,
             "InvestigateTimeoutSeconds": 30,
             "ProposeFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:propose",
             "ProposeTimeoutSeconds": 30,

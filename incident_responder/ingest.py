@@ -1,0 +1,203 @@
+"""From one alert to at most one incident: validate, group, start.
+
+Each alert ends in exactly one outcome:
+
+``rejected``
+    It means nothing: malformed, a time that is no time, or a function that was never onboarded. It
+    goes to the dead-letter queue with the reason and starts nothing (so it spends no budget).
+``started``
+    The first alert of its group: the incident's lifecycle execution is started.
+``duplicate``
+    The same alert again (SNS delivers at least once), or a retry of one whose start was interrupted:
+    the execution is made sure to exist, nothing new starts.
+``attached``
+    Another alert for the same function and fault signature within the grouping window: it is
+    recorded on the group of the incident already under way, and starts nothing.
+
+The group item (``group#<function>#<signature digest>`` in the incident-state table) is claimed with
+a conditional write, so of any number of concurrent copies exactly one starts the execution; the
+incident it stores lets a retry finish a start that was interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from incident_responder.alerts import MalformedAlertError, fault_signature, parse_alert
+from incident_responder.aws import AwsClients
+from incident_responder.contracts import Incident
+from incident_responder.lifecycle import start_incident
+
+# Alerts attached to a group are listed up to this many (the item stays far below 400 KB); beyond, counted.
+MAX_LISTED_ALERTS = 500
+
+
+class IngestOutcome(BaseModel):
+    outcome: Literal["started", "duplicate", "attached", "rejected"]
+    incident_id: str | None = None
+    alert_incident_id: str | None = None
+    execution_arn: str | None = None
+    reason: str | None = None
+    alerts_in_group: int | None = None
+
+
+def group_key(incident: Incident) -> str:
+    digest = hashlib.sha256(fault_signature(incident).encode()).hexdigest()[:16]
+    return f"group#{incident.function_name}#{digest}"
+
+
+def onboarded(clients: AwsClients, baseline_table: str, function_name: str) -> bool:
+    """A recorded baseline exists (AWS errors propagate: the alert is retried, not rejected)."""
+    item = (
+        clients.get("dynamodb")
+        .get_item(
+            TableName=baseline_table,
+            Key={"function_name": {"S": function_name}},
+            ProjectionExpression="function_name",
+            ConsistentRead=True,
+        )
+        .get("Item")
+    )
+    return bool(item)
+
+
+def ingest_alert(
+    clients: AwsClients,
+    message: str | dict[str, Any],
+    *,
+    state_machine_arn: str,
+    state_table: str,
+    baseline_table: str,
+    window_seconds: int,
+    now: float | None = None,
+) -> IngestOutcome:
+    try:
+        incident = parse_alert(message)
+    except MalformedAlertError as exc:
+        return IngestOutcome(outcome="rejected", reason=str(exc))
+    if not onboarded(clients, baseline_table, incident.function_name):
+        return IngestOutcome(
+            outcome="rejected",
+            alert_incident_id=incident.incident_id,
+            reason=f"function {incident.function_name!r} is not onboarded (no recorded baseline): "
+            f"run `responder onboard {incident.function_name}` first",
+        )
+    now = time.time() if now is None else now
+    ddb = clients.get("dynamodb")
+    key = group_key(incident)
+    try:
+        ddb.put_item(
+            TableName=state_table,
+            Item={
+                "incident_id": {"S": key},
+                "group_incident_id": {"S": incident.incident_id},
+                "function_name": {"S": incident.function_name},
+                "signature": {"S": fault_signature(incident)[:300]},
+                "incident_json": {"S": json.dumps(incident.model_dump(mode="json", exclude_none=True))},
+                "first_alert_at": {"N": str(int(now))},
+                "window_ends_at": {"N": str(int(now) + window_seconds)},
+                # Kept a day past the window, then DynamoDB's TTL removes it.
+                "expires_at": {"N": str(int(now) + window_seconds + 86400)},
+            },
+            # A new group when there is none for this fault, or the last one's window has closed.
+            ConditionExpression="attribute_not_exists(incident_id) OR window_ends_at < :now",
+            ExpressionAttributeValues={":now": {"N": str(int(now))}},
+        )
+    except ddb.exceptions.ConditionalCheckFailedException:
+        return _join_group(clients, state_table, key, incident, state_machine_arn)
+    return _start(clients, state_table, key, incident, state_machine_arn, "started")
+
+
+def _start(
+    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str, outcome: str
+) -> IngestOutcome:
+    result = start_incident(clients, state_machine_arn, incident)
+    clients.get("dynamodb").update_item(
+        TableName=state_table,
+        Key={"incident_id": {"S": key}},
+        UpdateExpression="SET execution_arn = :arn",
+        ExpressionAttributeValues={":arn": {"S": result.execution_arn or ""}},
+    )
+    return IngestOutcome(
+        outcome="duplicate" if result.duplicate else outcome,  # type: ignore[arg-type]
+        incident_id=incident.incident_id,
+        alert_incident_id=incident.incident_id,
+        execution_arn=result.execution_arn,
+        alerts_in_group=1,
+    )
+
+
+def _join_group(
+    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str
+) -> IngestOutcome:
+    ddb = clients.get("dynamodb")
+    group = ddb.get_item(TableName=state_table, Key={"incident_id": {"S": key}}, ConsistentRead=True)["Item"]
+    owner = Incident.model_validate_json(group["incident_json"]["S"])
+    if owner.incident_id == incident.incident_id:
+        # The same alert again. If the first delivery claimed the group but never started its execution
+        # (it crashed in between), this one finishes the job: starting is idempotent by name.
+        # Counted as a duplicate either way: the delivery that claimed the group counts the start.
+        if "execution_arn" not in group:
+            return _start(clients, state_table, key, owner, state_machine_arn, "duplicate")
+        return IngestOutcome(
+            outcome="duplicate",
+            incident_id=owner.incident_id,
+            alert_incident_id=incident.incident_id,
+            execution_arn=group["execution_arn"]["S"],
+            alerts_in_group=_count(group),
+        )
+    try:
+        # A set: the same attached alert delivered twice is listed once.
+        updated = ddb.update_item(
+            TableName=state_table,
+            Key={"incident_id": {"S": key}},
+            UpdateExpression="ADD attached_alerts :alert SET last_alert_at = :now",
+            ConditionExpression="attribute_not_exists(attached_alerts) OR size(attached_alerts) < :cap",
+            ExpressionAttributeValues={
+                ":alert": {"SS": [incident.incident_id]},
+                ":now": {"N": str(int(time.time()))},
+                ":cap": {"N": str(MAX_LISTED_ALERTS)},
+            },
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+    except ddb.exceptions.ConditionalCheckFailedException:
+        updated = ddb.update_item(
+            TableName=state_table,
+            Key={"incident_id": {"S": key}},
+            UpdateExpression="ADD attached_unlisted :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="ALL_NEW",
+        )["Attributes"]
+    if "execution_arn" not in group:
+        _start(clients, state_table, key, owner, state_machine_arn, "attached")
+    return IngestOutcome(
+        outcome="attached",
+        incident_id=owner.incident_id,
+        alert_incident_id=incident.incident_id,
+        execution_arn=updated.get("execution_arn", {}).get("S"),
+        alerts_in_group=_count(updated),
+    )
+
+
+def _count(group: dict[str, Any]) -> int:
+    return 1 + len(group.get("attached_alerts", {}).get("SS", [])) + int(group.get("attached_unlisted", {}).get("N", 0))
+
+
+def incident_for_alert(clients: AwsClients, state_table: str, incident: Incident) -> str:
+    """The incident an alert belongs to: its group's (when grouped), else its own."""
+    group = (
+        clients.get("dynamodb")
+        .get_item(TableName=state_table, Key={"incident_id": {"S": group_key(incident)}}, ConsistentRead=True)
+        .get("Item")
+    )
+    if group and (
+        group["group_incident_id"]["S"] == incident.incident_id
+        or incident.incident_id in group.get("attached_alerts", {}).get("SS", [])
+    ):
+        return group["group_incident_id"]["S"]
+    return incident.incident_id
