@@ -3,15 +3,15 @@
 Deployed MCP servers sit behind Lambda function URLs with ``AuthType: AWS_IAM``: every request is signed
 with SigV4 (service ``lambda``) using the caller's own role credentials, by botocore's signer, as an
 ``httpx.Auth``. Self-hosted servers (``responder mcp serve``) take a bearer key instead.
-Used by the agents' tool provider (:mod:`incident_responder.agent.tools`), ``responder mcp call`` and
-the tests. Bounded: 10 s to connect, 10 s to initialize.
+Used by the agents' tool provider (:mod:`incident_responder.agent.tools`) through :class:`McpConnection`,
+by ``responder mcp call`` and the tests. Bounded: 10 s to connect, 10 s to initialize, 60 s per call.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -22,6 +22,11 @@ from mcp import ClientSession
 CONNECT_TIMEOUT_SECONDS = 10.0
 INITIALIZE_TIMEOUT_SECONDS = 10.0
 CALL_TIMEOUT_SECONDS = 60.0
+# HTTP reads may last a little longer than a call: a read timeout in the transport ends the whole
+# session, the call deadline (McpConnection.request) only the call that is late.
+READ_TIMEOUT_MARGIN_SECONDS = 5.0
+
+T = TypeVar("T")
 
 
 class SigV4Auth(httpx.Auth):
@@ -92,7 +97,9 @@ async def mcp_session(
                 httpx.AsyncClient(
                     headers=headers,
                     auth=auth,
-                    timeout=httpx.Timeout(CALL_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+                    timeout=httpx.Timeout(
+                        CALL_TIMEOUT_SECONDS + READ_TIMEOUT_MARGIN_SECONDS, connect=CONNECT_TIMEOUT_SECONDS
+                    ),
                     follow_redirects=True,
                 )
             )
@@ -106,6 +113,76 @@ async def mcp_session(
         with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
             await session.initialize()
         yield session
+
+
+class SessionLostError(Exception):
+    """The MCP session ended under a request; ``__cause__`` is what ended it (e.g. ``httpx.ConnectError``)."""
+
+
+class McpConnection:
+    """An initialized MCP session served by a task of its own, for requests made from any other task.
+
+    The SDK's streamable HTTP client sends each request from a task of the transport's task group; when
+    that request fails (connection refused or reset, read timeout, HTTP 401) the group cancels the task
+    that entered the transport, and the caller waiting for the answer is never told
+    (modelcontextprotocol/python-sdk#1577, #3560). Entered by the agent's own task, that cancellation
+    escaped as ``CancelledError`` or left the call waiting. Here the task that enters the transport is
+    :meth:`serve`, run by the owner's task group: a failure ends only that task, is kept as
+    :attr:`failure`, and ends every request still waiting with :class:`SessionLostError` from it.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        *,
+        auth: httpx.Auth | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ):
+        self.url = url
+        self._open = lambda: mcp_session(url, api_key, auth=auth, http_client=http_client)
+        self.session: ClientSession | None = None
+        self.failure: Exception | None = None
+        self._ready = anyio.Event()
+        self._closing = anyio.Event()
+        self._waiting: set[anyio.CancelScope] = set()
+
+    async def serve(self) -> None:
+        """Open the session and keep it until :meth:`close`; never raises what ends the session."""
+        try:
+            async with self._open() as session:
+                self.session = session
+                self._ready.set()
+                await self._closing.wait()
+        except Exception as exc:  # noqa: BLE001 - kept for the requests, which raise it as their cause
+            self.failure = exc
+        finally:
+            self.session = None
+            self._ready.set()
+            for scope in self._waiting:
+                scope.cancel()
+
+    def close(self) -> None:
+        self._closing.set()
+
+    async def request(self, send: Callable[[ClientSession], Awaitable[T]], timeout: float | None = None) -> T:
+        """``send(session)``, answered within ``timeout`` seconds (default: CALL_TIMEOUT_SECONDS).
+
+        Raises TimeoutError when late (the session stays open), SessionLostError when the session ended.
+        """
+        timeout = CALL_TIMEOUT_SECONDS if timeout is None else timeout
+        await self._ready.wait()  # bounded: serve() times out opening (connect and initialize)
+        with anyio.CancelScope() as lost:  # cancelled by serve() when the session ends
+            self._waiting.add(lost)
+            try:
+                if self.session is not None:
+                    with anyio.fail_after(timeout):
+                        return await send(self.session)
+            except TimeoutError:
+                raise TimeoutError(f"no answer within {timeout:g} s") from None
+            finally:
+                self._waiting.discard(lost)
+        raise SessionLostError(f"the session to {self.url} ended") from self.failure
 
 
 def tool_payload(result: Any) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -21,10 +20,16 @@ import anyio
 import httpx
 import jsonschema
 import yaml
+from anyio.abc import TaskGroup
+from botocore.exceptions import NoCredentialsError
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel, Field
 
-from incident_responder.agent.errors import McpConnectionError, McpInitError
-from incident_responder.mcp_client import CALL_TIMEOUT_SECONDS, INITIALIZE_TIMEOUT_SECONDS, mcp_session
+from incident_responder.agent.errors import McpAuthError, McpConnectionError, McpInitError
+from incident_responder.mcp_client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
+
+CLOSE_TIMEOUT_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -104,9 +109,12 @@ class McpServerConfig(BaseModel):
     def api_key(self) -> str | None:
         if self.auth == "iam":
             return None
-        from incident_responder.mcp_auth import resolve_api_key
+        from incident_responder.mcp_auth import ApiKeyUnavailableError, resolve_api_key
 
-        return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
+        try:
+            return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
+        except ApiKeyUnavailableError as exc:
+            raise McpAuthError(f"MCP server {self.name!r}: {exc}") from exc
 
     def http_auth(self) -> httpx.Auth | None:
         if self.auth != "iam":
@@ -115,8 +123,8 @@ class McpServerConfig(BaseModel):
 
         try:
             return SigV4Auth.from_session(self.url)
-        except ValueError as exc:
-            raise McpInitError(f"MCP server {self.name!r}: {exc}") from exc
+        except ValueError as exc:  # no credentials (or no region) to sign with
+            raise McpAuthError(f"MCP server {self.name!r}: {exc}") from exc
 
 
 def load_mcp_servers(only: tuple[str, ...] = ()) -> list[McpServerConfig]:
@@ -157,62 +165,88 @@ def load_mcp_servers(only: tuple[str, ...] = ()) -> list[McpServerConfig]:
     return [s for s in servers if s.name in only] or servers
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
+def _causes(exc: BaseException, seen: set[int] | None = None):
+    """``exc``, the members of exception groups and the causes, depth first."""
+    seen = set() if seen is None else seen
+    if id(exc) in seen:
+        return
+    seen.add(id(exc))
+    yield exc
     if isinstance(exc, BaseExceptionGroup):
-        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
-    return [exc]
+        for sub in exc.exceptions:
+            yield from _causes(sub, seen)
+    if exc.__cause__ is not None:
+        yield from _causes(exc.__cause__, seen)
 
 
 def classify_mcp_error(exc: BaseException, server: str) -> Exception:
-    """McpConnectionError when the server could not be reached in time, McpInitError otherwise."""
-    for leaf in _leaves(exc):
-        if isinstance(leaf, httpx.TransportError | TimeoutError | OSError):
-            return McpConnectionError(f"MCP server {server!r} unreachable: {type(leaf).__name__}: {leaf}")
-        if isinstance(leaf, httpx.HTTPStatusError):
-            return McpInitError(f"MCP server {server!r} refused the session: HTTP {leaf.response.status_code}")
-    return McpInitError(f"MCP server {server!r} failed to initialize: {type(exc).__name__}: {exc}")
+    """The typed error for an MCP failure (opening the session or in the middle of it).
+
+    McpAuthError: the server refused our credentials (HTTP 401/403) or we had none to present.
+    McpConnectionError: unreachable, no answer in time, or the connection lost mid-session.
+    McpInitError: the server answered, but not as an MCP server should (protocol, HTTP status, tools).
+    """
+    from incident_responder.mcp_auth import ApiKeyUnavailableError
+
+    for link in _causes(exc):
+        if isinstance(link, McpAuthError | McpConnectionError | McpInitError):
+            return link
+        if isinstance(link, ApiKeyUnavailableError | NoCredentialsError):
+            return McpAuthError(f"MCP server {server!r}: no credentials to present: {link}")
+        if isinstance(link, httpx.HTTPStatusError):
+            status = link.response.status_code
+            if status in (401, 403):
+                return McpAuthError(f"MCP server {server!r} refused our credentials: HTTP {status}")
+            return McpInitError(f"MCP server {server!r} refused the session: HTTP {status}")
+        if isinstance(link, httpx.TransportError | TimeoutError | OSError) or (
+            isinstance(link, McpError) and link.error.code == CONNECTION_CLOSED
+        ):
+            return McpConnectionError(f"MCP server {server!r} unreachable: {type(link).__name__}: {link}")
+    if isinstance(exc, SessionLostError):
+        return McpConnectionError(f"MCP server {server!r}: {exc}")
+    return McpInitError(f"MCP server {server!r} failed: {type(exc).__name__}: {exc}")
 
 
 class McpToolProvider:
-    """Sessions to every configured MCP server for the duration of one agent run (an async context)."""
+    """Sessions to every configured MCP server for the duration of one agent run (an async context).
+
+    Each session is served by a task of the provider's own (:class:`McpConnection`), so a transport
+    failure never cancels the agent's tasks: a call made when or while a session fails raises the
+    typed error of :func:`classify_mcp_error`, with the underlying cause in its message.
+    """
 
     def __init__(self, servers: list[McpServerConfig], http_clients: dict[str, httpx.AsyncClient] | None = None):
         self.servers = servers
         self._http_clients = http_clients or {}
-        self._sessions: dict[str, Any] = {}
+        self._connections: dict[str, McpConnection] = {}
         self._route: dict[str, str] = {}
         self._specs: list[ToolSpec] = []
-        self._stack: AsyncExitStack | None = None
+        self._tasks: TaskGroup | None = None
 
     async def __aenter__(self) -> McpToolProvider:
-        self._stack = AsyncExitStack()
-        for server in self.servers:
-            try:
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        try:
+            for server in self.servers:
                 await self._connect(server)
-            except BaseException as exc:
-                # A transport failure cancels this task from the transport's task group; closing the
-                # stack surfaces the real cause (e.g. ConnectError) as an exception group.
-                closing_error = await self._close()
-                if isinstance(exc, McpInitError | McpConnectionError | KeyboardInterrupt | SystemExit):
-                    raise
-                from incident_responder.mcp_auth import ApiKeyUnavailableError
-
-                if isinstance(exc, ApiKeyUnavailableError):
-                    raise McpInitError(str(exc)) from exc
-                cause = closing_error or exc
-                raise classify_mcp_error(cause, server.name) from cause
+        except BaseException:
+            await self._close()
+            raise
         return self
 
     async def _connect(self, server: McpServerConfig) -> None:
-        assert self._stack is not None
-        session = await self._stack.enter_async_context(
-            mcp_session(
+        assert self._tasks is not None
+        try:
+            connection = McpConnection(
                 server.url, server.api_key(), auth=server.http_auth(), http_client=self._http_clients.get(server.name)
             )
-        )
-        with anyio.fail_after(INITIALIZE_TIMEOUT_SECONDS):
-            listed = await session.list_tools()
-        self._sessions[server.name] = session
+            self._connections[server.name] = connection
+            self._tasks.start_soon(connection.serve, name=f"MCP session to {server.name}")
+            listed = await connection.request(lambda session: session.list_tools(), INITIALIZE_TIMEOUT_SECONDS)
+        except Exception as exc:
+            if (typed := classify_mcp_error(exc, server.name)) is exc:
+                raise
+            raise typed from exc
         for tool in listed.tools:
             self._route[tool.name] = server.name
             self._specs.append(
@@ -225,16 +259,16 @@ class McpToolProvider:
                 )
             )
 
-    async def _close(self) -> BaseException | None:
-        """Close every session; return (not raise) what closing raised."""
-        if self._stack is None:
-            return None
-        stack, self._stack = self._stack, None
-        try:
-            await stack.aclose()
-        except BaseException as exc:  # noqa: BLE001 - reported to the caller, who decides
-            return exc
-        return None
+    async def _close(self) -> None:
+        """Close every session, each given CLOSE_TIMEOUT_SECONDS to end cleanly."""
+        if self._tasks is None:
+            return
+        tasks, self._tasks = self._tasks, None
+        for connection in self._connections.values():
+            connection.close()
+        tasks.cancel_scope.deadline = anyio.current_time() + CLOSE_TIMEOUT_SECONDS
+        # Nothing passed in: a task group would wrap the run's own exception in an ExceptionGroup.
+        await tasks.__aexit__(None, None, None)
 
     async def __aexit__(self, *exc: object) -> None:
         await self._close()
@@ -245,12 +279,11 @@ class McpToolProvider:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> RawToolResult:
         server = self._route[name]
         try:
-            with anyio.fail_after(CALL_TIMEOUT_SECONDS):
-                result = await self._sessions[server].call_tool(name, arguments)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
+            result = await self._connections[server].request(lambda session: session.call_tool(name, arguments))
+        except Exception as exc:
+            if (typed := classify_mcp_error(exc, server)) is exc:
                 raise
-            raise classify_mcp_error(exc, server) from exc
+            raise typed from exc
         text = " ".join(getattr(c, "text", "") for c in result.content).strip()
         return RawToolResult(is_error=bool(result.isError), structured=result.structuredContent, text=text)
 

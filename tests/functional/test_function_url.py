@@ -16,7 +16,7 @@ import httpx
 import pytest
 from botocore.credentials import Credentials
 
-from incident_responder.agent.errors import McpInitError
+from incident_responder.agent.errors import McpAuthError
 from incident_responder.agent.tools import McpServerConfig, McpToolProvider
 from incident_responder.lab.function_url import (
     FunctionUrl,
@@ -173,5 +173,5 @@ def test_signed_session_through_the_lab_function_url_answers_for_onboarded_funct
 def test_a_session_without_a_signature_is_refused_by_the_lab_function_url(lab_url, monkeypatch):
     monkeypatch.setenv("SOME_BEARER_KEY", "a-bearer-key-is-not-a-signature")
     config = McpServerConfig(name="diagnostics", url=lab_url, auth="api_key", api_key_env="SOME_BEARER_KEY")
-    with pytest.raises(McpInitError, match="HTTP 403"):
+    with pytest.raises(McpAuthError, match="HTTP 403"):
         anyio.run(lambda: McpToolProvider([config]).__aenter__())

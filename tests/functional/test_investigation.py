@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from chaos import FaultInjector
-from incident_responder.agent.errors import McpConnectionError, McpInitError
+from incident_responder.agent.errors import McpAuthError, McpConnectionError
 from incident_responder.alerts import parse_alert
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process as start_mcp_server
@@ -153,10 +153,10 @@ def test_unreachable_mcp_server_raises_mcp_connection_error(clients, configured,
         investigate_as_deployed(incident, clients)
 
 
-def test_wrong_key_raises_mcp_init_error(clients, configured, monkeypatch):
+def test_wrong_key_raises_mcp_auth_error(clients, configured, monkeypatch):
     monkeypatch.setenv("MCP_API_KEY", "not-the-key")
     incident = incident_after(clients, [("timeout", {"seconds": 1})])
-    with pytest.raises(McpInitError, match="HTTP 401"):
+    with pytest.raises(McpAuthError, match="HTTP 401"):
         investigate_as_deployed(incident, clients)
 
 

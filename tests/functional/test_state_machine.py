@@ -185,7 +185,8 @@ def test_mcp_connection_error_once_then_success(clients, lifecycle, dispatcher):
     dispatcher.register("propose", proposed)
     with instant_retries() as delays:
         incident, execution = start(clients, lifecycle())
-    assert execution["status"] == "SUCCEEDED" and len(calls) == 2 and delays == [2.0]
+    assert execution["status"] == "SUCCEEDED" and len(calls) == 2
+    assert len(delays) == 1 and 0 <= delays[0] <= 3  # full jitter: anywhere up to the first interval
     failed = [e for e in history(clients.get("stepfunctions"), execution["executionArn"]) if e["type"] == "TaskFailed"]
     assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["McpConnectionError"]
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
@@ -367,14 +368,50 @@ class McpInitError(Exception):
     pass
 
 
+class McpAuthError(Exception):
+    pass
+
+
+class ModelTransientError(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    "error, attempts, status, category",
+    [
+        (McpAuthError("MCP server 'diagnostics' refused our credentials: HTTP 401"), 1, "ERROR", "mcp_auth"),
+        (ModelAuthError("AccessDeniedException"), 1, "ERROR", "model_auth"),
+        (McpInitError("MCP server 'diagnostics' failed to initialize"), 2, "ERROR", "mcp_init"),
+        (McpConnectionError("MCP server 'diagnostics' unreachable"), 6, "ERROR", "mcp_connection"),
+        (ModelTransientError("ThrottlingException"), 6, "ERROR", "model_unavailable"),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else None,
+)
+def test_transient_errors_are_retried_with_jittered_backoff_and_auth_never(
+    clients, lifecycle, dispatcher, error, attempts, status, category
+):
+    calls = []
+    dispatcher.register("investigate", lambda event, context: calls.append(1) or (_ for _ in ()).throw(error))
+    with instant_retries() as delays:
+        incident, execution = start(clients, lifecycle())
+    assert len(calls) == attempts
+    caps = [min(3 * 2**n, 60) for n in range(attempts - 1)]
+    assert all(0 <= delay <= cap for delay, cap in zip(delays, caps, strict=True)), delays
+    if attempts == 6:  # over a window of minutes, not one 2-second retry
+        assert sum(caps) >= 90
+    state = get_incident_state(clients, incident.incident_id)
+    assert (state["status"], state["error_category"]) == (status, category)
+    assert state["error_reason"].startswith(type(error).__name__)
+
+
 @pytest.mark.parametrize(
     "resolver, category",
     [
         (
             lambda event, context: (_ for _ in ()).throw(
-                McpInitError("remediation server refused the session: HTTP 401")
+                McpAuthError("remediation server refused our credentials: HTTP 401")
             ),
-            "mcp_unavailable",
+            "mcp_auth",
         ),
         (
             lambda event, context: {

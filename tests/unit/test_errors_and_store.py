@@ -4,37 +4,78 @@ import json
 
 import httpx
 import pytest
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, NoCredentialsError
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED, ErrorData
 
 from incident_responder.agent.errors import (
+    McpAuthError,
     McpConnectionError,
     McpInitError,
     ModelAuthError,
     ModelTransientError,
     classify_model_error,
 )
+from incident_responder.agent.models import ModelConfigError
 from incident_responder.agent.tools import classify_mcp_error
+from incident_responder.mcp_auth import ApiKeyUnavailableError
+from incident_responder.mcp_client import SessionLostError
 from incident_responder.store import ITEM_LIMIT, RecordStore, item_size, truncate_chain
 
 
-def client_error(code: str) -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": "m"}}, "Converse")
+def client_error(code: str, message: str = "m") -> ClientError:
+    return ClientError({"Error": {"Code": code, "Message": message}}, "Converse")
+
+
+def named(name: str, message: str = "") -> Exception:
+    """An exception of a class called ``name`` (OpenAI-compatible, botocore), as classified by name."""
+    return type(name, (Exception,), {})(message)
 
 
 @pytest.mark.parametrize(
     "exc, expected",
     [
+        # Bedrock Runtime (Converse / InvokeModel): retried by the state machine
         (client_error("ThrottlingException"), ModelTransientError),
         (client_error("ServiceUnavailableException"), ModelTransientError),
+        (client_error("ServiceQuotaExceededException", "Too many tokens, please wait"), ModelTransientError),
+        (client_error("ModelNotReadyException"), ModelTransientError),
         (client_error("ModelTimeoutException"), ModelTransientError),
+        (client_error("ModelErrorException"), ModelTransientError),
+        (client_error("ModelStreamErrorException"), ModelTransientError),
+        (client_error("InternalServerException"), ModelTransientError),
+        (named("ReadTimeoutError"), ModelTransientError),
+        (named("EndpointConnectionError"), ModelTransientError),
+        # credentials: never retried
         (client_error("AccessDeniedException"), ModelAuthError),
         (client_error("UnrecognizedClientException"), ModelAuthError),
-        (type("RateLimitError", (Exception,), {})("429"), ModelTransientError),
-        (type("AuthenticationError", (Exception,), {})("401"), ModelAuthError),
+        (client_error("ExpiredTokenException"), ModelAuthError),
+        (client_error("InvalidSignatureException"), ModelAuthError),
+        (client_error("InvalidClientTokenId"), ModelAuthError),
+        (named("NoCredentialsError", "Unable to locate credentials"), ModelAuthError),
+        # the configured model: never retried
+        (client_error("ResourceNotFoundException", "Model not found"), ModelConfigError),
+        (client_error("ValidationException", "The provided model identifier is invalid."), ModelConfigError),
+        (
+            client_error(
+                "ValidationException",
+                "Invocation of model ID x with on-demand throughput isn't supported. "
+                "Retry your request with the ID or ARN of an inference profile that contains this model.",
+            ),
+            ModelConfigError,
+        ),
+        # OpenAI-compatible endpoints
+        (named("RateLimitError", "429"), ModelTransientError),
+        (named("APITimeoutError"), ModelTransientError),
+        (named("AuthenticationError", "401"), ModelAuthError),
+        (named("PermissionDeniedError", "403"), ModelAuthError),
+        (named("NotFoundError", "model does not exist"), ModelConfigError),
     ],
 )
 def test_model_errors_are_classified(exc, expected):
-    assert isinstance(classify_model_error(exc), expected)
+    typed = classify_model_error(exc)
+    assert type(typed) is expected
+    assert str(exc) in str(typed)
 
 
 def test_wrapped_model_errors_are_classified_through_the_cause():
@@ -47,20 +88,51 @@ def test_wrapped_model_errors_are_classified_through_the_cause():
         assert isinstance(classify_model_error(outer), ModelTransientError)
 
 
-@pytest.mark.parametrize("exc", [ValueError("bug"), client_error("ValidationException"), KeyError("x")])
+@pytest.mark.parametrize(
+    "exc", [ValueError("bug"), client_error("ValidationException", "messages: too long"), KeyError("x")]
+)
 def test_unknown_errors_are_returned_unchanged(exc):
     assert classify_model_error(exc) is exc
 
 
-def test_mcp_errors_are_classified():
-    request = httpx.Request("POST", "http://x/mcp")
-    refused = ExceptionGroup("tg", [httpx.ConnectError("refused", request=request)])
-    assert isinstance(classify_mcp_error(refused, "d"), McpConnectionError)
-    assert isinstance(classify_mcp_error(TimeoutError(), "d"), McpConnectionError)
-    unauthorized = httpx.HTTPStatusError("401", request=request, response=httpx.Response(401, request=request))
-    error = classify_mcp_error(ExceptionGroup("tg", [unauthorized]), "d")
-    assert isinstance(error, McpInitError) and "HTTP 401" in str(error)
-    assert isinstance(classify_mcp_error(RuntimeError("protocol"), "d"), McpInitError)
+REQUEST = httpx.Request("POST", "http://x/mcp")
+
+
+def http_status(status: int) -> httpx.HTTPStatusError:
+    return httpx.HTTPStatusError(str(status), request=REQUEST, response=httpx.Response(status, request=REQUEST))
+
+
+def lost(cause: BaseException) -> SessionLostError:
+    """What a request raises when the session ended under it: the transport's failure as the cause."""
+    try:
+        raise SessionLostError("the session ended") from ExceptionGroup("transport", [cause])
+    except SessionLostError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    "exc, expected, says",
+    [
+        (ExceptionGroup("tg", [httpx.ConnectError("refused", request=REQUEST)]), McpConnectionError, "ConnectError"),
+        (TimeoutError("no answer within 60 s"), McpConnectionError, "60 s"),
+        (lost(httpx.ConnectError("refused", request=REQUEST)), McpConnectionError, "ConnectError"),
+        (lost(httpx.ReadTimeout("timed out", request=REQUEST)), McpConnectionError, "ReadTimeout"),
+        (SessionLostError("the session ended"), McpConnectionError, "ended"),
+        (McpError(ErrorData(code=CONNECTION_CLOSED, message="Connection closed")), McpConnectionError, "closed"),
+        (ExceptionGroup("tg", [http_status(401)]), McpAuthError, "HTTP 401"),
+        (ExceptionGroup("tg", [http_status(403)]), McpAuthError, "HTTP 403"),
+        (lost(http_status(401)), McpAuthError, "HTTP 401"),  # credentials refused mid-session
+        (ApiKeyUnavailableError("SSM parameter '/k' is empty"), McpAuthError, "/k"),
+        (NoCredentialsError(), McpAuthError, "credentials"),
+        (ExceptionGroup("tg", [http_status(500)]), McpInitError, "HTTP 500"),
+        (McpError(ErrorData(code=-32602, message="Invalid params")), McpInitError, "Invalid params"),
+        (RuntimeError("protocol"), McpInitError, "protocol"),
+    ],
+)
+def test_mcp_errors_are_classified(exc, expected, says):
+    typed = classify_mcp_error(exc, "d")
+    assert type(typed) is expected
+    assert says in str(typed) and "'d'" in str(typed)
 
 
 def _message(kind: str, content: str) -> dict:
