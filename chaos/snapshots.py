@@ -24,6 +24,20 @@ def default_state_dir() -> Path:
     return Path(base) / "incident-responder" / "chaos"
 
 
+def forget_endpoint(state_dir: Path, endpoint: str) -> list[Path]:
+    """Drop every record kept for ``endpoint`` (a fresh lab there is a new, empty account)."""
+    dropped = []
+    for path in state_dir.glob("*.json") if state_dir.is_dir() else []:
+        try:
+            target = json.loads(path.read_text()).get("target", {})
+        except (OSError, ValueError, AttributeError):
+            continue  # not ours to judge
+        if target.get("endpoint") == endpoint:
+            path.unlink(missing_ok=True)
+            dropped.append(path)
+    return dropped
+
+
 class SnapshotStore:
     """Original values by slot name, in the order they were first touched."""
 

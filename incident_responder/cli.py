@@ -18,6 +18,7 @@ Lab commands (the embedded lab; `responder COMMAND --help` for each):
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -30,6 +31,8 @@ LAB_COMMANDS = {
     "lab": "the embedded AWS lab (up, invoke)",
     "chaos": "inject faults into a function and restore them",
 }
+# What the `lab` extra (pyproject.toml) installs, by import name: `pip install .` leaves them out.
+LAB_EXTRA_MODULES = ("moto", "jsonata", "samtranslator")
 
 
 def _cmd_onboard(args: argparse.Namespace) -> int:
@@ -44,7 +47,6 @@ def _cmd_onboard(args: argparse.Namespace) -> int:
 def _cmd_investigate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from incident_responder.agent.errors import McpConnectionError, McpInitError, ModelAuthError, ModelTransientError
     from incident_responder.agent.graph import Limits
     from incident_responder.agent.models import ModelConfigError, create_chat_model
     from incident_responder.agent.tools import load_mcp_servers
@@ -52,11 +54,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from incident_responder.investigation import run_investigation
     from incident_responder.store import RecordStore
 
-    try:
-        text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
-    except OSError as exc:
-        print(f"responder investigate: {args.alert}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+    text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
     try:
         incident = parse_alert(text)
         result, _ = run_investigation(
@@ -69,9 +67,6 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     except (MalformedAlertError, ModelConfigError) as exc:
         print(f"responder investigate: {exc}", file=sys.stderr)
         return 2
-    except (McpConnectionError, McpInitError, ModelAuthError, ModelTransientError) as exc:
-        print(f"responder investigate: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
     print(result.model_dump_json(indent=2))
     return 0 if result.outcome == "DIAGNOSED" else 3
 
@@ -143,7 +138,8 @@ def _cmd_mcp_call(args: argparse.Namespace) -> int:
     from incident_responder.agent.tools import classify_mcp_error
     from incident_responder.mcp_client import SigV4Auth
 
-    key = args.api_key or os.environ.get("MCP_API_KEY")
+    # MCP_AUTH=iam (as `responder lab up` exports) signs even when a key for another server is exported.
+    key = args.api_key or (None if os.environ.get("MCP_AUTH") == "iam" else os.environ.get("MCP_API_KEY"))
     try:
         auth = None if key else SigV4Auth.from_session(args.url)  # deployed servers: IAM auth
     except ValueError as exc:
@@ -156,22 +152,16 @@ def _cmd_mcp_call(args: argparse.Namespace) -> int:
 
     try:
         payload = anyio.run(call)
-    except Exception as exc:  # noqa: BLE001 - transport and auth failures, said in one line
-        print(f"responder mcp call: {classify_mcp_error(exc, args.url)}", file=sys.stderr)
-        return 1
+    except Exception as exc:  # noqa: BLE001 - transport and auth failures, typed as the agents type them
+        raise classify_mcp_error(exc, args.url) from exc
     print(json.dumps(payload, indent=2))
     return 1 if payload.get("error") else 0
 
 
 def _cmd_lab(args: argparse.Namespace) -> int:
     """A lab command: handed to the lab's own parser, imported only now."""
-    try:
-        from incident_responder.lab.cli import main as lab_main
-    except ImportError as exc:
-        print(
-            f"responder {args.command}: the lab is not installed here ({exc}); pip install -e '.[lab]'", file=sys.stderr
-        )
-        return 2
+    from incident_responder.lab.cli import main as lab_main
+
     return lab_main(args.command, args.rest)
 
 
@@ -227,6 +217,52 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def explain(exc: BaseException) -> tuple[str, int] | None:
+    """One line and an exit code for an error the user can fix; None for anything else (a bug keeps its traceback)."""
+    import botocore.exceptions as boto
+    import httpx
+
+    from incident_responder.agent import errors as agent_errors
+
+    lab_hint = "is the lab running (responder lab up), and are its printed export lines set in this shell?"
+    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in LAB_EXTRA_MODULES:
+        return (
+            f"the embedded lab needs the 'lab' extra, and {exc.name} is not installed: in the repository run "
+            "pip install -e '.[lab]' (or make demo, which sets everything up)",
+            2,
+        )
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}", 2
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return exc.strerror or str(exc), 1
+    if isinstance(exc, boto.NoRegionError):
+        return "no AWS region: set AWS_REGION (for the lab, the export lines `responder lab up` prints)", 1
+    if isinstance(exc, boto.NoCredentialsError | boto.PartialCredentialsError):
+        return (
+            "no AWS credentials found: set AWS_PROFILE or access keys "
+            "(for the lab, the export lines `responder lab up` prints)",
+            1,
+        )
+    if isinstance(exc, boto.EndpointConnectionError):
+        where = f" (AWS_ENDPOINT_URL={os.environ['AWS_ENDPOINT_URL']})" if os.environ.get("AWS_ENDPOINT_URL") else ""
+        return f"cannot connect to {exc.kwargs.get('endpoint_url')}{where}: {lab_hint}", 1
+    if isinstance(exc, boto.ClientError):
+        error = exc.response.get("Error", {})
+        line = f"{exc.operation_name} failed: {error.get('Code')}: {error.get('Message')}"
+        if error.get("Code") == "ResourceNotFoundException":
+            names = ("INCIDENT_STATE_TABLE", "INCIDENT_CONTEXT_TABLE", "BASELINE_TABLE")
+            tables = ", ".join(f"{n}={os.environ[n]}" for n in names if os.environ.get(n)) or "none set"
+            line += f" (tables from the environment: {tables}; use the stack's outputs)"
+        return line, 1
+    if isinstance(exc, boto.BotoCoreError):
+        return str(exc), 1
+    if type(exc).__module__ == agent_errors.__name__:  # the typed MCP and model failures; they name the server
+        return f"{type(exc).__name__}: {exc}", 1
+    if isinstance(exc, httpx.TransportError):
+        return f"cannot connect: {type(exc).__name__}: {exc}", 1
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, rest = parser.parse_known_args(argv)
@@ -234,7 +270,19 @@ def main(argv: list[str] | None = None) -> int:
         args.rest = rest
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    return args.handler(args)
+    # The one place where known errors become one line on stderr instead of a traceback.
+    try:
+        return args.handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        explained = explain(exc)
+        if explained is None:
+            raise
+        message, code = explained
+        command = " ".join(filter(None, (args.command, getattr(args, "mcp_command", None))))
+        print(f"responder {command}: {message}", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
+import shlex
 import signal
 import sys
 
@@ -54,7 +56,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(record.model_dump_json(indent=2))
     else:
         show_record(record)
-    return 0
+    return 1 if record.failed else 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    """SIGTERM stops the lab as Ctrl-C does, and a second signal cannot cut the cleanup short."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def _cmd_lab_up(args: argparse.Namespace) -> int:
@@ -62,69 +71,100 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
     from incident_responder.baseline import record_baseline
     from incident_responder.lab import Lab
     from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.server import NOT_FOR_THE_LAB
 
-    lab = Lab(port=args.port).start()
-    if args.empty:
-        os.environ.update(lab.env)
-        if not args.no_sample:
-            clients = AwsClients()
-            sample = create_sample_account(clients)
-            record_baseline(clients, sample.function_name)
-            print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
-            print(f"MCP API key (also in SSM {sample.api_key_parameter}): {sample.api_key}")
-        exports = dict(lab.env)
-        return _serve_lab(lab, exports, None)
-    from incident_responder.lab.pipeline import LabPipeline
+    # Installed before anything starts: every exit path then runs the context managers that stop the
+    # function URL processes (an unhandled SIGTERM would leave them orphaned).
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    for key in NOT_FOR_THE_LAB:
+        os.environ.pop(key, None)
+    with Lab(port=args.port) as lab:
+        # Chaos in other shells keeps its originals where this lab just cleared those of earlier labs.
+        exports = {**lab.env, "RESPONDER_CHAOS_STATE_DIR": str(lab.chaos_state_dir)}
+        if args.empty:
+            os.environ.update(lab.env)
+            if not args.no_sample:
+                clients = AwsClients()
+                sample = create_sample_account(clients)
+                record_baseline(clients, sample.function_name)
+                print(f"sample workload {sample.function_name} created and onboarded (baseline recorded)")
+                print(
+                    f"MCP API key for a self-hosted `responder mcp serve` on this lab (the server reads it from "
+                    f"SSM {sample.api_key_parameter} itself): {sample.api_key}"
+                )
+            return _serve_lab(exports, follow=False)
+        from incident_responder.lab.pipeline import LabPipeline
 
-    _quiet(args)
-    with LabPipeline.start(lab=lab, model=args.model) as pipeline:
-        exports = {
-            **lab.env,
-            "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
-            "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
-            "BASELINE_TABLE": pipeline.stack.physical["BaselineTable"],
-            "ARTIFACTS_BUCKET": pipeline.stack.physical["ArtifactsBucket"],
-            "INCIDENT_TOPIC_ARN": pipeline.stack.output("IncidentTopicArn"),
-            # Behind the lab's function URL (AWS_IAM): requests are signed with the credentials above.
-            "DIAGNOSTICS_MCP_URL": pipeline.mcp_url,
-        }
-        print(f"stack {pipeline.stack.name} deployed from template.yaml; state machine {pipeline.state_machine_arn}")
-        print(
-            f"diagnostics MCP server behind its function URL (IAM auth, SigV4) at {pipeline.mcp_url}; "
-            f"sample workload {pipeline.sample.function_name} onboarded"
-        )
-        return _serve_lab(lab, exports, pipeline)
+        _quiet(args)
+        with LabPipeline.start(lab=lab, model=args.model) as pipeline:
+            exports |= {
+                "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
+                "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
+                "BASELINE_TABLE": pipeline.stack.physical["BaselineTable"],
+                "ARTIFACTS_BUCKET": pipeline.stack.physical["ArtifactsBucket"],
+                "INCIDENT_TOPIC_ARN": pipeline.stack.output("IncidentTopicArn"),
+                # Behind the lab's function URLs (AWS_IAM): requests are signed with the credentials above.
+                "MCP_AUTH": "iam",
+                "DIAGNOSTICS_MCP_URL": pipeline.stack.output("DiagnosticsMcpUrl"),
+                "REMEDIATION_MCP_URL": pipeline.stack.output("RemediationMcpUrl"),
+                "RESPONDER_MODEL": args.model,
+            }
+            print(
+                f"stack {pipeline.stack.name} deployed from template.yaml; state machine {pipeline.state_machine_arn}"
+            )
+            print(
+                "MCP servers behind their function URLs (IAM auth, SigV4); "
+                f"sample workload {pipeline.sample.function_name} onboarded"
+            )
+            return _serve_lab(exports, follow=True)
 
 
-def _serve_lab(lab, exports: dict[str, str], pipeline) -> int:
+def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
+    from incident_responder.lab.server import NOT_FOR_THE_LAB
+
     print("lab running; in another shell:")
+    print(f"  unset {' '.join(NOT_FOR_THE_LAB)}")
     for key, value in exports.items():
-        print(f"  export {key}={value}")
-    if pipeline is not None:
-        print(
-            "then e.g.: responder chaos iam_revoke --target s3 && responder lab invoke   (the alert starts the lifecycle here)"
-        )
+        print(f"  export {key}={shlex.quote(value)}")
+    if follow:
+        print("then e.g.: responder chaos iam_revoke --target s3")
+        print("           responder lab invoke        (the alert starts the lifecycle here; prints the incident id)")
         print("           responder show <incident-id>")
-    print("Ctrl-C stops the lab (and forgets everything in it).")
-    try:
+        print("           responder investigate ALERT.json")
+    print("Ctrl-C (or SIGTERM) stops the lab and its processes, and forgets everything in it.", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
         signal.pause()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if pipeline is None:
-            lab.stop()
     return 0
 
 
 def _cmd_lab_invoke(args: argparse.Namespace) -> int:
+    from incident_responder.alerts import parse_alert
     from incident_responder.aws import AwsClients
+    from incident_responder.ingest import incident_for_alert
     from incident_responder.lab.workload import DataProcessor
 
-    result = DataProcessor(AwsClients(), args.function).invoke(
+    clients = AwsClients()
+    result = DataProcessor(clients, args.function).invoke(
         invocations=args.count, log_lines=args.log_line, app_error=args.app_error
     )
-    print(result.model_dump_json(indent=2))
-    return 0 if result.healthy else 1
+    shown = result.model_dump(mode="json")
+    table = os.environ.get("INCIDENT_STATE_TABLE")  # exported by `lab up` when the lifecycle is deployed
+    if result.alert is not None and table:
+        # Ingest ran while the alarm was published; an alert joining an incident already under way
+        # within the grouping window belongs to that incident, not to an id of its own.
+        shown["incident_id"] = incident_for_alert(clients, table, parse_alert(result.alert))
+    print(json.dumps(shown, indent=2))
+    # For people: on stderr, so standard output stays one JSON document.
+    if "incident_id" in shown:
+        print(
+            f"alarm sent for incident {shown['incident_id']}; follow it: responder show {shown['incident_id']}",
+            file=sys.stderr,
+        )
+    elif result.alert is not None:
+        print("alarm sent (no lifecycle to follow it: INCIDENT_STATE_TABLE is not set)", file=sys.stderr)
+    # A failure no alarm caught is the only burst worth a non-zero exit.
+    return 0 if result.alert is not None or result.healthy else 1
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -208,7 +248,10 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         up.add_argument("--model", default="offline", help=MODEL_HELP)
         up.add_argument("--verbose", action="store_true", help="show the functions' JSON logs and metrics")
         up.set_defaults(handler=_cmd_lab_up)
-        invoke = lab.add_parser("invoke", help="invoke the sample workload once as a concurrent burst")
+        invoke = lab.add_parser(
+            "invoke",
+            help="invoke the sample workload once as a concurrent burst; prints the incident id its alarm starts",
+        )
         invoke.add_argument("--function", default="data-processor", help="(default: data-processor)")
         invoke.add_argument("--count", type=int, default=3, help="invocations in the burst (default: 3)")
         invoke.add_argument("--log-line", action="append", default=[], help="extra raw line the function logs")

@@ -104,4 +104,5 @@ def run_demo(
             print(f"  {line}")
         after = pipeline.workload().invoke(3)
         print(f"  burst after restore: {[i.status for i in after.invocations]}, alarm: {after.alert is not None}")
-    return 0 if record.diagnosis and after.healthy else 1
+    # The demo's story ends PROPOSAL_READY; any other end (ERROR, PROPOSAL_FAILED, ...) is a failed demo.
+    return 0 if record.status == "PROPOSAL_READY" and after.healthy else 1

@@ -30,6 +30,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -272,17 +273,21 @@ def start_function_url(
 
         auth = SigV4Auth(Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]), LAB_REGION)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"function URL for {function_name} exited with code {proc.returncode}")
-        try:
-            if httpx.get(url, auth=auth, timeout=5).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeError(f"function URL for {function_name} did not answer on port {port}")
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"function URL for {function_name} exited with code {proc.returncode}")
+            try:
+                if httpx.get(url, auth=auth, timeout=5).status_code == 200:
+                    return proc
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"function URL for {function_name} did not answer on port {port}")
+    except BaseException:  # Ctrl-C or SIGTERM while waiting too: the caller never got the process to stop
+        proc.kill()
+        proc.wait()
+        raise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -297,9 +302,17 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("AWS_LAMBDA_FUNCTION_NAME", args.function_name)
     handler = getattr(importlib.import_module(module), attribute)
     url = FunctionUrl(handler, args.function_name, args.auth_type, lab_secrets(), timeout=args.timeout)
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     with contextlib.suppress(KeyboardInterrupt):
         serve(url, args.port).serve_forever()
     return 0
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A lab that dies without stopping its function URLs (SIGKILL, a crash) must not leave them running."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
 
 
 if __name__ == "__main__":

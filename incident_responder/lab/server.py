@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
+from pathlib import Path
 from typing import Any
 
 import requests
 
 LAB_REGION = "us-east-1"
 LAB_ACCOUNT_ID = "123456789012"
+# Client settings a shell may hold for other accounts or servers: they would win over the lab's own (a
+# profile, an MCP server list) or change how requests to the lab's function URLs are signed (a bearer
+# key). Lab commands drop them in their own process; `responder lab up` tells other shells to unset them.
+NOT_FOR_THE_LAB = (
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "MCP_API_KEY",
+    "MCP_API_KEY_PARAMETER",
+    "MCP_AUTH",
+    "RESPONDER_MCP_CONFIG",
+    "RESPONDER_MCP_SERVERS",
+)
 
 # Posted before any resource exists: Lambda without Docker, Step Functions that really execute.
 MOTO_CONFIG = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
@@ -38,6 +52,7 @@ class Lab:
         self.host = host
         self.port = port
         self._server: Any = None
+        self.chaos_state_dir: Path | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -51,14 +66,22 @@ class Lab:
         # Imported here: only the lab needs moto, deployed Lambdas never do.
         from moto.server import ThreadedMotoServer
 
+        from chaos.snapshots import default_state_dir, forget_endpoint
+
         for noisy in ("werkzeug", "moto.stepfunctions"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
+        if self.port:
+            _ensure_free(self.host, self.port)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
         self.host, self.port = self._server.get_host_and_port()
         # moto's own Task states call back into "localhost:MOTO_PORT".
         os.environ["MOTO_PORT"] = str(self.port)
         self.configure()
+        # Chaos keys the originals it keeps by endpoint; those of an earlier lab on this port describe
+        # an account that is gone, and restoring them would fail or put back the wrong values.
+        self.chaos_state_dir = default_state_dir()
+        forget_endpoint(self.chaos_state_dir, self.endpoint_url)
         return self
 
     def configure(self) -> None:
@@ -80,3 +103,16 @@ class Lab:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _ensure_free(host: str, port: int) -> None:
+    """moto's server thread dies on a port in use while its start() waits forever: find out first."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds (allow_reuse_address)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise OSError(
+                exc.errno,
+                f"port {port} on {host} is already in use ({exc.strerror}): stop what holds it, or pass --port",
+            ) from None

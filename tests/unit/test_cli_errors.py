@@ -1,0 +1,116 @@
+"""What a user gets wrong in the first hour ends in one clear line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+
+from incident_responder import cli
+
+REPO = Path(__file__).parents[2]
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens once the socket is closed
+
+
+@pytest.fixture
+def no_aws(monkeypatch, tmp_path):
+    """An environment with no AWS settings at all (no profile files, no instance metadata)."""
+    for key in list(__import__("os").environ):
+        if key.startswith(("AWS_", "MCP_", "RESPONDER_")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # a refused connection is not worth retrying here
+
+
+def one_line(code: int, err: str) -> str:
+    assert code != 0
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def run_main(capsys, argv: list[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_show_without_a_region(no_aws, capsys):
+    code, _, err = run_main(capsys, ["show", "some-incident"])
+    assert "region" in one_line(code, err) and "AWS_REGION" in err
+
+
+def test_show_without_credentials(no_aws, monkeypatch, capsys):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    code, _, err = run_main(capsys, ["show", "some-incident"])
+    assert "credentials" in one_line(code, err)
+
+
+@pytest.mark.parametrize("argv", [["show", "some-incident"], ["lab", "invoke"]], ids=["show", "lab invoke"])
+def test_aws_endpoint_on_a_closed_port(no_aws, monkeypatch, capsys, argv):
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    for key, value in {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    code, _, err = run_main(capsys, argv)
+    line = one_line(code, err)
+    assert line.startswith(f"responder {argv[0]}: ") and endpoint in line and "responder lab up" in line
+
+
+def test_mcp_call_to_a_closed_port(no_aws, capsys):
+    url = f"http://127.0.0.1:{closed_port()}/mcp"
+    code, _, err = run_main(capsys, ["mcp", "call", url, "get_lambda_config", "--api-key", "k"])
+    assert "unreachable" in one_line(code, err) and url in err
+
+
+def test_investigate_a_missing_file(no_aws, capsys, tmp_path):
+    missing = tmp_path / "alert.json"
+    code, _, err = run_main(capsys, ["investigate", str(missing)])
+    assert code == 2 and f"{missing}: No such file or directory" in one_line(code, err)
+
+
+def test_an_unexpected_error_is_not_hidden(monkeypatch):
+    def broken(args):
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli, "_cmd_show", broken)
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["show", "x"])
+
+
+@pytest.mark.parametrize("command", [["demo"], ["run", "scenarios/s3-policy-revoked.yaml"], ["lab", "up"]])
+def test_lab_commands_without_the_lab_extra(command):
+    """`pip install .` leaves out moto: the lab's commands say how to get it, in one line."""
+    code = (
+        "import sys\n"
+        "sys.modules['moto'] = None  # as if the lab extra were not installed\n"
+        "from incident_responder.cli import main\n"
+        f"sys.exit(main({command!r}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    line = one_line(out.returncode, out.stderr)
+    assert "moto" in line and "[lab]" in line and "make demo" in line
+
+
+def test_the_lab_modules_named_are_the_lab_extra():
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lab"]
+    distributions = {req.split("[")[0].split("=")[0].split(">")[0].strip().lower() for req in extra}
+    provided = {dist.lower() for module in cli.LAB_EXTRA_MODULES for dist in packages_distributions().get(module, [])}
+    assert provided == distributions
