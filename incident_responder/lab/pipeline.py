@@ -31,15 +31,19 @@ from chaos.faults import FaultInjector
 from incident_responder.alerts import parse_alert
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import record_baseline
+from incident_responder.ingest import incident_for_alert
 from incident_responder.lab.account import SampleAccount, create_sample_account
 from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
 from incident_responder.lab.function_url import start_function_url
-from incident_responder.lab.scenario import Scenario
-from incident_responder.lab.server import Lab
+from incident_responder.lab.scenario import Scenario, Setup
+from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.workload import BurstResult, DataProcessor
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
 from incident_responder.store import load_record
+
+# The lifecycle's failure ends (the other terminal statuses are not failures).
+FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED"}
 
 
 class IncidentRecord(BaseModel):
@@ -56,6 +60,11 @@ class IncidentRecord(BaseModel):
     execution: dict[str, Any]
     timings: dict[str, str] = {}
     workload: dict[str, Any] = {}
+
+    @property
+    def failed(self) -> bool:
+        """The incident ended ERROR, FAILED or PROPOSAL_FAILED, or never reached a terminal status."""
+        return self.incident_id is not None and self.status not in TERMINAL_STATUSES - FAILED_STATUSES
 
 
 def _process_base_env() -> dict[str, str]:
@@ -98,6 +107,8 @@ class LabPipeline:
     ) -> Iterator[LabPipeline]:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused."""
         saved = dict(os.environ)
+        for key in NOT_FOR_THE_LAB:
+            os.environ.pop(key, None)
         own_lab = lab is None
         if lab is None:
             lab = Lab().start()
@@ -157,9 +168,15 @@ class LabPipeline:
                     overrides,
                 )
         finally:
+            # All asked to stop first, then waited for: one slow server must not leave the others running.
             for server in servers:
                 server.terminate()
-                server.wait(timeout=10)
+            for server in servers:
+                try:
+                    server.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
             if own_dispatcher:
                 dispatcher.uninstall()
             if own_lab:
@@ -207,20 +224,42 @@ class LabPipeline:
     ) -> IncidentRecord:
         """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end."""
         started = time.monotonic()
+        if scenario.workload.setup is not None:
+            self.set_up(scenario.workload.function, scenario.workload.setup)
         self.inject(scenario)
         burst = self.workload(scenario.workload.function).invoke(
             scenario.workload.invocations, log_lines=scenario.workload.log_lines, app_error=scenario.workload.app_error
         )
         if burst.alert is None:
             return self._record(None, None, burst, started)
-        incident = parse_alert(burst.alert)
-        arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident.incident_id}"
+        # The incident the alert started, or the one under way for its fault that it joined.
+        incident_id = incident_for_alert(
+            self.clients, self.stack.physical["IncidentStateTable"], parse_alert(burst.alert)
+        )
+        arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
         execution = self.follow(arn, on_state=on_state, timeout=timeout)
         if execution["status"] != "SUCCEEDED":
             # In AWS an EventBridge rule runs the reconcile function here; moto cannot deliver it.
             reconcile = self.stack.functions["ReconcileFunction"]
             self.dispatcher.invoke(reconcile, {"detail": {"executionArn": arn, "status": execution["status"]}})
-        return self._record(incident.incident_id, execution, burst, started)
+        return self._record(incident_id, execution, burst, started)
+
+    def set_up(self, function: str, setup: Setup) -> None:
+        """The function's healthy configuration, then its baseline recorded again: what it was onboarded with."""
+        lam = self.clients.get("lambda")
+        given = setup.model_fields_set
+        if "reserved_concurrency" in given:
+            if setup.reserved_concurrency is None:
+                lam.delete_function_concurrency(FunctionName=function)
+            else:
+                lam.put_function_concurrency(
+                    FunctionName=function, ReservedConcurrentExecutions=setup.reserved_concurrency
+                )
+        changes = {"Timeout": setup.timeout, "MemorySize": setup.memory}
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if changes:
+            lam.update_function_configuration(FunctionName=function, **changes)
+        record_baseline(self.clients, function)
 
     def follow(
         self, arn: str, *, on_state: Callable[[str, Any], None] | None = None, timeout: float = 600

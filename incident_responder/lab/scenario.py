@@ -7,6 +7,8 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
       - kind: iam_revoke
         target: s3
     workload: {function: data-processor, invocations: 3, log_lines: [], app_error: null}
+    # optional: the function's healthy configuration, applied before it is onboarded
+    #   workload: {setup: {reserved_concurrency: null, timeout: 30, memory: 512}}
     expect: {status: PROPOSAL_READY, fault_types: [permission_loss], actions: [restore_iam_policy]}
 
 A broken file raises :class:`ScenarioError` naming the file and the offending field.
@@ -54,15 +56,30 @@ class Memory(_Strict):
 Fault = Annotated[IamRevoke | Throttle | NetworkBlock | Timeout | Memory, Field(discriminator="kind")]
 
 
+class Setup(_Strict):
+    """The function's healthy configuration, applied before onboarding (so it is the baseline).
+
+    Only the fields given are applied; ``reserved_concurrency: null`` means no reservation, as most
+    Lambda functions have.
+    """
+
+    reserved_concurrency: int | None = Field(default=None, ge=0, le=1000)
+    timeout: int | None = Field(default=None, ge=1, le=900)
+    memory: int | None = Field(default=None, ge=128, le=10240)
+
+
 class Workload(_Strict):
     function: str = Field(default="data-processor", pattern=r"^[A-Za-z0-9_-]{1,64}$")
     invocations: int = Field(default=3, ge=1, le=100)
     log_lines: list[str] = Field(default_factory=list)
     app_error: str | None = None
+    setup: Setup | None = None
 
 
 class Expect(_Strict):
-    status: Literal["PROPOSAL_READY", "DIAGNOSED", "FAILED", "ERROR", "PROPOSAL_FAILED"] = "PROPOSAL_READY"
+    status: Literal["PROPOSAL_READY", "DIAGNOSED", "FAILED", "ERROR", "PROPOSAL_FAILED", "SUPPRESSED"] = (
+        "PROPOSAL_READY"
+    )
     fault_types: list[FaultType] = Field(default_factory=list)
     actions: list[ActionType] = Field(default_factory=list)
 

@@ -270,3 +270,15 @@ def test_responder_run_prints_the_final_record_as_json(tmp_path):
     assert (
         record["execution"]["states_visited"][0] == "RECEIVED" and record["execution"]["name"] == record["incident_id"]
     )
+
+
+def test_a_throttled_function_that_had_no_reservation_is_restored_by_removing_it(pipeline):
+    """The scenario's setup makes the healthy function reservation-free before onboarding (most are)."""
+    from incident_responder.lab.evaluation import run_scenario
+
+    scenario = load_scenario(REPO / "scenarios" / "throttled-without-reservation.yaml")
+    assert scenario.workload.setup.reserved_concurrency is None
+    score = run_scenario(pipeline, scenario)
+    assert score.passed and score.mitigated and score.rejected_actions == 0, score.failures
+    lam = pipeline.clients.get("lambda")
+    assert "ReservedConcurrentExecutions" not in lam.get_function_concurrency(FunctionName="data-processor")

@@ -41,6 +41,8 @@ def test_valid_scenario_loads(tmp_path):
         (VALID.replace("kind: timeout", "kind: meteor"), "faults.2"),
         (VALID.replace("[permission_loss]", "[gremlins]"), "expect.fault_types.0"),
         (VALID.replace("invocations: 3", "invocations: 3\n  colour: red"), "workload.colour"),
+        (VALID.replace("invocations: 3", "invocations: 3\n  setup: {memory: 64}"), "workload.setup.memory"),
+        (VALID.replace("invocations: 3", "invocations: 3\n  setup: {cpu: 2}"), "workload.setup.cpu"),
     ],
 )
 def test_broken_scenario_names_file_and_field(tmp_path, text, field):
@@ -68,3 +70,10 @@ def test_every_scenario_in_the_repository_loads():
     assert files
     for path in files:
         assert load_scenario(path).name == path.stem
+
+
+def test_setup_tells_no_reservation_from_not_given(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(VALID.replace("invocations: 3", "invocations: 3\n  setup: {reserved_concurrency: null}"))
+    setup = load_scenario(path).workload.setup
+    assert setup.reserved_concurrency is None and setup.model_fields_set == {"reserved_concurrency"}
