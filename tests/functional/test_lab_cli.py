@@ -264,7 +264,14 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
     out = responder("run", scenario, "--json", env={**clean_env(tmp_path), **STRAY}, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout)["status"] == "PROPOSAL_READY"
+    # The final record, as JSON, for machines.
+    record = json.loads(out.stdout)
+    for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
+        assert key in record
+    assert record["status"] == "PROPOSAL_READY" and record["proposal"]["actions"]
+    assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
+    assert record["execution"]["states_visited"][0] == "RECEIVED"
+    assert record["execution"]["name"] == record["incident_id"]
 
 
 def test_run_that_ends_in_error_exits_non_zero(tmp_path):

@@ -20,10 +20,21 @@ from tests.functional.test_state_machine import HAPPY
 REPO = Path(__file__).parents[2]
 
 
-@pytest.fixture
-def pipeline(lab, _engine, tmp_path):
+@pytest.fixture(scope="module")
+def _pipeline(lab, _engine):
+    """One pipeline for the module: starting its function URL processes costs seconds, a refresh does not."""
     with LabPipeline.start(lab=lab, dispatcher=_engine) as running:
-        yield running
+        yield running, []
+
+
+@pytest.fixture
+def pipeline(_pipeline):
+    """A fresh lab under the module's pipeline: moto reset, the stack redeployed, the workload onboarded."""
+    running, used = _pipeline
+    if used:
+        running.refresh()
+    used.append(True)
+    return running
 
 
 def executions(pipeline) -> list[dict]:
@@ -243,33 +254,6 @@ def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue
     (letter,) = dead_letters(pipeline)
     assert json.loads(letter["Body"]) == {"hello": "world"}
     assert pipeline.dispatcher.functions[ingest].invocations == 3  # the first try and Lambda's two retries
-
-
-def test_responder_run_prints_the_final_record_as_json(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "MOTO_", "RESPONDER_"))}
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "incident_responder.cli",
-            "run",
-            str(REPO / "scenarios" / "s3-policy-revoked.yaml"),
-            "--json",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    record = json.loads(out.stdout)
-    for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
-        assert key in record
-    assert record["status"] == "PROPOSAL_READY" and record["proposal"]["actions"]
-    assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
-    assert (
-        record["execution"]["states_visited"][0] == "RECEIVED" and record["execution"]["name"] == record["incident_id"]
-    )
 
 
 def test_a_throttled_function_that_had_no_reservation_is_restored_by_removing_it(pipeline):
