@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install tools demo test lint validate build eval eval-bedrock bench bench-logs bench-investigation clean
+.PHONY: install tools demo test lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -30,10 +30,11 @@ tools: $(TOOLS_STAMP)
 demo: $(STAMP)
 	$(BIN)/responder demo
 
-# Two workers, a test file each at a time (module fixtures stay whole): the suite fits 2 cores.
+# Three workers on 2 cores, a test file each at a time (module fixtures stay whole): much of the suite
+# waits on subprocesses (sam build, lab servers), so a third worker keeps both cores busy.
 test: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -60,6 +61,9 @@ eval-bedrock: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
+
+fault-matrix: $(STAMP)
+	$(BIN)/python scripts/fault_matrix.py
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py

@@ -94,6 +94,7 @@ class LabPipeline:
     mcp_url: str
     chaos_state: Path
     stack_overrides: dict[str, str]
+    stack_parameters: dict[str, str]
 
     @classmethod
     @contextmanager
@@ -166,6 +167,7 @@ class LabPipeline:
                     f"http://127.0.0.1:{ports['DiagnosticsMcpFunctionUrl']}/mcp",
                     Path(chaos_state),
                     overrides,
+                    dict(parameters or {}),
                 )
         finally:
             # All asked to stop first, then waited for: one slow server must not leave the others running.
@@ -192,7 +194,8 @@ class LabPipeline:
             self.clients,
             self.dispatcher,
             overrides=self.stack_overrides,
-            parameters={"ResponderModel": model},
+            # The parameters the pipeline was started with hold across refreshes (e.g. a raised breaker).
+            parameters={**self.stack_parameters, "ResponderModel": model},
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
         self.sample = create_sample_account(self.clients, responder_resources=False)

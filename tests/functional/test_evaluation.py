@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).parents[2]
 
 
@@ -24,6 +26,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.timeout(360)  # the slowest test: one lab, every scenario of the corpus
 def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_fails_the_run(tmp_path):
     """One eval run (one lab): the public corpus, plus a copy of one scenario expecting the wrong fault."""
     import shutil
