@@ -1,0 +1,52 @@
+"""Whole lab runs from the command line (`responder run`, `responder demo`), each in its own process.
+
+Apart from tests/functional/test_lab_cli.py so the suite's workers can run the two files side by side.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.functional.test_lab_cli import REPO, STRAY, clean_env, responder
+
+
+def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
+    """The lab's agents sign for the lab's function URLs whatever the shell exports."""
+    scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
+    out = responder("run", scenario, "--json", env={**clean_env(tmp_path), **STRAY}, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    # The final record, as JSON, for machines.
+    record = json.loads(out.stdout)
+    for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
+        assert key in record
+    assert record["status"] == "PROPOSAL_READY" and record["proposal"]["actions"]
+    assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
+    assert record["execution"]["states_visited"][0] == "RECEIVED"
+    assert record["execution"]["name"] == record["incident_id"]
+
+
+def test_run_that_ends_in_error_exits_non_zero(tmp_path):
+    scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
+    # openai:<model> without MODEL_BASE_URL: the investigate function's settings refuse it -> ERROR.
+    out = responder("run", scenario, "--json", "--model", "openai:gpt-x", env=clean_env(tmp_path), timeout=180)
+    assert json.loads(out.stdout)["status"] == "ERROR"
+    assert out.returncode == 1
+
+
+def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
+    code = (
+        "import sys\n"
+        "import handlers.propose\n"
+        "def broken(event, context):\n"
+        "    raise RuntimeError('resolver down')\n"
+        "handlers.propose.handler = broken  # the lab deploys the handler the template names: this one\n"
+        "from incident_responder.cli import main\n"
+        f"sys.exit(main(['demo', '--out', {str(tmp_path / 'out')!r}]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=clean_env(tmp_path), capture_output=True, text=True, timeout=180, cwd=REPO
+    )
+    assert ": PROPOSAL_FAILED" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert out.returncode == 1
