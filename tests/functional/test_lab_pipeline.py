@@ -5,13 +5,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from incident_responder.lab.hostile_alerts import hostile_alerts
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
 from incident_responder.lab.scenario import Scenario, load_scenario
 from incident_responder.lifecycle import get_incident_state
@@ -191,30 +191,6 @@ def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
     reasons = [m["MessageAttributes"]["reason"]["StringValue"] for m in letters]
     assert any("not JSON" in r for r in reasons) and any("detected_at" in r for r in reasons)
     assert executions(pipeline) == []
-
-
-def hostile_alerts() -> list[str]:
-    """100 alerts that mean nothing: random bytes, deep nesting, huge numbers, unknown functions, bad times."""
-    rng = random.Random(7)
-    good = {"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "E"}
-    alerts = [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300))).decode("latin-1") for _ in range(25)]
-    alerts += ["[" * depth + "]" * depth for depth in (1_000, 10_000, 100_000, 120_000)]
-    alerts += ['{"a":' * depth + "1" + "}" * depth for depth in (5_000, 20_000, 40_000)]
-    alerts += [json.dumps(good)[:-1] + f', "n": {"9" * digits}}}' for digits in (4_301, 10_000, 200_000)]
-    alerts += [json.dumps({**good, "function_name": f"not-onboarded-{i}"}) for i in range(20)]
-    alerts += [
-        json.dumps({**good, "detected_at": value})
-        for value in ("aaaaaaaaaa", "2026-13-45T99:99:99Z", "2999-01-01T00:00:00Z", "1" * 40, "2026-11-23")
-    ]
-    alerts += [json.dumps({**good, "detected_at": f"{'x' * i}2026"}) for i in range(6, 26)]
-    alerts += [json.dumps(v) for v in (None, 1, "s", [], [good], True, 1e308)]
-    alerts += [
-        json.dumps({"AlarmName": "a" * i, "NewStateValue": "ALARM", "StateChangeTime": "now", "Trigger": {}})
-        for i in range(1, 13)
-    ]
-    alerts += [json.dumps({**good, "function_name": "data-processor\n"})]
-    assert len(alerts) == 100
-    return alerts
 
 
 def test_a_hundred_malformed_alerts_each_get_a_reason_and_start_nothing(pipeline):
