@@ -65,6 +65,25 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
     return baseline
 
 
+def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = None) -> str | None:
+    """``None`` when the function was never onboarded; else the ARN its baseline recorded ("" for none).
+
+    One small GetItem (the configuration is not read): what ingest and the MCP tools' scope check ask.
+    AWS errors propagate.
+    """
+    item = (
+        clients.get("dynamodb")
+        .get_item(
+            TableName=table or baseline_table_name(),
+            Key={"function_name": {"S": function_name}},
+            ProjectionExpression="function_name, function_arn",
+            ConsistentRead=True,
+        )
+        .get("Item")
+    )
+    return None if not item else item.get("function_arn", {}).get("S", "")
+
+
 def load_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
     item = (
         clients.get("dynamodb")

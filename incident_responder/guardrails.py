@@ -14,13 +14,12 @@ rejections: anything the model put in ``rejected_actions`` is dropped.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
-from incident_responder.account_state import FunctionConfiguration
+from incident_responder.account_state import FunctionConfiguration, function_name_of
 from incident_responder.contracts import (
     ActionType,
     RejectedAction,
@@ -63,17 +62,18 @@ def _has_wildcard(statement: dict[str, Any]) -> bool:
 
 
 def _names(target: str, kind: str, identifiers: Iterable[str]) -> bool:
-    """Whether ``target`` is one of ``identifiers`` or an ARN of that ``kind`` ending in one of them."""
+    """Whether ``target`` is one of ``identifiers``, or an ARN of that ``kind`` naming one of them."""
     ids = {i for i in identifiers if i}
     if target in ids:
         return True
-    patterns = {
-        "function": r"arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:(?P<id>[A-Za-z0-9_-]+)(?::[A-Za-z0-9$_-]+)?",
-        "role": r"arn:aws[a-z-]*:iam::\d{12}:role/(?:[\w+=,.@-]+/)*(?P<id>[\w+=,.@-]+)",
-        "ec2": r"arn:aws[a-z-]*:ec2:[a-z0-9-]+:\d{12}:(?:security-group|network-acl)/(?P<id>[a-z0-9-]+)",
-    }
-    match = re.fullmatch(patterns[kind], target)
-    return bool(match) and match["id"] in ids
+    if kind == "function":
+        try:
+            return function_name_of(target) in ids
+        except ValueError:
+            return False
+    # role/[path/]NAME, security-group/ID, network-acl/ID: the last path segment names the resource.
+    service = {"role": ":iam::", "ec2": ":ec2:"}[kind]
+    return target.startswith("arn:") and service in target and target.rsplit("/", 1)[-1] in ids
 
 
 def _target_reason(action: RemediationAction, names: str, kind: str, identifiers: Iterable[str]) -> list[str]:

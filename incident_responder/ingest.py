@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from incident_responder.alerts import MalformedAlertError, fault_signature, parse_alert
 from incident_responder.aws import AwsClients
+from incident_responder.baseline import onboarded_arn
 from incident_responder.contracts import Incident
 from incident_responder.lifecycle import start_incident
 
@@ -51,21 +52,6 @@ def group_key(incident: Incident) -> str:
     return f"group#{incident.function_name}#{digest}"
 
 
-def onboarded(clients: AwsClients, baseline_table: str, function_name: str) -> bool:
-    """A recorded baseline exists (AWS errors propagate: the alert is retried, not rejected)."""
-    item = (
-        clients.get("dynamodb")
-        .get_item(
-            TableName=baseline_table,
-            Key={"function_name": {"S": function_name}},
-            ProjectionExpression="function_name",
-            ConsistentRead=True,
-        )
-        .get("Item")
-    )
-    return bool(item)
-
-
 def ingest_alert(
     clients: AwsClients,
     message: str | dict[str, Any],
@@ -80,7 +66,7 @@ def ingest_alert(
         incident = parse_alert(message)
     except MalformedAlertError as exc:
         return IngestOutcome(outcome="rejected", reason=str(exc))
-    if not onboarded(clients, baseline_table, incident.function_name):
+    if onboarded_arn(clients, incident.function_name, baseline_table) is None:
         return IngestOutcome(
             outcome="rejected",
             alert_incident_id=incident.incident_id,
@@ -109,7 +95,7 @@ def ingest_alert(
             ExpressionAttributeValues={":now": {"N": str(int(now))}},
         )
     except ddb.exceptions.ConditionalCheckFailedException:
-        return _join_group(clients, state_table, key, incident, state_machine_arn)
+        return _join_group(clients, state_table, key, incident, state_machine_arn, now)
     return _start(clients, state_table, key, incident, state_machine_arn, "started")
 
 
@@ -133,7 +119,7 @@ def _start(
 
 
 def _join_group(
-    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str
+    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str, now: float
 ) -> IngestOutcome:
     ddb = clients.get("dynamodb")
     group = ddb.get_item(TableName=state_table, Key={"incident_id": {"S": key}}, ConsistentRead=True)["Item"]
@@ -160,7 +146,7 @@ def _join_group(
             ConditionExpression="attribute_not_exists(attached_alerts) OR size(attached_alerts) < :cap",
             ExpressionAttributeValues={
                 ":alert": {"SS": [incident.incident_id]},
-                ":now": {"N": str(int(time.time()))},
+                ":now": {"N": str(int(now))},
                 ":cap": {"N": str(MAX_LISTED_ALERTS)},
             },
             ReturnValues="ALL_NEW",

@@ -12,7 +12,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from incident_responder.account_state import function_name_of
 from incident_responder.aws import AwsClients
-from incident_responder.baseline import baseline_table_name
+from incident_responder.baseline import baseline_table_name, onboarded_arn
 
 
 class OutOfScopeError(ValueError):
@@ -32,26 +32,17 @@ class OnboardedScope:
             raise OutOfScopeError(str(exc)) from None
         table = self.table or baseline_table_name()
         try:
-            item = (
-                self.clients.get("dynamodb")
-                .get_item(
-                    TableName=table,
-                    Key={"function_name": {"S": name}},
-                    ProjectionExpression="function_name, function_arn",
-                )
-                .get("Item")
-            )
+            recorded = onboarded_arn(self.clients, name, table)
         except (ClientError, BotoCoreError) as exc:
             raise OutOfScopeError(f"cannot read the baseline table {table!r} to check {name!r}: {exc}") from None
-        if not item:
+        if recorded is None:
             raise OutOfScopeError(
                 f"{name!r} is not onboarded: the tools answer only for functions with a recorded baseline "
                 f"(responder onboard {name})"
             )
-        recorded = item.get("function_arn", {}).get("S")
         if name_or_arn.startswith("arn:"):
             asked = ":".join(name_or_arn.split(":")[:7])
-            if recorded is None or asked != recorded:
+            if asked != recorded:
                 raise OutOfScopeError(
                     f"{name_or_arn!r} is not the onboarded function {name!r} ({recorded or 'no ARN recorded'}): "
                     "another account, region or partition"

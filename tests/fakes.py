@@ -172,3 +172,12 @@ def guard(clients, *actions: dict[str, Any], diagnosed: Sequence[str] | None = N
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
     current = read_function_configuration(clients, function)
     return apply_guardrails(proposal, current, load_baseline(clients, function).configuration, diagnosed_faults=faults)
+
+
+def inject(clients, *faults: tuple[str, dict[str, Any]], function: str = "data-processor") -> None:
+    """Apply chaos faults, e.g. ``inject(clients, ("throttle", {"reserved_concurrency": 0}))``."""
+    from chaos import FaultInjector
+
+    chaos = FaultInjector.for_function(function, clients=clients)
+    for kind, params in faults:
+        getattr(chaos, kind)(**params)

@@ -7,19 +7,12 @@ import json
 
 import pytest
 
-from chaos import FaultInjector
 from incident_responder.baseline import load_baseline, record_baseline
 from incident_responder.contracts import RemediationProposal
-from tests.fakes import guard
+from tests.fakes import guard, inject
 
 FN = "data-processor"
 ROLE = "data-processor-role"
-
-
-def inject(clients, *faults):
-    chaos = FaultInjector.for_function(FN, clients=clients)
-    for kind, params in faults:
-        getattr(chaos, kind)(**params)
 
 
 def _iam(document, role=ROLE, policy="s3-access", target=None, **params):

@@ -10,7 +10,6 @@ import anyio
 import pytest
 from langchain_core.messages import AIMessage
 
-from chaos import FaultInjector
 from incident_responder import remediation
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.resolver import proposal_message, resolver_spec
@@ -20,16 +19,17 @@ from incident_responder.contracts import RemediationAction
 from incident_responder.lab.remediate import apply_proposal
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process
-from tests.fakes import ScriptedChatModel, guard, investigate_as_deployed, propose_as_deployed, set_agent_environment
+from tests.fakes import (
+    ScriptedChatModel,
+    guard,
+    inject,
+    investigate_as_deployed,
+    propose_as_deployed,
+    set_agent_environment,
+)
 
 FN = "data-processor"
 KEY = "remediation-test-key"
-
-
-def inject(clients, *faults):
-    chaos = FaultInjector.for_function(FN, clients=clients)
-    for kind, params in faults:
-        getattr(chaos, kind)(**params)
 
 
 # -- lookups --------------------------------------------------------------------------------------
