@@ -90,7 +90,7 @@ define copy_source
 	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR); fi
 endef
 
-build-IngestFunction build-InvestigateFunction build-ProposeFunction build-DiagnosticsMcpFunction build-RemediationMcpFunction build-ReconcileFunction build-SweepFunction:
+build-IngestFunction build-InvestigateFunction build-ProposeFunction build-DiagnosticsMcpFunction build-RemediationMcpFunction build-ReconcileFunction build-SweepFunction build-ReviewFunction build-ApprovalRequestFunction build-ApprovalEndpointFunction build-RemediateFunction build-VerifyFunction:
 	$(copy_source)
 
 build-DependenciesLayer:

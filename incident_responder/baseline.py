@@ -41,11 +41,29 @@ class BaselineNotFoundError(LookupError):
     """No baseline is recorded for this function (it was never onboarded)."""
 
 
+# The remediate function's role may change only resources carrying this tag (template.yaml, RemediateFunction).
+ONBOARDED_TAG = "incident-responder:onboarded"
+
+
+def tag_onboarded(clients: AwsClients, function_arn: str, configuration: FunctionConfiguration) -> list[str]:
+    """Tag the function and what its restores touch (its role, security groups, subnets' network ACLs), so the
+    remediate function's tag-conditioned permissions reach exactly the onboarded resources. Returns what was tagged."""
+    clients.get("lambda").tag_resource(Resource=function_arn, Tags={ONBOARDED_TAG: "true"})
+    clients.get("iam").tag_role(RoleName=configuration.role.role_name, Tags=[{"Key": ONBOARDED_TAG, "Value": "true"}])
+    network = [g.group_id for g in configuration.network.security_groups] + [
+        s.network_acl_id for s in configuration.network.subnets if s.network_acl_id
+    ]
+    if network:
+        clients.get("ec2").create_tags(Resources=network, Tags=[{"Key": ONBOARDED_TAG, "Value": "true"}])
+    return [function_arn, configuration.role.role_arn, *network]
+
+
 def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
-    """Capture the function's current configuration and store it as its baseline."""
+    """Capture the function's current configuration, store it as its baseline, and tag what may be restored."""
     raw = clients.get("lambda").get_function_configuration(FunctionName=function_name_of(function_name))
     configuration = configuration_from(clients, raw)
     arn = raw["FunctionArn"]
+    tag_onboarded(clients, ":".join(arn.split(":")[:7]), configuration)
     baseline = Baseline(
         function_name=configuration.function_name,
         captured_at=datetime.now(UTC).isoformat(timespec="seconds"),

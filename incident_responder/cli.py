@@ -4,6 +4,8 @@ Operator commands (production code only, for the lab or a real account):
   responder onboard FUNCTION                       record a function's baseline
   responder investigate ALERT.json                 run the supervisor agent on one alert
   responder show INCIDENT_ID                       print a stored incident
+  responder pending                                incidents awaiting approval
+  responder approve INCIDENT_ID [--reject]         decide on them, with your own credentials
   responder mcp serve diagnostics --port N         run an MCP server (bearer key)
   responder mcp call URL TOOL key=value ...        call one MCP tool (bearer key or SigV4)
 
@@ -110,6 +112,115 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_pending(args: argparse.Namespace) -> int:
+    from incident_responder.approval import pending_records
+    from incident_responder.aws import AwsClients
+    from incident_responder.lifecycle import get_incident_state, state_table_name
+
+    clients = AwsClients()
+    pending = []
+    for record in pending_records(clients, state_table_name()):
+        state = get_incident_state(clients, record.incident_id) or {}
+        if state.get("status") != "AWAITING_APPROVAL":
+            continue  # a request left over from an execution that ended (expired, swept) is not pending
+        pending.append(
+            {
+                "incident_id": record.incident_id,
+                "function_name": record.function_name,
+                "risk": record.risk,
+                "approval_expires_at": record.approval_expires_at,
+                "actions_digest": record.actions_digest,
+                "actions": [
+                    {
+                        k: a.get(k)
+                        for k in ("execution_order", "action_type", "fault_type", "target_resource", "risk_level")
+                    }
+                    for a in sorted(record.actions, key=lambda a: a["execution_order"])
+                ],
+            }
+        )
+    if args.json:
+        print(json.dumps(pending, indent=2))
+        return 0
+    if not pending:
+        print("no incident is awaiting approval")
+    for item in pending:
+        print(
+            f"{item['incident_id']}  {item['function_name']}  risk {item['risk']}  expires {item['approval_expires_at']}"
+        )
+        for a in item["actions"]:
+            print(f"  {a['execution_order']}. {a['action_type']} ({a['risk_level']}) {a['target_resource']}")
+    return 0
+
+
+def _cmd_approve(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from incident_responder.approval import (
+        ApprovalNotFoundError,
+        NotAwaitingApprovalError,
+        check,
+        decide,
+        load_record,
+        task_token_from_history,
+    )
+    from incident_responder.aws import AwsClients
+    from incident_responder.lifecycle import get_incident_state, history, state_table_name
+
+    clients = AwsClients()
+    table = state_table_name()
+    decision = "reject" if args.reject else "approve"
+    state = get_incident_state(clients, args.incident_id)
+    if state is None:
+        raise ApprovalNotFoundError(f"no incident {args.incident_id} in {table}")
+    if state.get("status") != "AWAITING_APPROVAL":
+        raise NotAwaitingApprovalError(f"incident {args.incident_id} is {state.get('status')}, not awaiting approval")
+    record = load_record(clients, table, args.incident_id)
+    if record is None or not state.get("execution_arn"):
+        raise ApprovalNotFoundError(f"incident {args.incident_id} has no approval request recorded in {table}")
+    # The token comes from the execution's own history, read with the caller's credentials: the record
+    # holds only its hash.
+    token = task_token_from_history(history(clients.get("stepfunctions"), state["execution_arn"]))
+    if token is None:
+        raise NotAwaitingApprovalError(f"the execution of incident {args.incident_id} is not waiting for approval")
+    check(record, record.incident_id, record.actions_digest, token, datetime.now(UTC))  # refuse before asking
+    count = len(record.actions)
+    print(f"Incident {record.incident_id} on function {record.function_name}: {decision} {count} action(s)")
+    for action in sorted(record.actions, key=lambda a: a["execution_order"]):
+        print(
+            f"  {action['execution_order']}. {action['action_type']} for {action['fault_type']}"
+            f" (risk {action.get('risk_level')}) on {action['target_resource']}"
+        )
+        print("     parameters: " + json.dumps(action["parameters"], sort_keys=True))
+    print(f"Digest: {record.actions_digest}")
+    print(f"Request expires at {record.approval_expires_at}")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"responder approve: not a terminal: pass --yes to {decision} without a prompt", file=sys.stderr)
+            return 2
+        try:
+            answer = input(f"{decision.capitalize()} exactly these {count} action(s)? Type yes to confirm: ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() != "yes":
+            print("nothing decided", file=sys.stderr)
+            return 1
+    caller = clients.get("sts").get_caller_identity()["Arn"]
+    result = decide(
+        clients,
+        table=table,
+        incident_id=record.incident_id,
+        digest=record.actions_digest,
+        token=token,
+        decision=decision,
+        decided_by=caller,
+        channel="cli",
+        reason=args.reason,
+    )
+    print(f"{'Approved' if decision == 'approve' else 'Rejected'} by {result.decided_by} at {result.decided_at}")
+    return 0
+
+
 def _cmd_mcp_serve(args: argparse.Namespace) -> int:
     from incident_responder.mcp_app import serve
     from incident_responder.mcp_auth import ApiKeyUnavailableError
@@ -198,6 +309,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("incident_id")
     p.set_defaults(handler=_cmd_show)
 
+    p = sub.add_parser(
+        "pending",
+        help="incidents awaiting approval: actions, risk, expiry",
+        description="Reads INCIDENT_STATE_TABLE (the stack's output) in the account boto3 reaches.",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=_cmd_pending)
+
+    p = sub.add_parser(
+        "approve",
+        help="approve (or --reject) exactly the actions an incident awaits approval for, with your credentials",
+        description="Reads the task token from the execution's history with your own credentials, shows what "
+        "will be decided, asks for confirmation on a terminal (unless --yes), and records your identity (STS).",
+    )
+    p.add_argument("incident_id")
+    p.add_argument("--reject", action="store_true", help="reject instead of approve")
+    p.add_argument("--reason", help="why (recorded with the decision)")
+    p.add_argument("--yes", action="store_true", help="decide without asking")
+    p.set_defaults(handler=_cmd_approve)
+
     mcp = sub.add_parser("mcp", help="the project's MCP servers").add_subparsers(dest="mcp_command", required=True)
     p = mcp.add_parser("serve", help="run an MCP server (streamable HTTP, bearer key)")
     p.add_argument("server", choices=["diagnostics", "remediation"])
@@ -223,7 +354,10 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
     import httpx
 
     from incident_responder.agent import errors as agent_errors
+    from incident_responder.approval import ApprovalError
 
+    if isinstance(exc, ApprovalError):  # refusals of a decision: the message says why
+        return str(exc), 1
     lab_hint = "is the lab running (responder lab up), and are its printed export lines set in this shell?"
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in LAB_EXTRA_MODULES:
         return (

@@ -371,3 +371,83 @@ class ProposalSubmission(BaseModel):
             chain_of_thought=self.chain_of_thought,
             unresolvable_faults=self.unresolvable_faults,
         )
+
+
+# -- the closed loop: review, approval -------------------------------------------------------------
+class Verdict(StrEnum):
+    """The critic's verdict on one action; deterministic policy may only make it stricter."""
+
+    APPROVE = "approve"
+    NEEDS_HUMAN = "needs_human"
+    REJECT = "reject"
+
+
+VERDICT_STRICTNESS = {Verdict.APPROVE: 0, Verdict.NEEDS_HUMAN: 1, Verdict.REJECT: 2}
+
+
+class ActionVerdict(BaseModel):
+    """One action's verdict, naming the action by its ``execution_order``, with reasons citing evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    execution_order: int = Field(ge=1, description="the execution_order of the action judged")
+    verdict: Verdict
+    reasons: list[str] = Field(min_length=1, max_length=10, description="why, each citing what the evidence shows")
+    evidence: list[EvidencePointer] = Field(
+        default_factory=list, description="pointers into this review's tool results; 'verified' is set by the system"
+    )
+    policy: list[str] = Field(default_factory=list, description="set by the system: where policy overrode the critic")
+
+
+class ReviewSubmission(BaseModel):
+    """The ``submit_review`` arguments: one verdict per proposed action, and a summary."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdicts: list[ActionVerdict] = Field(default_factory=list)
+    summary: str = Field(default="", max_length=2000)
+
+
+ApprovalChannel = Literal["auto", "link", "cli"]
+
+
+class ApprovalDecision(BaseModel):
+    """Who decided on a set of actions, when, through what, and exactly which actions (their digest).
+
+    The output of the approval task (SendTaskSuccess) and of an automatic approval alike.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "reject"]
+    decided_by: str = Field(min_length=1, max_length=512)
+    decided_at: str
+    channel: ApprovalChannel
+    actions_digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    reason: str | None = Field(default=None, max_length=1000)
+
+
+def actions_digest(actions: list[RemediationAction] | list[dict]) -> str:
+    """The digest a person approves: what each action does (order, type, target, parameters), never its prose.
+
+    >>> actions_digest([]) == actions_digest([])
+    True
+    """
+    import hashlib
+    import json
+
+    shown = []
+    for action in actions:
+        data = action.model_dump(mode="json") if isinstance(action, BaseModel) else action
+        shown.append(
+            {
+                "execution_order": data["execution_order"],
+                "fault_type": str(data["fault_type"]),
+                "action_type": str(data["action_type"]),
+                "target_resource": data["target_resource"],
+                "parameters": data["parameters"],
+            }
+        )
+    shown.sort(key=lambda a: a["execution_order"])
+    canonical = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()

@@ -33,13 +33,15 @@ from incident_responder.contracts import (
 from incident_responder.iam_policy import statements
 
 ALLOWED_ACTIONS = set(ActionType)
-# Set by policy, never by the model: what an action could break if it were wrong. Every action needs a
-# person's approval until the approval policy of the closed loop decides otherwise.
+# Set by policy, never by the model: what an action could break if it were wrong. Access and network
+# changes are high risk (a wrong one opens or closes what the function can reach); putting a function's
+# own limits back to their baseline values is low. Only low-risk actions may skip a person, and only
+# when the deployment says so (AutoApprove=low); see incident_responder.review.
 RISK_FOR_ACTION = {
     ActionType.RESTORE_IAM_POLICY: "high",
     ActionType.RESTORE_NETWORK_EGRESS: "high",
-    ActionType.UPDATE_CONCURRENCY: "medium",
-    ActionType.UPDATE_FUNCTION_CONFIGURATION: "medium",
+    ActionType.UPDATE_CONCURRENCY: "low",
+    ActionType.UPDATE_FUNCTION_CONFIGURATION: "low",
 }
 
 
@@ -221,9 +223,8 @@ def apply_guardrails(
     rejected: list[RejectedAction] = []  # what the model put there is dropped: only this function rejects
     seen: dict[str, int] = {}
     for number, action in enumerate(proposal.actions, start=1):
-        action = action.model_copy(
-            update={"risk_level": RISK_FOR_ACTION.get(action.action_type, "high"), "requires_approval": True}
-        )
+        risk = RISK_FOR_ACTION.get(action.action_type, "high")
+        action = action.model_copy(update={"risk_level": risk, "requires_approval": risk != "low"})
         reasons = []
         if str(action.fault_type) not in diagnosed:
             listed = ", ".join(sorted(diagnosed)) or "no faults"

@@ -20,8 +20,33 @@ from incident_responder.contracts import Incident
 
 DEFAULT_STATE_TABLE = "incident-state"
 # Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
-TERMINAL_STATUSES = {"PROPOSAL_READY", "FAILED", "ERROR", "PROPOSAL_FAILED", "SUPPRESSED"}
-ACTIVE_STATUSES = {"RECEIVED", "INVESTIGATING", "DIAGNOSED", "PROPOSING"}
+TERMINAL_STATUSES = {
+    "PROPOSAL_READY",
+    "FAILED",
+    "ERROR",
+    "PROPOSAL_FAILED",
+    "SUPPRESSED",
+    "REMEDIATED",
+    "REJECTED",
+    "APPROVAL_EXPIRED",
+    "ROLLED_BACK",
+    "REMEDIATION_FAILED",
+}
+ACTIVE_STATUSES = {
+    "RECEIVED",
+    "INVESTIGATING",
+    "DIAGNOSED",
+    "PROPOSING",
+    "REVIEWING",
+    "AWAITING_APPROVAL",
+    "REMEDIATING",
+    "VERIFYING",
+    "ROLLING_BACK",
+}
+# An execution that dies here may have changed the account: a person must look (REMEDIATION_FAILED), not FAILED.
+ACTING_STATUSES = {"REMEDIATING", "VERIFYING", "ROLLING_BACK"}
+# Waits for a person, bounded by its own ApprovalTimeoutMinutes: the sweep never stops it.
+WAITING_STATUSES = {"AWAITING_APPROVAL"}
 
 
 def state_table_name() -> str:
@@ -76,8 +101,10 @@ def _plain(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def mark_failed(clients: AwsClients, incident_id: str, from_status: str, reason: str, category: str) -> bool:
-    """FAILED, only if the incident is still in ``from_status`` (never overwrites a terminal status)."""
+def mark_failed(
+    clients: AwsClients, incident_id: str, from_status: str, reason: str, category: str, to_status: str = "FAILED"
+) -> bool:
+    """FAILED (or ``to_status``), only if the incident is still in ``from_status`` (never overwrites a terminal one)."""
     ddb = clients.get("dynamodb")
     try:
         ddb.update_item(
@@ -89,7 +116,7 @@ def mark_failed(clients: AwsClients, incident_id: str, from_status: str, reason:
             ConditionExpression="#s = :from",
             ExpressionAttributeNames={"#s": "status"},
             ExpressionAttributeValues={
-                ":failed": {"S": "FAILED"},
+                ":failed": {"S": to_status},
                 ":reason": {"S": reason[:500]},
                 ":category": {"S": category},
                 ":from": {"S": from_status},
@@ -106,7 +133,8 @@ def reconcile_execution(
 ) -> str:
     """An execution ended (FAILED, TIMED_OUT, ABORTED...): make sure its incident is not left active.
 
-    Returns what was done: ``marked_failed``, ``already_terminal``, ``unknown_incident`` or ``still_running``.
+    Returns what was done: ``marked_failed``, ``marked_remediation_failed`` (it died while acting on the
+    account), ``already_terminal``, ``unknown_incident`` or ``still_running``.
     """
     if execution_status in ("RUNNING", "PENDING_REDRIVE"):
         return "still_running"
@@ -117,8 +145,14 @@ def reconcile_execution(
     if state.get("status") in TERMINAL_STATUSES:
         return "already_terminal"
     reason = f"execution {execution_status.lower()} while {state.get('status')}" + (f": {cause}" if cause else "")
-    done = mark_failed(clients, incident_id, state["status"], reason, f"execution_{execution_status.lower()}")
-    return "marked_failed" if done else "already_terminal"
+    acting = state["status"] in ACTING_STATUSES
+    to_status = "REMEDIATION_FAILED" if acting else "FAILED"
+    done = mark_failed(
+        clients, incident_id, state["status"], reason, f"execution_{execution_status.lower()}", to_status
+    )
+    if not done:
+        return "already_terminal"
+    return "marked_remediation_failed" if acting else "marked_failed"
 
 
 def sweep_stuck(
@@ -145,7 +179,8 @@ def sweep_stuck(
                 continue
             arn = item["execution_arn"]
             status = sfn.describe_execution(executionArn=arn)["status"]
-            if status == "RUNNING":
+            if status == "RUNNING" and item["status"] in WAITING_STATUSES:
+                continue
                 sfn.stop_execution(
                     executionArn=arn, error="IncidentStuck", cause=f"active for more than {older_than_minutes} minutes"
                 )

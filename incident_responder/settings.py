@@ -181,3 +181,43 @@ class InvestigateSettings(AgentSettings):
 class ProposeSettings(AgentSettings):
     remediation_mcp_url: str = Field(pattern=r"^https?://\S+$")
     baseline_table: str = Field(min_length=1)
+
+
+# -- the closed loop ---------------------------------------------------------------------------------
+class ReviewSettings(AgentSettings):
+    """REVIEWING: the critic agent over the remediation server, and the approval policy it cannot lower."""
+
+    remediation_mcp_url: str = Field(pattern=r"^https?://\S+$")
+    baseline_table: str = Field(min_length=1)
+    auto_approve: Literal["none", "low"]
+    # Opt-in: with AUTO_APPROVE=low, IAM and network baseline restores the critic approved skip the person too.
+    auto_approve_iam_and_network: bool = False
+
+
+class ApprovalRequestSettings(FunctionSettings):
+    """AWAITING_APPROVAL: store the hashed task token, send the approval request with its links."""
+
+    incident_state_table: str = Field(min_length=1)
+    approval_topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:")
+    approval_url: str = Field(pattern=r"^https?://\S+$")
+    incident_ttl_days: int = Field(ge=1)
+
+
+class ApprovalEndpointSettings(FunctionSettings):
+    """The approval page behind a function URL: a link's token, checked against its record, decides once."""
+
+    incident_state_table: str = Field(min_length=1)
+
+
+class RemediateSettings(FunctionSettings):
+    """REMEDIATING and ROLLING_BACK: apply approved actions (recording how to undo each), or undo them."""
+
+    incident_state_table: str = Field(min_length=1)
+    baseline_table: str = Field(min_length=1)
+    incident_ttl_days: int = Field(ge=1)
+
+
+class VerifySettings(FunctionSettings):
+    """VERIFYING: is the configuration back at the baseline, and is the function healthy again?"""
+
+    baseline_table: str = Field(min_length=1)

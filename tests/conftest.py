@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
 
@@ -15,6 +16,26 @@ from incident_responder.lab import Lab
 from incident_responder.lab.account import SampleAccount, create_sample_account
 
 CANARY_SECRET = "canary-7f3a9e-do-not-leak"
+
+
+class _CurrentStdout:
+    """Powertools binds its one handler per service to the stream of the first Logger(); bind it to
+    whatever stdout is current, so a test's capsys sees the logs and a closed capsys buffer never does."""
+
+    def write(self, text: str) -> int:
+        return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+
+def _bind_handler_logs() -> None:
+    from aws_lambda_powertools import Logger
+
+    Logger(service="incident-responder", stream=_CurrentStdout())
+
+
+_bind_handler_logs()
 
 
 @pytest.fixture(scope="session")

@@ -181,3 +181,25 @@ def inject(clients, *faults: tuple[str, dict[str, Any]], function: str = "data-p
     chaos = FaultInjector.for_function(function, clients=clients)
     for kind, params in faults:
         getattr(chaos, kind)(**params)
+
+
+def review_as_deployed(
+    incident, diagnosis, proposal_result, clients, *, model=None, auto_approve=None, timeout_ms: int = 180_000
+):
+    """The review function's path from its settings (``AUTO_APPROVE`` from the environment unless given)."""
+    from incident_responder.review import run_review
+    from incident_responder.settings import ReviewSettings
+
+    config = ReviewSettings.from_env()
+    return run_review(
+        incident,
+        diagnosis,
+        proposal_result,
+        model=model or config.chat_model(),
+        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
+        store=config.store(),
+        limits=config.limits(timeout_ms),
+        auto_approve=auto_approve or config.auto_approve,
+        auto_approve_iam_and_network=config.auto_approve_iam_and_network,
+        clients=clients,
+    )

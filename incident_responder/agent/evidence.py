@@ -1,4 +1,4 @@
-"""Mechanical verification of a diagnosis's evidence pointers against this run's tool results.
+"""Mechanical verification of evidence pointers (a diagnosis's, a review's) against this run's tool results.
 
 A pointer is verified when its tool was called in this run, its field path resolves in that tool's
 result, and its value is found there (equal, or for text an exact excerpt of at least 3 characters).
@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from incident_responder.contracts import Diagnosis
+from incident_responder.contracts import Diagnosis, EvidencePointer, ReviewSubmission
 
 _TOKEN = re.compile(r"\[(\*|-?\d+)\]|([^.\[\]]+)")
 MIN_EXCERPT = 3
@@ -110,17 +110,35 @@ def check_pointer(tool: str, field: str, value: str, results: list[dict[str, Any
     return True, None
 
 
+def verify_pointers(
+    pointers: list[EvidencePointer], results: list[dict[str, Any]]
+) -> tuple[list[EvidencePointer], list[PointerCheck]]:
+    """Each pointer with ``verified`` set (whatever the model claimed), and the check behind it."""
+    checked, checks = [], []
+    for i, pointer in enumerate(pointers):
+        ok, reason = check_pointer(pointer.tool, pointer.field, pointer.value, results)
+        checks.append(PointerCheck(index=i, verified=ok, reason=reason))
+        checked.append(pointer.model_copy(update={"verified": ok}))
+    return checked, checks
+
+
+def evidence_report(checks: list[PointerCheck], *, confidence_capped: bool = False) -> EvidenceReport:
+    verified = sum(c.verified for c in checks)
+    return EvidenceReport(
+        total=len(checks),
+        verified=verified,
+        grounded_ratio=round(verified / len(checks), 3) if checks else 0.0,
+        checks=checks,
+        confidence_capped=confidence_capped,
+    )
+
+
 def verify_diagnosis(diagnosis: Diagnosis, results: list[dict[str, Any]]) -> tuple[Diagnosis, EvidenceReport]:
     """The diagnosis with ``verified`` set on every pointer (and confidence capped), plus the report.
 
     ``results`` are this run's successful tool calls: ``{"tool": name, "arguments": {...}, "result": {...}}``.
     """
-    checks = []
-    evidence = []
-    for i, pointer in enumerate(diagnosis.evidence):
-        ok, reason = check_pointer(pointer.tool, pointer.field, pointer.value, results)
-        checks.append(PointerCheck(index=i, verified=ok, reason=reason))
-        evidence.append(pointer.model_copy(update={"verified": ok}))
+    evidence, checks = verify_pointers(diagnosis.evidence, results)
     verified = sum(c.verified for c in checks)
     # Confidence cannot exceed "low" when the diagnosis rests only on unverified evidence, or when any
     # remediation step does.
@@ -133,11 +151,58 @@ def verify_diagnosis(diagnosis: Diagnosis, results: list[dict[str, Any]]) -> tup
     updated = diagnosis.model_copy(
         update={"evidence": evidence, "confidence": "low" if capped else diagnosis.confidence}
     )
-    report = EvidenceReport(
-        total=len(checks),
-        verified=verified,
-        grounded_ratio=round(verified / len(checks), 3) if checks else 0.0,
-        checks=checks,
-        confidence_capped=capped,
-    )
-    return updated, report
+    return updated, evidence_report(checks, confidence_capped=capped)
+
+
+def verify_review(
+    submission: ReviewSubmission, results: list[dict[str, Any]]
+) -> tuple[ReviewSubmission, EvidenceReport]:
+    """The critic's verdicts with every evidence pointer verified against this review's tool results.
+
+    ``policy`` is cleared: only the approval policy writes it. The report numbers the pointers across
+    all verdicts, in order.
+    """
+    verdicts, checks = [], []
+    for verdict in submission.verdicts:
+        evidence, own = verify_pointers(verdict.evidence, results)
+        checks += [check.model_copy(update={"index": len(checks) + n}) for n, check in enumerate(own)]
+        verdicts.append(verdict.model_copy(update={"evidence": evidence, "policy": []}))
+    return submission.model_copy(update={"verdicts": verdicts}), evidence_report(checks)
+
+
+# -- which fault a diagnosis grounds ---------------------------------------------------------------
+# A pointer speaks to a fault when its tool, field or value names what the fault is about (the values
+# of verified pointers are real tool output), or when a remediation step about the fault rests on it.
+FAULT_SIGNS = {
+    "permission_loss": re.compile(r"accessdenied|access denied|not authorized|\brole\b|role\.|iam|polic", re.I),
+    "throttling": re.compile(r"concurren|throttl", re.I),
+    "network_block": re.compile(r"network|egress|nacl|security.?group|subnet|connect ?timeout", re.I),
+    "timeout": re.compile(r"(?<!connect)timeout|timed out", re.I),
+    "memory_exhaustion": re.compile(r"memory|signal: killed", re.I),
+}
+
+
+def verified_evidence_by_fault(diagnosis: dict[str, Any]) -> dict[str, list[int]]:
+    """For each diagnosed fault, the indices of the diagnosis's verified pointers that support it.
+
+    A fault with no such pointer is diagnosed without grounding: nothing may be changed for it.
+    Faults no action remedies (application_error, unknown) get every verified pointer.
+    """
+    evidence = diagnosis.get("evidence") or []
+    verified = [i for i, p in enumerate(evidence) if isinstance(p, dict) and p.get("verified") is True]
+    by_fault: dict[str, list[int]] = {}
+    for fault in diagnosis.get("fault_types") or []:
+        signs = FAULT_SIGNS.get(fault)
+        if signs is None:
+            by_fault[fault] = verified
+            continue
+        support = {
+            i
+            for i in verified
+            if signs.search(f"{evidence[i].get('tool')} {evidence[i].get('field')} {evidence[i].get('value')}")
+        }
+        for step in diagnosis.get("remediation_plan") or []:
+            if signs.search(f"{step.get('action', '')} {step.get('details', '')}"):
+                support.update(i for i in step.get("evidence_basis") or [] if i in verified)
+        by_fault[fault] = sorted(support)
+    return by_fault

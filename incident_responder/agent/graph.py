@@ -5,6 +5,10 @@
                           -> nudge         -> agent_reason   (text without a tool call, count-limited)
                           -> give_up       -> END            (no result; the reason is recorded)
 
+The nodes and routes are plain functions of the state and the run's :class:`RunContext` (the agent's
+spec, its bound models, the tool executor, the limits and the clock), which LangGraph hands them as its
+runtime context; the graph itself is compiled once per process.
+
 Before each model call a watchdog checks the remaining time (deadline minus a buffer), the token
 budget (counted from the parts of usage) and the turn budget (the recursion limit); the first one
 exhausted makes the model hear "submit now", with only the terminal tool bound. Tool results reach
@@ -14,7 +18,9 @@ the model as quoted, untrusted data. Model errors are raised as the typed errors
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -22,9 +28,11 @@ from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage, messages_to_dict
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from incident_responder.agent.errors import classify_model_error
@@ -140,196 +148,254 @@ def quote_untrusted(tool: str, data: dict[str, Any]) -> str:
     )
 
 
+# Tags that quote untrusted data in the agents' first message; the offline model reads them back with
+# :func:`untrusted_block_pattern`, so a tag's spelling lives here only.
+DIAGNOSIS_TAG = "diagnosis"
+PROPOSAL_TAG = "proposal"
+
+
+def quote_untrusted_block(tag: str, data: Any, note: str) -> str:
+    """``data`` quoted as untrusted JSON inside ``<tag>``, with a one-line note on how to read it."""
+    return f'<{tag} trust="untrusted">\n{untrusted_json(data)}\n</{tag}>\n({note})'
+
+
+@functools.cache
+def untrusted_block_pattern(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"<{tag}[^>]*>\n(?P<body>.*?)\n</{tag}>", re.S)
+
+
+def parse_untrusted_json(body: str) -> Any:
+    """The inverse of :func:`untrusted_json`."""
+    return json.loads(body.replace("<\\/", "</"))
+
+
 def _message_size(message: AnyMessage) -> int:
     content = message.content
     return len(content if isinstance(content, str) else json.dumps(content, default=str))
 
 
-def build_graph(
-    spec: AgentSpec,
-    model: BaseChatModel,
-    executor: ToolExecutor,
-    tools: list[ToolSpec],
-    limits: Limits,
-    remaining_ms: Callable[[], int],
-):
-    terminal = {
-        "type": "function",
-        "function": {
-            "name": spec.terminal_tool,
-            "description": spec.terminal_description,
-            "parameters": model_tool_schema(spec.payload_model),
-        },
+@dataclass(frozen=True)
+class RunContext:
+    """What one run needs besides its state, handed to every node as LangGraph's runtime context
+    (``context_schema``): the agent, its model with the tools bound, the tool executor and the limits."""
+
+    spec: AgentSpec
+    model: Runnable  # every discovered tool and the terminal tool bound
+    submit_only_model: Runnable  # only the terminal tool: what the model gets after the final warning
+    executor: ToolExecutor
+    limits: Limits
+    remaining_ms: Callable[[], int]
+
+    @classmethod
+    def create(
+        cls,
+        spec: AgentSpec,
+        model: BaseChatModel,
+        executor: ToolExecutor,
+        tools: list[ToolSpec],
+        limits: Limits,
+        remaining_ms: Callable[[], int],
+    ) -> RunContext:
+        terminal = {
+            "type": "function",
+            "function": {
+                "name": spec.terminal_tool,
+                "description": spec.terminal_description,
+                "parameters": model_tool_schema(spec.payload_model),
+            },
+        }
+        return cls(
+            spec=spec,
+            model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal]),
+            submit_only_model=model.bind_tools([terminal]),
+            executor=executor,
+            limits=limits,
+            remaining_ms=remaining_ms,
+        )
+
+
+# -- the nodes and routes: plain functions of the state and the run's context ----------------------
+async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    limits = ctx.limits
+    usage = TokenUsage(**state.get("usage", {}))
+    llm_calls = state.get("llm_calls", 0)
+    warning = state.get("final_warning")
+    update: dict[str, Any] = {}
+    if warning is None:
+        if ctx.remaining_ms() < limits.deadline_buffer_ms:
+            warning = "deadline"
+        elif usage.total_tokens >= limits.token_cap:
+            warning = "token_cap"
+        elif llm_calls >= limits.recursion_limit - 1:
+            warning = "recursion_limit"
+        if warning:
+            update["final_warning"] = warning
+            update["messages"] = [
+                HumanMessage(
+                    f"SUBMIT NOW ({warning.replace('_', ' ')} reached). Call {ctx.spec.terminal_tool} in this turn "
+                    "with what you have found; list what you could not check in investigation_gaps."
+                )
+            ]
+    bound = ctx.submit_only_model if warning else ctx.model
+    messages = list(state["messages"]) + update.get("messages", [])
+    started = time.monotonic()
+    try:
+        response = await bound.ainvoke(messages)
+    except Exception as exc:
+        typed = classify_model_error(exc)
+        if typed is exc:
+            raise
+        raise typed from exc
+    update["messages"] = update.get("messages", []) + [response]
+    update["llm_calls"] = llm_calls + 1
+    update["model_ms"] = state.get("model_ms", 0) + int((time.monotonic() - started) * 1000)
+    update["usage"] = usage.add(getattr(response, "usage_metadata", None)).model_dump()
+    return update
+
+
+def route(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    last = state["messages"][-1]
+    calls = getattr(last, "tool_calls", None) or []
+    if any(c["name"] == runtime.context.spec.terminal_tool for c in calls):
+        return "submit"
+    if state.get("final_warning"):
+        return "give_up"  # told to submit and did not
+    if calls or getattr(last, "invalid_tool_calls", None):
+        return "execute_tools"
+    if state.get("nudges", 0) < runtime.context.limits.max_nudges:
+        return "nudge"
+    return "give_up"
+
+
+def over_budget(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    return "give_up" if state.get("llm_calls", 0) >= runtime.context.limits.recursion_limit else "agent_reason"
+
+
+async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    last: AIMessage = state["messages"][-1]
+    results = list(state.get("tool_results", []))
+    messages, sent = [], 0
+    provider_calls = state.get("provider_calls", 0)
+    started = time.monotonic()
+    for call in last.tool_calls:
+        outcome = await runtime.context.executor.run(call["name"], call.get("args"))
+        provider_calls += int(outcome.provider_called)
+        if outcome.ok:
+            results.append({"tool": call["name"], "arguments": call.get("args"), "result": outcome.data})
+            content = quote_untrusted(call["name"], outcome.data)
+        else:
+            content = f"ERROR: {outcome.error}"
+        sent += len(content)
+        messages.append(
+            ToolMessage(
+                content=content,
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="success" if outcome.ok else "error",
+            )
+        )
+    for bad in getattr(last, "invalid_tool_calls", None) or []:
+        # Arguments that were not even JSON: answered so the model can correct itself.
+        messages.append(
+            ToolMessage(
+                content=f"ERROR: arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
+                tool_call_id=bad.get("id") or "invalid",
+                name=bad.get("name") or "unknown",
+                status="error",
+            )
+        )
+    return {
+        "messages": messages,
+        "tool_results": results,
+        "tool_calls": state.get("tool_calls", 0) + len(last.tool_calls),
+        "provider_calls": provider_calls,
+        "tool_output_bytes": state.get("tool_output_bytes", 0) + sent,
+        "tool_ms": state.get("tool_ms", 0) + int((time.monotonic() - started) * 1000),
     }
-    full_model = model.bind_tools([t.as_model_tool() for t in tools] + [terminal])
-    submit_only_model = model.bind_tools([terminal])
 
-    async def agent_reason(state: AgentState) -> dict[str, Any]:
-        usage = TokenUsage(**state.get("usage", {}))
-        llm_calls = state.get("llm_calls", 0)
-        warning = state.get("final_warning")
-        update: dict[str, Any] = {}
-        if warning is None:
-            if remaining_ms() < limits.deadline_buffer_ms:
-                warning = "deadline"
-            elif usage.total_tokens >= limits.token_cap:
-                warning = "token_cap"
-            elif llm_calls >= limits.recursion_limit - 1:
-                warning = "recursion_limit"
-            if warning:
-                update["final_warning"] = warning
-                update["messages"] = [
-                    HumanMessage(
-                        f"SUBMIT NOW ({warning.replace('_', ' ')} reached). Call {spec.terminal_tool} in this turn "
-                        "with what you have found; list what you could not check in investigation_gaps."
-                    )
-                ]
-        bound = submit_only_model if warning else full_model
-        messages = list(state["messages"]) + update.get("messages", [])
-        started = time.monotonic()
-        try:
-            response = await bound.ainvoke(messages)
-        except Exception as exc:
-            typed = classify_model_error(exc)
-            if typed is exc:
-                raise
-            raise typed from exc
-        update["messages"] = update.get("messages", []) + [response]
-        update["llm_calls"] = llm_calls + 1
-        update["model_ms"] = state.get("model_ms", 0) + int((time.monotonic() - started) * 1000)
-        update["usage"] = usage.add(getattr(response, "usage_metadata", None)).model_dump()
-        return update
 
-    def route(state: AgentState) -> str:
-        last = state["messages"][-1]
-        calls = getattr(last, "tool_calls", None) or []
-        if any(c["name"] == spec.terminal_tool for c in calls):
-            return "submit"
-        if state.get("final_warning"):
-            return "give_up"  # told to submit and did not
-        if calls or getattr(last, "invalid_tool_calls", None):
-            return "execute_tools"
-        if state.get("nudges", 0) < limits.max_nudges:
-            return "nudge"
-        return "give_up"
-
-    def over_budget(state: AgentState) -> str:
-        return "give_up" if state.get("llm_calls", 0) >= limits.recursion_limit else "agent_reason"
-
-    async def execute_tools(state: AgentState) -> dict[str, Any]:
-        last: AIMessage = state["messages"][-1]
-        results = list(state.get("tool_results", []))
-        messages, sent = [], 0
-        provider_calls = state.get("provider_calls", 0)
-        started = time.monotonic()
-        for call in last.tool_calls:
-            outcome = await executor.run(call["name"], call.get("args"))
-            provider_calls += int(outcome.provider_called)
-            if outcome.ok:
-                results.append({"tool": call["name"], "arguments": call.get("args"), "result": outcome.data})
-                content = quote_untrusted(call["name"], outcome.data)
-            else:
-                content = f"ERROR: {outcome.error}"
-            sent += len(content)
-            messages.append(
+def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    spec = runtime.context.spec
+    last: AIMessage = state["messages"][-1]
+    replies = []
+    payload, problem = None, None
+    for call in last.tool_calls:
+        if call["name"] != spec.terminal_tool:
+            replies.append(
                 ToolMessage(
-                    content=content,
+                    f"not executed: {spec.terminal_tool} was called in the same turn",
                     tool_call_id=call["id"],
                     name=call["name"],
-                    status="success" if outcome.ok else "error",
-                )
-            )
-        for bad in getattr(last, "invalid_tool_calls", None) or []:
-            # Arguments that were not even JSON: answered so the model can correct itself.
-            messages.append(
-                ToolMessage(
-                    content=f"ERROR: arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
-                    tool_call_id=bad.get("id") or "invalid",
-                    name=bad.get("name") or "unknown",
                     status="error",
                 )
             )
-        return {
-            "messages": messages,
-            "tool_results": results,
-            "tool_calls": state.get("tool_calls", 0) + len(last.tool_calls),
-            "provider_calls": provider_calls,
-            "tool_output_bytes": state.get("tool_output_bytes", 0) + sent,
-            "tool_ms": state.get("tool_ms", 0) + int((time.monotonic() - started) * 1000),
-        }
-
-    def submit(state: AgentState) -> dict[str, Any]:
-        last: AIMessage = state["messages"][-1]
-        replies = []
-        payload, problem = None, None
-        for call in last.tool_calls:
-            if call["name"] != spec.terminal_tool:
-                replies.append(
-                    ToolMessage(
-                        f"not executed: {spec.terminal_tool} was called in the same turn",
-                        tool_call_id=call["id"],
-                        name=call["name"],
-                        status="error",
-                    )
+            continue
+        try:
+            payload = spec.payload_model.model_validate(call.get("args") or {})
+        except ValidationError as exc:
+            problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
+            replies.append(
+                ToolMessage(
+                    f"ERROR: {spec.terminal_tool} rejected: {problem}. Fix and call it again.",
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
                 )
-                continue
-            try:
-                payload = spec.payload_model.model_validate(call.get("args") or {})
-            except ValidationError as exc:
-                problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
-                replies.append(
-                    ToolMessage(
-                        f"ERROR: {spec.terminal_tool} rejected: {problem}. Fix and call it again.",
-                        tool_call_id=call["id"],
-                        name=call["name"],
-                        status="error",
-                    )
-                )
-            else:
-                replies.append(ToolMessage("accepted", tool_call_id=call["id"], name=call["name"]))
-        if payload is None:
-            return {"messages": replies}
-        report = None
-        if spec.post_submit is not None:
-            payload, report = spec.post_submit(payload, state.get("tool_results", []))
-        return {
-            "messages": replies,
-            "payload": payload.model_dump(mode="json"),
-            "report": report,
-            "end_reason": "submitted",
-        }
-
-    def after_submit(state: AgentState) -> str:
-        if state.get("payload") is not None:
-            return END
-        if state.get("final_warning") and state.get("llm_calls", 0) >= limits.recursion_limit:
-            return "give_up"
-        return over_budget(state)
-
-    def nudge(state: AgentState) -> dict[str, Any]:
-        return {
-            "nudges": state.get("nudges", 0) + 1,
-            "messages": [
-                HumanMessage(
-                    "You answered without calling a tool. Continue with a tool call, or call "
-                    f"{spec.terminal_tool} to finish."
-                )
-            ],
-        }
-
-    def give_up(state: AgentState) -> dict[str, Any]:
-        last = state["messages"][-1]
-        if state.get("final_warning"):
-            reason = f"{state['final_warning']}: no {spec.terminal_tool} after the final warning"
-        elif state.get("llm_calls", 0) >= limits.recursion_limit:
-            reason = f"recursion_limit: {limits.recursion_limit} model turns without {spec.terminal_tool}"
-        elif not getattr(last, "tool_calls", None):
-            reason = f"no_tool_call: answered in text after {state.get('nudges', 0)} nudge(s)"
+            )
         else:
-            reason = "stopped"
-        return {"end_reason": reason}
+            replies.append(ToolMessage("accepted", tool_call_id=call["id"], name=call["name"]))
+    if payload is None:
+        return {"messages": replies}
+    report = None
+    if spec.post_submit is not None:
+        payload, report = spec.post_submit(payload, state.get("tool_results", []))
+    return {
+        "messages": replies,
+        "payload": payload.model_dump(mode="json"),
+        "report": report,
+        "end_reason": "submitted",
+    }
 
-    graph = StateGraph(AgentState)
+
+def after_submit(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    if state.get("payload") is not None:
+        return END
+    if state.get("final_warning") and state.get("llm_calls", 0) >= runtime.context.limits.recursion_limit:
+        return "give_up"
+    return over_budget(state, runtime)
+
+
+def nudge(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    return {
+        "nudges": state.get("nudges", 0) + 1,
+        "messages": [
+            HumanMessage(
+                "You answered without calling a tool. Continue with a tool call, or call "
+                f"{runtime.context.spec.terminal_tool} to finish."
+            )
+        ],
+    }
+
+
+def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    spec, limits = runtime.context.spec, runtime.context.limits
+    last = state["messages"][-1]
+    if state.get("final_warning"):
+        reason = f"{state['final_warning']}: no {spec.terminal_tool} after the final warning"
+    elif state.get("llm_calls", 0) >= limits.recursion_limit:
+        reason = f"recursion_limit: {limits.recursion_limit} model turns without {spec.terminal_tool}"
+    elif not getattr(last, "tool_calls", None):
+        reason = f"no_tool_call: answered in text after {state.get('nudges', 0)} nudge(s)"
+    else:
+        reason = "stopped"
+    return {"end_reason": reason}
+
+
+def build_graph():
+    """The loop, compiled. It holds nothing of any one run (each run brings its :class:`RunContext`),
+    so one compiled graph serves every run: see :func:`agent_graph`."""
+    graph = StateGraph(AgentState, context_schema=RunContext)
     graph.add_node("agent_reason", agent_reason)
     graph.add_node("execute_tools", execute_tools)
     graph.add_node("submit", submit)
@@ -342,6 +408,12 @@ def build_graph(
     graph.add_edge("nudge", "agent_reason")
     graph.add_edge("give_up", END)
     return graph.compile()
+
+
+@functools.cache
+def agent_graph():
+    """The compiled loop, built once per process (a warm Lambda reuses it)."""
+    return build_graph()
 
 
 async def run_agent(
@@ -364,14 +436,13 @@ async def run_agent(
             return int((deadline - time.monotonic()) * 1000)
 
     tools = [t for t in await provider.list_tools() if spec.tool_filter(t) and t.name != spec.terminal_tool]
-    executor = ToolExecutor(provider, tools)
-    graph = build_graph(spec, model, executor, tools, limits, remaining_ms)
+    context = RunContext.create(spec, model, ToolExecutor(provider, tools), tools, limits, remaining_ms)
     initial: AgentState = {"messages": [SystemMessage(spec.system_prompt), HumanMessage(user_message)]}
     # LangGraph's own limit is only a backstop: the watchdog ends runs well before it.
     config = {"recursion_limit": limits.recursion_limit * 4 + 10}
     state: AgentState
     try:
-        state = await graph.ainvoke(initial, config=config)
+        state = await agent_graph().ainvoke(initial, config=config, context=context)
     except GraphRecursionError:
         state = {**initial, "end_reason": "recursion_limit: graph step limit reached"}
     payload = state.get("payload")

@@ -6,6 +6,9 @@ tools it was bound to. It never sees injected faults except through tools. It in
 careful SRE would: the symptom picks the first tool, what the logs show picks the next, drift
 against the baseline is checked before concluding, and configuration outranks log text (a log line
 alone cannot make it claim an infrastructure fault that the account's configuration contradicts).
+As the resolver it copies the lookups' ready-made restores; as the critic it looks each action's fault
+up again and approves only an action the lookup would make itself, rejects one that changes nothing
+(already at the baseline), and leaves anything else to a person.
 
 Token usage is estimated (4 characters a token) so budgets behave as they would with a real model.
 """
@@ -23,6 +26,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from incident_responder.agent.graph import (
+    DIAGNOSIS_TAG,
+    PROPOSAL_TAG,
+    parse_untrusted_json,
+    untrusted_block_pattern,
+)
+from incident_responder.contracts import PARAMETERS_FOR_ACTION
 
 _RESULT = re.compile(r'<tool_result tool="(?P<tool>[^"]+)"[^>]*>\n(?P<body>.*)\n</tool_result>', re.S)
 _INCIDENT = re.compile(r"<incident>\n(?P<body>.*?)\n</incident>", re.S)
@@ -310,7 +321,6 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
 
 
 # -- remediation policy ---------------------------------------------------------------------------
-_DIAGNOSIS = re.compile(r"<diagnosis[^>]*>\n(?P<body>.*?)\n</diagnosis>", re.S)
 LOOKUP_FOR_FAULT = {
     "permission_loss": "get_iam_restore_info",
     "throttling": "get_concurrency_restore_info",
@@ -320,14 +330,16 @@ LOOKUP_FOR_FAULT = {
 }
 
 
-def _diagnosis_of(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+def _quoted_block(messages: Sequence[BaseMessage], tag: str) -> dict[str, Any]:
+    """The data a user turn quotes inside ``<tag>`` (the agents' own tags, from one place)."""
+    pattern = untrusted_block_pattern(tag)
     for message in messages:
         if (
             isinstance(message, HumanMessage)
             and isinstance(message.content, str)
-            and (m := _DIAGNOSIS.search(message.content))
+            and (m := pattern.search(message.content))
         ):
-            return json.loads(m.group("body").replace("<\\/", "</"))
+            return parse_untrusted_json(m.group("body"))
     return {}
 
 
@@ -358,6 +370,106 @@ def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, An
         "confidence": "high" if actions and not notes else ("low" if not actions else "medium"),
         "chain_of_thought": "; ".join([a["reasoning"] for a in actions] + notes) or "nothing to restore automatically",
         "unresolvable_faults": unresolvable,
+    }
+
+
+# -- review policy ---------------------------------------------------------------------------------
+# The parameter that says what an action sets, cited as the evidence for a verdict (in this order).
+KEY_PARAMETERS = ("reserved_concurrent_executions", "timeout", "memory_size", "policy_name", "attach_policy_arn")
+# Where each lookup shows that nothing drifted for a fault: (field, what it means).
+NO_DRIFT = {
+    "throttling": ("action", "the reserved concurrency already equals the baseline"),
+    "permission_loss": ("drifted", "the role's policies already match the baseline"),
+    "network_block": ("drifted", "the egress rules and NACL entries already match the baseline"),
+    "timeout": ("current_timeout", "the timeout already equals the baseline"),
+    "memory_exhaustion": ("current_memory_size", "the memory size already equals the baseline"),
+}
+
+
+def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> str | None:
+    return next_remediation_tool(obs, {"fault_types": [a.get("fault_type") for a in actions]}, available)
+
+
+def _normalized(action: dict[str, Any]) -> dict[str, Any] | None:
+    """An action's parameters as the contract dumps them, so equal restores compare equal."""
+    try:
+        model = PARAMETERS_FOR_ACTION[action["action_type"]]
+        return model.model_validate(action.get("parameters") or {}).model_dump(mode="json")
+    except (KeyError, ValueError):
+        return None
+
+
+def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
+    for key in KEY_PARAMETERS:
+        if key in parameters and (parameters[key] is not None or key == "reserved_concurrent_executions"):
+            value = parameters[key]
+            return f"actions[{index}].parameters.{key}", "null" if value is None else str(value)
+    if parameters.get("security_group_id"):
+        return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]
+    entry = (parameters.get("remove_nacl_entries") or [{}])[0]
+    return f"actions[{index}].parameters.remove_nacl_entries[0].rule_number", str(entry.get("rule_number"))
+
+
+def _point(tool: str, field: str, value: Any, interpretation: str) -> dict[str, Any]:
+    return {"tool": tool, "field": field, "value": str(value), "interpretation": interpretation}
+
+
+def judge_action(obs: Observations, action: dict[str, Any]) -> dict[str, Any]:
+    """One verdict, as a careful reviewer reaches it from the lookup for the action's fault."""
+    order, fault = action.get("execution_order"), action.get("fault_type")
+    tool = LOOKUP_FOR_FAULT.get(fault)
+
+    def verdict(kind: str, reason: str, *evidence: dict[str, Any]) -> dict[str, Any]:
+        return {"execution_order": order, "verdict": kind, "reasons": [reason], "evidence": list(evidence)}
+
+    if tool is None:
+        return verdict("reject", f"{fault} has no automated remedy")
+    if tool in obs.failed or tool not in obs.results:
+        error = obs.failed.get(tool, "not available").removeprefix("ERROR: ")
+        return verdict("needs_human", f"the action cannot be checked: {error[:300]}")
+    result = obs.results[tool]
+    if result.get("error"):
+        return verdict(
+            "needs_human",
+            f"{tool} reports an error, so the action cannot be checked: {result['error'][:200]}",
+            _point(tool, "error", result["error"][:80], "the lookup failed"),
+        )
+    ready = [(i, a) for i, a in enumerate(result.get("actions") or []) if a.get("fault_type") == fault]
+    if not ready and result.get("drifted"):
+        return verdict(
+            "needs_human",
+            f"{tool} shows drift from the baseline but no restore for it",
+            _point(tool, "drifted", "true", "the configuration differs from the baseline"),
+        )
+    if not ready:
+        field, meaning = NO_DRIFT[fault]
+        value = result.get(field)
+        shown = "null" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)
+        return verdict("reject", f"no-op: already at the baseline ({meaning})", _point(tool, field, shown, meaning))
+    proposed = _normalized(action)
+    for index, candidate in ready:
+        if candidate.get("action_type") == action.get("action_type") and _normalized(candidate) == proposed:
+            field, value = _key_pointer(index, proposed)
+            return verdict(
+                "approve",
+                f"restores exactly what {tool} computes from the baseline ({field} = {value})",
+                _point(tool, field, value, "the lookup's own restore for this fault sets this value"),
+            )
+    index, candidate = ready[0]
+    field, value = _key_pointer(index, _normalized(candidate) or {})
+    return verdict(
+        "needs_human",
+        f"the parameters differ from the restore {tool} computes from the baseline ({field} = {value})",
+        _point(tool, field, value, "what the lookup would restore instead"),
+    )
+
+
+def build_review(obs: Observations, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    verdicts = [judge_action(obs, a) for a in actions]
+    counts = {kind: sum(v["verdict"] == kind for v in verdicts) for kind in ("approve", "needs_human", "reject")}
+    return {
+        "verdicts": verdicts,
+        "summary": ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "nothing to review",
     }
 
 
@@ -394,12 +506,19 @@ class OfflineChatModel(BaseChatModel):
             else:
                 call = {"name": terminal, "args": build_diagnosis(obs)}
         elif terminal == "submit_proposal":
-            diagnosis = _diagnosis_of(messages)
+            diagnosis = _quoted_block(messages, DIAGNOSIS_TAG)
             tool = next_remediation_tool(obs, diagnosis, available - {terminal}) if function else None
             if tool is not None:
                 call = {"name": tool, "args": {"lambda_name": function}}
             else:
                 call = {"name": terminal, "args": build_proposal(obs, diagnosis)}
+        elif terminal == "submit_review":
+            actions = _quoted_block(messages, PROPOSAL_TAG).get("actions", [])
+            tool = next_review_tool(obs, actions, available - {terminal}) if function else None
+            if tool is not None:
+                call = {"name": tool, "args": {"lambda_name": function}}
+            else:
+                call = {"name": terminal, "args": build_review(obs, actions)}
         if call is None:
             message = AIMessage(content="I have no tool that fits this request.")
         else:

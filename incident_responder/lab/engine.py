@@ -1,9 +1,11 @@
 """moto's Step Functions interpreter, completed for the lab.
 
-moto runs the real ASL (a port of LocalStack's interpreter) but leaves two gaps this module fills,
+moto runs the real ASL (a port of LocalStack's interpreter) but leaves gaps this module fills,
 in the process that hosts the moto server:
 
 * JSONata: moto parses it but ships no evaluator; :func:`install_jsonata` wires in jsonata-python.
+* SendTaskFailure: moto's request handler drops the ``cause``, which the ASL reads for a rejection's
+  reason; :func:`install_jsonata` also passes it through, as AWS does.
 * Lambda tasks: moto's Docker-less Lambda only echoes. :class:`LambdaDispatcher` routes each task to
   the in-process handler registered for that function name, with the function's environment, and
   reports an exception as the Python runtime does (``FunctionError: Unhandled``, ``errorType`` =
@@ -37,6 +39,20 @@ def install_jsonata() -> None:
 
     moto_jsonata.eval_jsonata_expression = lambda expression: jsonata.Jsonata(expression).evaluate(None)
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+    _pass_task_failure_cause()
+
+
+def _pass_task_failure_cause() -> None:
+    from moto.core.responses import EmptyResult
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    def send_task_failure(self: Any) -> Any:
+        self.stepfunction_backend.send_task_failure(
+            self._get_param("taskToken"), error=self._get_param("error"), cause=self._get_param("cause")
+        )
+        return EmptyResult()
+
+    StepFunctionResponse.send_task_failure = send_task_failure
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -118,11 +117,8 @@ def lambda_context() -> FakeContext:
 
 
 def test_handler_end_to_end_logs_metrics_and_stores_the_chain(clients, configured, capsys):
-    from handlers import investigate
     from handlers.investigate import handler
 
-    # The module may have been imported by an earlier test, its log handler bound to that test's stdout.
-    investigate.logger.registered_handler.setStream(sys.stdout)
     incident = incident_after(clients, [("iam_revoke", {"target": "s3"})])
     output = handler({"incident": incident.model_dump(mode="json")}, lambda_context())
     assert output["outcome"] == "DIAGNOSED" and output["diagnosis"]["fault_types"] == ["permission_loss"]

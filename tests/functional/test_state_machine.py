@@ -33,6 +33,7 @@ HAPPY = [
     "Proposal ready?",
     "PROPOSAL_READY",
     "Notify operators",
+    "Closed loop?",
     "Done",
 ]
 
@@ -111,6 +112,15 @@ def lifecycle(clients, lab_env, dispatcher):
             "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
             "ProposeTimeoutSeconds": 60,
             "ProposalTopicArn": clients.get("sns").create_topic(Name="proposals")["TopicArn"],
+            # The first half of the lifecycle ends at PROPOSAL_READY here; test_closed_loop.py runs the rest.
+            "RemediationMode": "propose_only",
+            "ReviewFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:review",
+            "ApprovalRequestFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:approval-request",
+            "ApprovalTimeoutMinutes": 1,
+            "RemediateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:remediate",
+            "VerifyFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:verify",
+            "VerifySettleSeconds": 0,
+            "OperatorTopicArn": clients.get("sns").create_topic(Name="operators")["TopicArn"],
             **overrides,
         }
         definition = substitute(ASL.read_text(), values)

@@ -138,15 +138,25 @@ def test_the_key_policy_keeps_the_key_manageable_and_grants_nothing_broad():
 
 
 # -- 2. MCP servers behind IAM, each callable by its own agent only ---------------------------------
-MCP_SERVER_OF = {"InvestigateFunction": "DiagnosticsMcpFunction", "ProposeFunction": "RemediationMcpFunction"}
+MCP_SERVER_OF = {
+    "InvestigateFunction": "DiagnosticsMcpFunction",
+    "ProposeFunction": "RemediationMcpFunction",
+    "ReviewFunction": "RemediationMcpFunction",
+}
+MCP_SERVERS = sorted(set(MCP_SERVER_OF.values()))
 
 
-def test_function_urls_use_iam_auth_and_grant_no_public_access():
-    urls = resources("AWS::Lambda::Url")
-    assert {ref_name(u["TargetFunctionArn"]) for u in urls.values()} == set(MCP_SERVER_OF.values())
-    assert {u["AuthType"] for u in urls.values()} == {"AWS_IAM"}
-    for permission in resources("AWS::Lambda::Permission").values():
-        assert permission.get("Principal") != "*", f"public permission: {permission}"
+def test_function_urls_use_iam_auth_but_the_approval_page_and_grant_it_only_its_url():
+    urls = {ref_name(u["TargetFunctionArn"]): u["AuthType"] for u in resources("AWS::Lambda::Url").values()}
+    # A person's browser holds no SigV4 credentials: the approval page is public, its link's token the credential.
+    assert urls == {**dict.fromkeys(MCP_SERVERS, "AWS_IAM"), "ApprovalEndpointFunction": "NONE"}
+    public = [p for p in resources("AWS::Lambda::Permission").values() if p.get("Principal") == "*"]
+    assert {ref_name(p["FunctionName"]) for p in public} == {"ApprovalEndpointFunction"}
+    # Both actions, as function URLs created since October 2025 need, and neither allows a direct Invoke.
+    assert sorted((p["Action"], p.get("FunctionUrlAuthType"), p.get("InvokedViaFunctionUrl")) for p in public) == [
+        ("lambda:InvokeFunction", None, True),
+        ("lambda:InvokeFunctionUrl", "NONE", None),
+    ]
 
 
 @pytest.mark.parametrize("agent, server", sorted(MCP_SERVER_OF.items()))
@@ -169,7 +179,7 @@ def test_each_agent_may_invoke_only_its_own_server_and_only_through_its_url(agen
     assert all(ref_name(r) == server for r in lambda_resources), lambda_resources
 
 
-@pytest.mark.parametrize("function", sorted(MCP_SERVER_OF) + sorted(MCP_SERVER_OF.values()))
+@pytest.mark.parametrize("function", sorted(MCP_SERVER_OF) + MCP_SERVERS)
 def test_no_bearer_key_is_deployed_or_readable(function):
     env = SAM["Resources"][function]["Properties"]["Environment"]["Variables"]
     assert env["MCP_AUTH"] == "iam" and "MCP_API_KEY_PARAMETER" not in env
@@ -179,7 +189,7 @@ def test_no_bearer_key_is_deployed_or_readable(function):
     )
 
 
-@pytest.mark.parametrize("server", sorted(MCP_SERVER_OF.values()))
+@pytest.mark.parametrize("server", MCP_SERVERS)
 def test_mcp_servers_read_only_what_their_tools_need(server):
     statements = role_statements(function_role(server))
     actions = {a for s in statements for a in as_list(s["Action"])}
@@ -195,6 +205,79 @@ def test_mcp_servers_read_only_what_their_tools_need(server):
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
     }, wildcard
+
+
+# -- 3. only the remediate function changes the account, and only onboarded resources ---------------
+WRITE_PREFIXES = ("Put", "Delete", "Update", "Attach", "Detach", "Authorize", "Revoke", "Create", "Tag", "Untag")
+ACCOUNT_SERVICES = ("lambda:", "iam:", "ec2:", "kms:", "sqs:")
+ONBOARDED = {"StringEquals": {"aws:ResourceTag/incident-responder:onboarded": "true"}}
+
+
+def _writes(statements: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (a, s)
+        for s in statements
+        if s.get("Effect") == "Allow"
+        for a in as_list(s["Action"])
+        if a.startswith(ACCOUNT_SERVICES) and a.split(":")[1].startswith(WRITE_PREFIXES)
+    ]
+
+
+def test_no_function_but_remediate_may_change_a_monitored_resource():
+    functions = [k for k, v in cfn()["Resources"].items() if v["Type"] == "AWS::Lambda::Function"]
+    for function in functions:
+        writes = [a for a, _ in _writes(role_statements(function_role(function))) if not a.startswith("kms:")]
+        assert writes == [] or function == "RemediateFunction", (function, writes)
+
+
+def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resources():
+    statements = role_statements(function_role("RemediateFunction"))
+    writes = _writes(statements)
+    assert {a for a, _ in writes} == {
+        "lambda:PutFunctionConcurrency",
+        "lambda:DeleteFunctionConcurrency",
+        "lambda:UpdateFunctionConfiguration",
+        "iam:PutRolePolicy",
+        "iam:DeleteRolePolicy",
+        "iam:AttachRolePolicy",
+        "iam:DetachRolePolicy",
+        "ec2:AuthorizeSecurityGroupEgress",
+        "ec2:RevokeSecurityGroupEgress",
+        "ec2:CreateNetworkAclEntry",
+        "ec2:DeleteNetworkAclEntry",
+    }
+    for action, statement in writes:
+        assert statement.get("Condition") == ONBOARDED, f"{action} is not limited to onboarded resources"
+        assert "*" not in as_list(statement["Resource"]), action
+    (deny,) = [s for s in statements if s.get("Effect") == "Deny"]
+    assert deny["Action"] == "iam:AttachRolePolicy" and "AdministratorAccess" in str(deny["Condition"])
+    # The undo ledger lives beside the incident; nothing scans or deletes it.
+    ledger = {a for s in statements if ref_name(s["Resource"]) == "IncidentStateTable" for a in as_list(s["Action"])}
+    assert ledger == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+
+
+def test_the_approval_page_decides_tasks_and_reads_nothing_else():
+    statements = role_statements(function_role("ApprovalEndpointFunction"))
+    actions = {a for s in statements for a in as_list(s["Action"]) if not a.startswith("xray:")}
+    assert actions == {"dynamodb:GetItem", "dynamodb:UpdateItem", "states:SendTaskSuccess", "states:SendTaskFailure"}
+
+
+def test_the_state_machine_waits_for_approval_no_longer_than_the_parameter_says():
+    substitutions = SAM["Resources"]["IncidentStateMachine"]["Properties"]["DefinitionSubstitutions"]
+    for parameter in ("ApprovalTimeoutMinutes", "VerifySettleSeconds", "RemediationMode"):
+        assert substitutions[parameter] == {"Ref": parameter} and f"${{{parameter}}}" in ASL_TEXT
+    assert SAM["Parameters"]["AutoApprove"]["Default"] == "none"
+    env = SAM["Resources"]["ReviewFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["AUTO_APPROVE"] == {"Ref": "AutoApprove"}
+    assert env["AUTO_APPROVE_IAM_AND_NETWORK"] == {"Ref": "AutoApproveIamAndNetwork"}
+
+
+@pytest.mark.parametrize("function, state", [("RemediateFunction", "Apply actions"), ("VerifyFunction", "Verify fix")])
+def test_acting_functions_end_before_their_task_times_out(function, state):
+    import json
+
+    task = json.loads(ASL_TEXT)["States"][state]
+    assert SAM["Resources"][function]["Properties"]["Timeout"] < task["TimeoutSeconds"]
 
 
 # -- 6. data ---------------------------------------------------------------------------------------

@@ -1,0 +1,79 @@
+"""REVIEWING: run the critic agent on a proposal; the approval policy decides who approves.
+
+Input: ``{"incident": {...}, "investigation": {...}, "proposal": ProposalResult}`` (the diagnosis and the
+proposal inline or by reference). Output: :class:`incident_responder.review.ReviewResult` (outcome
+APPROVED, NEEDS_APPROVAL or REJECTED, one verdict per action, the surviving actions and their digest,
+and the automatic approval when AUTO_APPROVE=low allowed one). Nothing here changes the account. Typed
+errors reach the state machine by class name; a critic that ends without a review leaves every action to
+a person instead of failing. The environment is validated at cold start
+(:class:`incident_responder.settings.ReviewSettings`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+from incident_responder.aws import AwsClients
+from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
+from incident_responder.proposal import DiagnosisUnavailableError, diagnosis_for  # noqa: F401 - the ASL error name
+from incident_responder.review import ProposalUnavailableError, run_review  # noqa: F401 - the ASL error name
+from incident_responder.settings import ReviewSettings, at_cold_start
+
+settings = at_cold_start(ReviewSettings)
+
+logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="review")
+tracer = Tracer(service="incident-responder")
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    incident = incident_from_event(event)
+    logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
+    config = settings()
+    clients = AwsClients.shared()
+    store = config.store()
+    diagnosis = diagnosis_for(clients, store, incident.incident_id, event.get("investigation"))
+    result, run = run_review(
+        incident,
+        diagnosis,
+        event.get("proposal"),
+        model=config.chat_model(),
+        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
+        store=store,
+        limits=config.limits(context.get_remaining_time_in_millis()),
+        auto_approve=config.auto_approve,
+        auto_approve_iam_and_network=config.auto_approve_iam_and_network,
+        clients=clients,
+        remaining_ms=context.get_remaining_time_in_millis,
+    )
+    logger.info("agent_metrics", extra={"agent_metrics": result.metrics})
+    logger.info(
+        "review_summary",
+        extra={
+            "review_summary": {
+                "outcome": result.outcome,
+                "end_reason": result.end_reason,
+                "verdicts": {str(v.execution_order): v.verdict.value for v in result.verdicts},
+                "policy_overrides": {str(v.execution_order): v.policy for v in result.verdicts if v.policy},
+                "actions": [a.action_type.value for a in result.actions],
+                "rejected": len(result.rejected),
+                "risk": result.risk,
+                "auto_approved": result.approval is not None,
+                "tools_called": run.tools_called if run is not None else [],
+            }
+        },
+    )
+    metrics.add_metadata(key="outcome", value=result.outcome)
+    metrics.add_metric(name="ReviewedActions", unit=MetricUnit.Count, value=len(result.verdicts))
+    metrics.add_metric(name="ApprovedByCritic", unit=MetricUnit.Count, value=result.metrics["verdicts_approve"])
+    metrics.add_metric(name="RejectedInReview", unit=MetricUnit.Count, value=len(result.rejected))
+    metrics.add_metric(name="PolicyOverrides", unit=MetricUnit.Count, value=result.metrics["policy_overrides"])
+    metrics.add_metric(name="AutoApproved", unit=MetricUnit.Count, value=int(result.approval is not None))
+    metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=result.metrics["llm_calls"])
+    return result.model_dump(mode="json")
