@@ -49,7 +49,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         contextlib.redirect_stdout(sys.stderr),
         LabPipeline.start(model=args.model) as pipeline,
     ):
-        record = pipeline.run(scenario)
+        record = pipeline.run(scenario, approval=args.approval)
         if args.out:
             write_artifacts(pipeline, record, Path(args.out))
     if args.json:
@@ -97,7 +97,10 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
         from incident_responder.lab.pipeline import LabPipeline
 
         _quiet(args)
-        with LabPipeline.start(lab=lab, model=args.model) as pipeline:
+        # A person answers here (the link in the lab's inbox, or `responder approve`): a person's timeout.
+        with LabPipeline.start(
+            lab=lab, model=args.model, parameters={"ApprovalTimeoutMinutes": "30", "VerifySettleSeconds": "5"}
+        ) as pipeline:
             exports |= {
                 "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],
                 "INCIDENT_CONTEXT_TABLE": pipeline.stack.physical["IncidentContextTable"],
@@ -130,6 +133,10 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
     if follow:
         print("then e.g.: responder chaos iam_revoke --target s3")
         print("           responder lab invoke        (the alert starts the lifecycle here; prints the incident id)")
+        print(
+            "           responder pending           (incidents waiting for a person, with the actions to approve)"
+        )
+        print("           responder approve <incident-id> [--reject --reason TEXT]")
         print("           responder show <incident-id>")
         print("           responder investigate ALERT.json")
     print("Ctrl-C (or SIGTERM) stops the lab and its processes, and forgets everything in it.", flush=True)
@@ -167,6 +174,14 @@ def _cmd_lab_invoke(args: argparse.Namespace) -> int:
     return 0 if result.alert is not None or result.healthy else 1
 
 
+APPROVAL_ARGUMENT: dict = {
+    "choices": ["auto", "reject", "none"],
+    "default": "auto",
+    "help": "who answers approval requests when a scenario does not say: auto (the lab's person opens the link and"
+    " approves), reject, or none (requests expire); default: auto",
+}
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -177,7 +192,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     _quiet(args)
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            report = evaluate(Path(args.directory), model=args.model)
+            report = evaluate(Path(args.directory), model=args.model, approval=args.approval)
     except (ScenarioError, ModelConfigError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
@@ -189,10 +204,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             print(
                 f"{mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'} actions={','.join(s.actions) or '-'}"
                 f" mitigated={s.mitigated} grounded={s.grounded_ratio} llm={s.llm_calls} tools={s.tool_calls}"
+                f" {s.latency_ms} ms"
             )
             for failure in s.failures:
                 print(f"     - {failure}")
-        print(f"{report.summary['passed']} passed, {report.summary['total'] - report.summary['passed']} failed")
+        summary = report.summary
+        statuses = ", ".join(f"{k} {v}" for k, v in summary["final_statuses"].items())
+        print(f"final statuses: {statuses}; approver: {summary['approval']}")
+        if summary["alert_to_remediated_ms_p50"] is not None:
+            print(
+                f"alert -> REMEDIATED: p50 {summary['alert_to_remediated_ms_p50']} ms,"
+                f" p95 {summary['alert_to_remediated_ms_p95']} ms"
+            )
+        print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed")
     return 0 if report.summary["passed"] == report.summary["total"] else 1
 
 
@@ -229,12 +253,14 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print the record as JSON")
         p.add_argument("--out", help="also write the execution history and picture to this folder")
         p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--approval", **APPROVAL_ARGUMENT)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
         p.set_defaults(handler=_cmd_run)
     elif command == "eval":
         p.add_argument("directory")
         p.add_argument("--json", action="store_true", help="print the scores as JSON")
         p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--approval", **APPROVAL_ARGUMENT)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
         p.set_defaults(handler=_cmd_eval)
     elif command == "lab":

@@ -1,10 +1,12 @@
-"""``responder demo``: the project's main job on the embedded lab, end to end.
+"""``responder demo``: the project's main job on the embedded lab, end to end, to REMEDIATED.
 
 Start the lab and deploy ``template.yaml`` into it, create and onboard the sample workload, inject a
 fault (by default the S3 permission revoked), let the function fail and raise its alarm, then follow
-the incident through the state machine state by state (SNS -> ingest -> Step Functions -> the
-supervisor agent over the diagnostics MCP server) and print the final record. The execution history
-and a picture of the path taken are written to ``out/``. Finally restore, and show the function healthy.
+the incident through the state machine state by state: SNS -> ingest -> Step Functions -> the
+supervisor agent over the diagnostics MCP server -> the resolver -> the critic -> an approval request
+whose link the lab's person opens and approves -> the remediate function -> the settle wait -> the
+verify function. The execution history and a picture of the path taken are written to ``out/``.
+Finally the workload is invoked again: healthy, with nothing restored by hand.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def show_record(record: IncidentRecord) -> None:
             print(f"    plan: {step['action']} (risk {step['risk_level']}, evidence {step['evidence_basis']})")
     p = record.proposal
     if p:
-        print(f"  proposal ({p['confidence']} confidence; nothing applied):")
+        print(f"  proposal ({p['confidence']} confidence):")
         for a in p["actions"]:
             print(
                 f"    {a['execution_order']}. {a['action_type']} on {a['target_resource']} [{a['risk_level']} risk, approval {'required' if a['requires_approval'] else 'not required'}]"
@@ -56,13 +58,33 @@ def show_record(record: IncidentRecord) -> None:
             print(f"    rejected by guardrails: {r['action']['action_type']}: {'; '.join(r['reasons'])}")
         if p["unresolvable_faults"]:
             print(f"    needs a person: {', '.join(p['unresolvable_faults'])}")
+    review = record.review
+    if review:
+        print(f"  critic: {review.get('outcome')}: {review.get('summary')}")
+        for v in review.get("verdicts", []):
+            print(
+                f"    action {v['execution_order']}: {v['verdict']}{' (policy: ' + '; '.join(v['policy']) + ')' if v.get('policy') else ''}"
+            )
+    approval = record.approval or {}
+    if approval.get("approved_by"):
+        print(
+            f"  approved by {approval['approved_by']} ({approval.get('approval_channel')}) at {approval.get('approved_at')}"
+        )
+    if approval.get("rejected_by"):
+        print(f"  rejected by {approval['rejected_by']}")
+    remediation = record.remediation or {}
+    verification = remediation.get("verification_json")
+    if isinstance(verification, dict):
+        print(f"  verification: {verification.get('outcome')}: {verification.get('summary')}")
+    if remediation.get("rollback_reason"):
+        print(f"  rolled back because {remediation['rollback_reason']}")
     m = record.metrics
     print(
         f"  {m['llm_calls']} model calls, {m['tool_calls']} tool calls, {m['total_tokens']} tokens, "
         f"grounded {m['grounded_ratio'] if m['grounded_ratio'] is not None else '-'}; {m['latency_ms']} ms alert to end"
     )
     for key, value in record.timings.items():
-        print(f"    {key:<18} {value}")
+        print(f"    {key:<20} {value}")
 
 
 def run_demo(
@@ -99,10 +121,11 @@ def run_demo(
         print(f"  execution history: {paths.get('history')}")
         print(f"  path taken: {paths.get('picture')}")
 
-        _step("chaos: restore")
-        for line in pipeline.restore():
-            print(f"  {line}")
-        after = pipeline.workload().invoke(3)
-        print(f"  burst after restore: {[i.status for i in after.invocations]}, alarm: {after.alert is not None}")
-    # The demo's story ends PROPOSAL_READY; any other end (ERROR, PROPOSAL_FAILED, ...) is a failed demo.
-    return 0 if record.status == "PROPOSAL_READY" and after.healthy else 1
+        _step("the workload again, after the responder's own fix (nothing restored by hand)")
+        after = pipeline.workload().invoke(3, notify=False)
+        print(f"  {[i.status for i in after.invocations]}, alarm: {after.alert is not None}")
+        print(f"  configuration back at its baseline: {record.end_state.get('matches_baseline')}")
+    # The demo's story ends REMEDIATED and verified; any other end is a failed demo.
+    ok = record.status == "REMEDIATED" and after.healthy
+    print(f"\n{'REMEDIATED and verified' if ok else 'the demo did not reach REMEDIATED: ' + record.status}")
+    return 0 if ok else 1

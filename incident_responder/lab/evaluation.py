@@ -1,9 +1,10 @@
-"""``responder eval DIR``: run every scenario file in a fresh lab and score it.
+"""``responder eval DIR``: run every scenario file through the whole lifecycle in a fresh lab and score it.
 
 Scores: final status, fault types (exact set), proposed action types (exact set), evidence grounded
-ratio, rejected actions, tool calls, model calls, tokens, latency, and mitigation: the surviving
-actions are applied in the lab, the workload is invoked again and must be healthy (scored on the end
-state, not on the text). A bad scenario file is an error naming the file and the field.
+ratio, rejected actions, tool calls, model calls, tokens, latency, and the end state the lifecycle itself
+reached: REMEDIATED must leave the configuration at its baseline and the workload healthy when invoked
+again; every other end must leave the account exactly as the alert found it (nothing applied without
+approval, everything applied undone on rollback). A bad scenario file is an error naming the file and the field.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
-from incident_responder.lab.remediate import apply_proposal
-from incident_responder.lab.scenario import Scenario, ScenarioError, load_scenario
+from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
+
+# With nobody approving, an incident the scenario expects to change the account ends here instead.
+WITHOUT_APPROVAL = {"reject": "REJECTED", "none": "APPROVAL_EXPIRED"}
+ACTING_ENDS = {"REMEDIATED", "ROLLED_BACK", "REMEDIATION_FAILED"}
 
 
 class ScenarioScore(BaseModel):
@@ -27,7 +31,13 @@ class ScenarioScore(BaseModel):
     fault_types: list[str]
     actions: list[str]
     grounded_ratio: float | None
-    mitigated: bool | None = Field(description="None when the scenario expects no action (nothing to apply)")
+    mitigated: bool | None = Field(
+        description="REMEDIATED: back at the baseline and healthy when invoked again; None for other ends"
+    )
+    account_untouched: bool | None = Field(
+        default=None, description="Every end but REMEDIATED: the configuration is exactly as the alert found it"
+    )
+    approval: dict[str, Any] | None = None
     rejected_actions: int
     tool_calls: int
     llm_calls: int
@@ -51,15 +61,26 @@ def load_corpus(directory: Path) -> list[tuple[Path, Scenario]]:
     return [(path, load_scenario(path)) for path in files]
 
 
-def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) -> ScenarioScore:
+def expected_status(scenario: Scenario, approval: Approver) -> str:
+    """The scenario's final status, given who approves when the scenario does not say."""
+    expected = scenario.expect.status
+    if scenario.lifecycle.approval is None and approval in WITHOUT_APPROVAL and expected in ACTING_ENDS:
+        return WITHOUT_APPROVAL[approval]
+    return expected
+
+
+def score(
+    scenario: Scenario, record: IncidentRecord, mitigated: bool | None, approval: Approver = "auto"
+) -> ScenarioScore:
     expect = scenario.expect
     diagnosis = record.diagnosis or {}
     proposal = record.proposal or {}
     faults = sorted(diagnosis.get("fault_types", []))
     actions = sorted({a["action_type"] for a in proposal.get("actions", [])})
     failures = []
-    if record.status != expect.status:
-        failures.append(f"status {record.status} (expected {expect.status})")
+    wanted = expected_status(scenario, approval)
+    if record.status != wanted:
+        failures.append(f"status {record.status} (expected {wanted})")
     if faults != sorted(f.value for f in expect.fault_types):
         failures.append(f"fault_types {faults} (expected {sorted(f.value for f in expect.fault_types)})")
     if actions != sorted({a.value for a in expect.actions}):
@@ -68,7 +89,17 @@ def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) ->
     if rejected:
         failures.append(f"{rejected} action(s) rejected by the guardrails")
     if mitigated is False:
-        failures.append("the workload is still unhealthy after applying the proposal")
+        failures.append(
+            f"REMEDIATED but not mitigated: {record.end_state.get('differences_from_baseline') or 'unhealthy'}"
+        )
+    untouched = None
+    if record.status != "REMEDIATED" and record.end_state:
+        untouched = record.end_state["unchanged_since_alert"]
+        if not untouched:
+            failures.append(f"ended {record.status} but the account differs from how the alert found it")
+    approver = (record.approval or {}).get("approver") or {}
+    if scenario.lifecycle.replay_approval and approver.get("replay_status") != 409:
+        failures.append(f"the replayed approval link was answered {approver.get('replay_status')} (expected 409)")
     grounded = (record.evidence or {}).get("grounded_ratio")
     if diagnosis and grounded is not None and grounded < 1.0:
         failures.append(f"grounded ratio {grounded} < 1.0")
@@ -80,6 +111,8 @@ def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) ->
         actions=actions,
         grounded_ratio=grounded,
         mitigated=mitigated,
+        account_untouched=untouched,
+        approval=record.approval,
         rejected_actions=rejected,
         tool_calls=record.metrics.get("tool_calls", 0),
         llm_calls=record.metrics.get("llm_calls", 0),
@@ -91,17 +124,23 @@ def score(scenario: Scenario, record: IncidentRecord, mitigated: bool | None) ->
     )
 
 
-def run_scenario(pipeline: LabPipeline, scenario: Scenario) -> ScenarioScore:
-    record = pipeline.run(scenario)
+def run_scenario(pipeline: LabPipeline, scenario: Scenario, approval: Approver = "auto") -> ScenarioScore:
+    """The whole lifecycle, then its end state: nothing here applies anything itself."""
+    record = pipeline.run(scenario, approval=approval)
     mitigated: bool | None = None
-    if scenario.expect.actions:
-        if record.proposal:
-            apply_proposal(pipeline.clients, record.proposal)
+    if record.status == "REMEDIATED":
         again = pipeline.workload(scenario.workload.function).invoke(
-            scenario.workload.invocations, log_lines=scenario.workload.log_lines, app_error=scenario.workload.app_error
+            scenario.workload.invocations,
+            log_lines=scenario.workload.log_lines,
+            app_error=scenario.workload.app_error,
+            notify=False,
         )
-        mitigated = again.healthy
-    return score(scenario, record, mitigated)
+        # A bug in the code is no configuration fault: only the application's own errors may remain.
+        healthy = again.healthy or all(
+            i.status == "succeeded" or i.error_type == scenario.workload.app_error for i in again.invocations
+        )
+        mitigated = record.end_state["matches_baseline"] and (healthy or bool(scenario.workload.app_error))
+    return score(scenario, record, mitigated, approval)
 
 
 def _cost(scores: list[ScenarioScore]) -> float | None:
@@ -114,7 +153,14 @@ def _cost(scores: list[ScenarioScore]) -> float | None:
     return round(tokens_in / 1e6 * float(price_in) + tokens_out / 1e6 * float(price_out), 4)
 
 
-def evaluate(directory: Path, *, model: str = "offline") -> EvalReport:
+def _percentile(values: list[int], q: float) -> int | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def evaluate(directory: Path, *, model: str = "offline", approval: Approver = "auto") -> EvalReport:
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
     if model.startswith("bedrock_converse:"):
         from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
@@ -126,8 +172,12 @@ def evaluate(directory: Path, *, model: str = "offline") -> EvalReport:
         for index, (_, scenario) in enumerate(corpus):
             if index:
                 pipeline.refresh(model)
-            scores.append(run_scenario(pipeline, scenario))
+            scores.append(run_scenario(pipeline, scenario, approval))
     latencies = [s.latency_ms for s in scores]
+    remediated = [s.latency_ms for s in scores if s.status == "REMEDIATED"]
+    statuses: dict[str, int] = {}
+    for s in scores:
+        statuses[s.status] = statuses.get(s.status, 0) + 1
     grounded = [s.grounded_ratio for s in scores if s.grounded_ratio is not None]
     mitigations = [s.mitigated for s in scores if s.mitigated is not None]
     return EvalReport(
@@ -136,6 +186,8 @@ def evaluate(directory: Path, *, model: str = "offline") -> EvalReport:
             "passed": sum(s.passed for s in scores),
             "total": len(scores),
             "model": model,
+            "approval": approval,
+            "final_statuses": dict(sorted(statuses.items())),
             "mean_grounded_ratio": round(statistics.mean(grounded), 3) if grounded else None,
             "mitigated": f"{sum(mitigations)}/{len(mitigations)}",
             "rejected_actions": sum(s.rejected_actions for s in scores),
@@ -146,5 +198,7 @@ def evaluate(directory: Path, *, model: str = "offline") -> EvalReport:
             "output_tokens": sum(s.output_tokens for s in scores),
             "estimated_cost_usd": _cost(scores),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
+            "alert_to_remediated_ms_p50": _percentile(remediated, 0.5),
+            "alert_to_remediated_ms_p95": _percentile(remediated, 0.95),
         },
     )

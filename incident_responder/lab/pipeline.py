@@ -8,8 +8,11 @@ in front of its function's own handler (function_url.py: SigV4 checked as AWS_IA
 its own process with the function's environment), creates and onboards ``data-processor``. ``run``
 applies a scenario's faults with chaos, lets the workload fail and raise its alarm on the stack's SNS
 topic; from there everything is the deployed path: SNS -> ingest -> Step Functions -> investigate ->
-signed MCP requests -> the function URL -> ``handlers/diagnostics_mcp.py``. What EventBridge would do
-when an execution ends (reconcile) the pipeline does itself.
+signed MCP requests -> the function URL -> ``handlers/diagnostics_mcp.py``, then the closed loop: the
+critic, the approval request in the lab's inbox (approver.py: a person opening the link and pressing
+the button on the approval page, or not), the remediate function, the settle wait, the verify function
+(its health probe in the lab: a real invocation burst of the workload), and rollback. What EventBridge
+would do when an execution ends (reconcile) the pipeline does itself.
 """
 
 from __future__ import annotations
@@ -28,22 +31,49 @@ from typing import Any
 from pydantic import BaseModel
 
 from chaos.faults import FaultInjector
+from incident_responder.account_state import configuration_from
 from incident_responder.alerts import parse_alert
 from incident_responder.aws import AwsClients
-from incident_responder.baseline import record_baseline
+from incident_responder.baseline import diff_configurations, load_baseline, record_baseline
 from incident_responder.ingest import incident_for_alert
+from incident_responder.lab import approver
 from incident_responder.lab.account import SampleAccount, create_sample_account
 from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
 from incident_responder.lab.function_url import start_function_url
-from incident_responder.lab.scenario import Scenario, Setup
+from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.workload import BurstResult, DataProcessor
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
 from incident_responder.store import load_record
+from incident_responder.verification import burst_probe, set_health_probe
 
 # The lifecycle's failure ends (the other terminal statuses are not failures).
-FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED"}
+FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
+# The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
+# invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
+LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "2"}
+# What the lab's person does with the approval request, for each approver setting.
+APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
+# Incident-state timestamps, in lifecycle order.
+TIMINGS = (
+    "detected_at",
+    "created_at",
+    "received_at",
+    "investigating_at",
+    "diagnosed_at",
+    "proposing_at",
+    "proposal_ready_at",
+    "reviewing_at",
+    "awaiting_approval_at",
+    "approved_at",
+    "remediating_at",
+    "verifying_at",
+    "remediated_at",
+    "rolling_back_at",
+    "rolled_back_at",
+    "ended_at",
+)
 
 
 class IncidentRecord(BaseModel):
@@ -60,6 +90,10 @@ class IncidentRecord(BaseModel):
     execution: dict[str, Any]
     timings: dict[str, str] = {}
     workload: dict[str, Any] = {}
+    review: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+    remediation: dict[str, Any] | None = None
+    end_state: dict[str, Any] = {}
 
     @property
     def failed(self) -> bool:
@@ -95,6 +129,7 @@ class LabPipeline:
     chaos_state: Path
     stack_overrides: dict[str, str]
     stack_parameters: dict[str, str]
+    inbox_url: str = ""
 
     @classmethod
     @contextmanager
@@ -133,8 +168,9 @@ class LabPipeline:
                 ports = {url.url_id: _free_port() for url in urls}
                 # Each function URL's address is the lab's stand-in for it, in front of the same handler.
                 overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
+                parameters = {**LAB_LOOP_PARAMETERS, **(parameters or {})}
                 stack = deploy_stack(
-                    clients, dispatcher, overrides=overrides, parameters={"ResponderModel": model, **(parameters or {})}
+                    clients, dispatcher, overrides=overrides, parameters={"ResponderModel": model, **parameters}
                 )
                 tables = {
                     "BASELINE_TABLE": stack.physical["BaselineTable"],
@@ -158,7 +194,7 @@ class LabPipeline:
                     )
                 sample = create_sample_account(clients, responder_resources=False)
                 record_baseline(clients, sample.function_name)
-                yield cls(
+                pipeline = cls(
                     lab,
                     clients,
                     dispatcher,
@@ -167,8 +203,11 @@ class LabPipeline:
                     f"http://127.0.0.1:{ports['DiagnosticsMcpFunctionUrl']}/mcp",
                     Path(chaos_state),
                     overrides,
-                    dict(parameters or {}),
+                    parameters,
+                    approver.create_inbox(clients, stack.output("ApprovalTopicArn")),
                 )
+                set_health_probe(pipeline.verification_probe())
+                yield pipeline
         finally:
             # All asked to stop first, then waited for: one slow server must not leave the others running.
             for server in servers:
@@ -179,6 +218,7 @@ class LabPipeline:
                 except subprocess.TimeoutExpired:
                     server.kill()
                     server.wait()
+            set_health_probe(None)
             if own_dispatcher:
                 dispatcher.uninstall()
             if own_lab:
@@ -200,8 +240,17 @@ class LabPipeline:
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
         self.sample = create_sample_account(self.clients, responder_resources=False)
         record_baseline(self.clients, self.sample.function_name)
+        self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
+
+    def verification_probe(self) -> Any:
+        """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
+
+        def burst(clients: AwsClients, function_name: str) -> list[Any]:
+            return DataProcessor(clients, function_name).invoke(5, notify=False).invocations
+
+        return burst_probe(burst)
 
     # -- one incident ----------------------------------------------------------------------------
     @property
@@ -223,9 +272,15 @@ class LabPipeline:
         ).restore()
 
     def run(
-        self, scenario: Scenario, *, on_state: Callable[[str, Any], None] | None = None, timeout: float = 600
+        self,
+        scenario: Scenario,
+        *,
+        on_state: Callable[[str, Any], None] | None = None,
+        timeout: float = 600,
+        approval: Approver = "auto",
     ) -> IncidentRecord:
-        """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end."""
+        """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end; the lab's
+        approver does what the scenario's ``lifecycle.approval`` (else ``approval``) says."""
         started = time.monotonic()
         if scenario.workload.setup is not None:
             self.set_up(scenario.workload.function, scenario.workload.setup)
@@ -240,12 +295,51 @@ class LabPipeline:
             self.clients, self.stack.physical["IncidentStateTable"], parse_alert(burst.alert)
         )
         arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
-        execution = self.follow(arn, on_state=on_state, timeout=timeout)
+        at_alert = self._configuration(scenario.workload.function)
+        loop = scenario.lifecycle
+        decision = loop.approval or approval
+        reports: dict[str, Any] = {}
+
+        def watch(name: str, entered: Any) -> None:
+            if on_state:
+                on_state(name, entered)
+            if name == "Wait for approval":
+                acted = approver.act(
+                    self.clients, self.inbox_url, incident_id, APPROVER_ACTS[decision], replay=loop.replay_approval
+                )
+                reports["approver"] = acted.model_dump(exclude_none=True)
+            elif name == "Settle" and loop.reinject_during_verifying:
+                reports["reinjected"] = self.inject(scenario)
+
+        if loop.remediation_failure is not None:
+            failure = loop.remediation_failure
+            self.lab.fail_requests(failure.operation, times=failure.times, code=failure.code)
+        try:
+            execution = self.follow(arn, on_state=watch, timeout=timeout)
+        finally:
+            if loop.remediation_failure is not None:
+                self.lab.clear_failures()
         if execution["status"] != "SUCCEEDED":
             # In AWS an EventBridge rule runs the reconcile function here; moto cannot deliver it.
             reconcile = self.stack.functions["ReconcileFunction"]
             self.dispatcher.invoke(reconcile, {"detail": {"executionArn": arn, "status": execution["status"]}})
-        return self._record(incident_id, execution, burst, started)
+        record = self._record(incident_id, execution, burst, started)
+        end = self._configuration(scenario.workload.function)
+        baseline = load_baseline(self.clients, scenario.workload.function).configuration
+        record.end_state = {
+            # What the account shows once the lifecycle ended: back at its baseline (remediated), or exactly
+            # as the alert found it (nothing applied, or everything applied undone).
+            "matches_baseline": not diff_configurations(baseline, end),
+            "unchanged_since_alert": not diff_configurations(at_alert, end),
+            "differences_from_baseline": [d.model_dump() for d in diff_configurations(baseline, end)][:20],
+        }
+        if reports:
+            record.approval = {**(record.approval or {}), **reports}
+        return record
+
+    def _configuration(self, function: str) -> Any:
+        raw = self.clients.get("lambda").get_function_configuration(FunctionName=function)
+        return configuration_from(self.clients, raw)
 
     def set_up(self, function: str, setup: Setup) -> None:
         """The function's healthy configuration, then its baseline recorded again: what it was onboarded with."""
@@ -305,17 +399,19 @@ class LabPipeline:
         proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
         proposal_metrics = proposal_record.get("metrics", {})
         visited = states_entered(sfn, execution["executionArn"])
-        order = [
-            "detected_at",
-            "created_at",
-            "received_at",
-            "investigating_at",
-            "diagnosed_at",
-            "proposing_at",
-            "proposal_ready_at",
-            "ended_at",
-        ]
-        timings = {k: state[k] for k in order if k in state}
+        timings = {k: state[k] for k in TIMINGS if k in state}
+        review_record = (load_record(self.clients, incident_id, "review") or {}).get("summary", {})
+        approval = {
+            key: state[key]
+            for key in ("approved_by", "approved_at", "approval_channel", "actions_digest", "rejected_by")
+            if key in state
+        }
+        agents = [metrics, proposal_metrics, review_record.get("metrics", {})]
+        remediation = {
+            key: state[key]
+            for key in ("verification_json", "undo_json", "rollback_reason", "applied_actions")
+            if key in state
+        }
         return IncidentRecord(
             incident_id=incident_id,
             status=state.get("status", "UNKNOWN"),
@@ -325,16 +421,16 @@ class LabPipeline:
             evidence=summary.get("evidence"),
             proposal=proposal_record.get("proposal"),
             metrics={
-                "tool_calls": metrics.get("tool_calls", 0) + proposal_metrics.get("tool_calls", 0),
-                "llm_calls": metrics.get("llm_calls", 0) + proposal_metrics.get("llm_calls", 0),
-                "total_tokens": metrics.get("total_tokens", 0) + proposal_metrics.get("total_tokens", 0),
+                "tool_calls": sum(m.get("tool_calls", 0) for m in agents),
+                "llm_calls": sum(m.get("llm_calls", 0) for m in agents),
+                "total_tokens": sum(m.get("total_tokens", 0) for m in agents),
                 "grounded_ratio": metrics.get("grounded_ratio"),
                 "latency_ms": latency,
-                "input_tokens": metrics.get("input_tokens", 0) + proposal_metrics.get("input_tokens", 0),
-                "output_tokens": metrics.get("output_tokens", 0) + proposal_metrics.get("output_tokens", 0),
-                "model_ms": metrics.get("model_ms", 0) + proposal_metrics.get("model_ms", 0),
-                "tool_ms": metrics.get("tool_ms", 0) + proposal_metrics.get("tool_ms", 0),
-                "tool_output_bytes": metrics.get("tool_output_bytes", 0) + proposal_metrics.get("tool_output_bytes", 0),
+                "input_tokens": sum(m.get("input_tokens", 0) for m in agents),
+                "output_tokens": sum(m.get("output_tokens", 0) for m in agents),
+                "model_ms": sum(m.get("model_ms", 0) for m in agents),
+                "tool_ms": sum(m.get("tool_ms", 0) for m in agents),
+                "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
             },
             execution={
                 "name": execution["name"],
@@ -345,6 +441,9 @@ class LabPipeline:
             },
             timings=timings,
             workload=workload,
+            review=review_record or None,
+            approval=approval or None,
+            remediation=remediation or None,
         )
 
 

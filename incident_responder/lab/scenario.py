@@ -9,7 +9,13 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
     workload: {function: data-processor, invocations: 3, log_lines: [], app_error: null}
     # optional: the function's healthy configuration, applied before it is onboarded
     #   workload: {setup: {reserved_concurrency: null, timeout: 30, memory: 512}}
-    expect: {status: PROPOSAL_READY, fault_types: [permission_loss], actions: [restore_iam_policy]}
+    expect: {status: REMEDIATED, fault_types: [permission_loss], actions: [restore_iam_policy]}
+    # optional: how the closed loop is driven after PROPOSAL_READY (defaults shown)
+    #   lifecycle: {approval: auto, replay_approval: false, remediation_failure: null,
+    #               reinject_during_verifying: false}
+
+``expect.status`` is the final status: REMEDIATED when the incident had automatable actions,
+PROPOSAL_READY when it had none.
 
 A broken file raises :class:`ScenarioError` naming the file and the offending field.
 """
@@ -76,18 +82,54 @@ class Workload(_Strict):
     setup: Setup | None = None
 
 
+FinalStatus = Literal[
+    "PROPOSAL_READY",
+    "REMEDIATED",
+    "ROLLED_BACK",
+    "REJECTED",
+    "APPROVAL_EXPIRED",
+    "REMEDIATION_FAILED",
+    "DIAGNOSED",
+    "FAILED",
+    "ERROR",
+    "PROPOSAL_FAILED",
+    "SUPPRESSED",
+]
+Approver = Literal["auto", "reject", "none"]
+
+
 class Expect(_Strict):
-    status: Literal["PROPOSAL_READY", "DIAGNOSED", "FAILED", "ERROR", "PROPOSAL_FAILED", "SUPPRESSED"] = (
-        "PROPOSAL_READY"
-    )
+    status: FinalStatus = "PROPOSAL_READY"
     fault_types: list[FaultType] = Field(default_factory=list)
     actions: list[ActionType] = Field(default_factory=list)
+
+
+class RemediationFailure(_Strict):
+    """An AWS API call the remediate function makes that the lab answers with an error (``times`` times)."""
+
+    operation: str = Field(pattern=r"^[A-Z][A-Za-z0-9]+$", description="e.g. PutFunctionConcurrency")
+    times: int = Field(default=1, ge=1, le=100)
+    code: str = Field(default="ServiceException", pattern=r"^[A-Za-z.]+$")
+
+
+class Lifecycle(_Strict):
+    """How the lab drives the closed loop after PROPOSAL_READY."""
+
+    approval: Approver | None = Field(
+        default=None,
+        description="auto: the person approves the link; reject: rejects it; none: nobody answers (expiry). "
+        "Unset: what `responder eval --approval` says (auto by default).",
+    )
+    replay_approval: bool = Field(default=False, description="post the used approval link again: it must be refused")
+    remediation_failure: RemediationFailure | None = None
+    reinject_during_verifying: bool = Field(default=False, description="the faults come back before verification")
 
 
 class Scenario(_Strict):
     name: str = Field(min_length=1)
     faults: list[Fault] = Field(default_factory=list)
     workload: Workload = Field(default_factory=Workload)
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     expect: Expect = Field(default_factory=Expect)
 
 

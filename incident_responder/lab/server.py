@@ -6,11 +6,19 @@ setting plus dummy credentials: :func:`lab_environment` gives exactly those vari
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import os
+import re
 import socket
+import threading
+import uuid
+from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import requests
 
@@ -53,6 +61,7 @@ class Lab:
         self.port = port
         self._server: Any = None
         self.chaos_state_dir: Path | None = None
+        self._failures: RequestFailures | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -75,6 +84,10 @@ class Lab:
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
         self._server.start()
         self.host, self.port = self._server.get_host_and_port()
+        # werkzeug looks the app up on its server for every request: wrapping it there is enough.
+        wsgi_server = self._server._server
+        self._failures = RequestFailures(wsgi_server.app)
+        wsgi_server.app = self._failures
         # moto's own Task states call back into "localhost:MOTO_PORT".
         os.environ["MOTO_PORT"] = str(self.port)
         self.configure()
@@ -92,6 +105,39 @@ class Lab:
         """Forget every resource (a fresh account) and re-apply the configuration."""
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
         self.configure()
+
+    def fail_requests(
+        self,
+        action: str,
+        *,
+        times: int = 1,
+        code: str = "InjectedFailure",
+        status: int = 400,
+        message: str = "the lab failed this request on purpose",
+        service: str | None = None,
+    ) -> None:
+        """Answer the next ``times`` requests for API operation ``action`` (e.g. ``PutFunctionConcurrency``,
+        ``AuthorizeSecurityGroupEgress``) with the AWS error ``code``, without reaching moto.
+
+        ``service`` (the signing name: ``lambda``, ``ec2``, ``iam``, ...) narrows the match. Each attempt
+        counts, so a 5xx status that botocore retries uses up ``times`` faster: the default 400 is not retried.
+        JSON, query, EC2 and REST APIs are matched; CloudWatch's CBOR protocol is not.
+        """
+        if self._failures is None:
+            raise RuntimeError("the lab is not running")
+        self._failures.add(
+            _Failure(action=action, service=service, times=times, code=code, status=status, message=message)
+        )
+
+    def clear_failures(self) -> None:
+        """Forget every pending injected failure."""
+        if self._failures is not None:
+            self._failures.clear()
+
+    @property
+    def failed_requests(self) -> list[str]:
+        """``service:Operation`` of each request answered with an injected failure, oldest first."""
+        return list(self._failures.failed) if self._failures is not None else []
 
     def stop(self) -> None:
         if self._server is not None:
@@ -116,3 +162,141 @@ def _ensure_free(host: str, port: int) -> None:
                 exc.errno,
                 f"port {port} on {host} is already in use ({exc.strerror}): stop what holds it, or pass --port",
             ) from None
+
+
+# -- the failure seam: make chosen API calls fail ----------------------------------------------------
+@dataclass
+class _Failure:
+    action: str
+    service: str | None
+    times: int
+    code: str
+    status: int
+    message: str
+
+
+_CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,]+/\d{8}/[^/,]+/([^/,]+)/aws4_request")
+
+
+class RequestFailures:
+    """WSGI middleware around moto's app: answers matching requests with an AWS error, passes the rest."""
+
+    def __init__(self, app: Any):
+        self.app = app
+        self.failed: list[str] = []
+        self._pending: list[_Failure] = []
+        self._lock = threading.Lock()
+        self._rest_routes: dict[str, list[tuple[str, re.Pattern[str], str]]] = {}
+        self._protocols: dict[str, str] = {}
+
+    def add(self, failure: _Failure) -> None:
+        if failure.times < 1:
+            raise ValueError("times must be 1 or more")
+        with self._lock:
+            self._pending.append(failure)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pending.clear()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        if not self._pending:
+            return self.app(environ, start_response)
+        service, operation = self._operation(environ)
+        with self._lock:
+            failure = next(
+                (
+                    f
+                    for f in self._pending
+                    if f.action == operation and (f.service is None or f.service == service) and f.times > 0
+                ),
+                None,
+            )
+            if failure is not None:
+                failure.times -= 1
+                if failure.times == 0:
+                    self._pending.remove(failure)
+                self.failed.append(f"{service}:{operation}")
+        if failure is None:
+            return self.app(environ, start_response)
+        body, content_type = self._error_body(environ, service, failure)
+        start_response(
+            f"{failure.status} {HTTPStatus(failure.status).phrase}",
+            [
+                ("Content-Type", content_type),
+                ("Content-Length", str(len(body))),
+                ("x-amzn-ErrorType", failure.code),
+                ("x-amzn-RequestId", str(uuid.uuid4())),
+            ],
+        )
+        return [body]
+
+    def _operation(self, environ: dict[str, Any]) -> tuple[str, str | None]:
+        """(signing service, operation name) of a request, from its target header, Action or REST route."""
+        match = _CREDENTIAL_SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
+        service = match.group(1) if match else ""
+        target = environ.get("HTTP_X_AMZ_TARGET")
+        if target:
+            return service, target.rsplit(".", 1)[-1]
+        action = parse_qs(environ.get("QUERY_STRING", "")).get("Action")
+        if not action and "x-www-form-urlencoded" in environ.get("CONTENT_TYPE", ""):
+            # Read the form once and hand moto an identical stream.
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            action = parse_qs(body.decode("utf-8", "replace")).get("Action")
+        if action:
+            return service, action[0]
+        method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
+        for route_method, route, name in self._routes(service):
+            if route_method == method and route.fullmatch(path):
+                return service, name
+        return service, None
+
+    def _routes(self, service: str) -> list[tuple[str, re.Pattern[str], str]]:
+        """The REST routes of ``service`` from botocore's model: (method, path pattern, operation)."""
+        if service not in self._rest_routes:
+            routes = []
+            try:
+                import botocore.session
+
+                model = botocore.session.get_session().get_service_model(service)
+                self._protocols[service] = model.metadata.get("protocol", "")
+                for name in model.operation_names:
+                    http = model.operation_model(name).http
+                    uri = http.get("requestUri", "/").split("?", 1)[0]
+                    parts = re.split(r"(\{[^}]+\})", uri)
+                    pattern = "".join(
+                        (".+" if part.endswith("+}") else "[^/]+") if part.startswith("{") else re.escape(part)
+                        for part in parts
+                    )
+                    routes.append((http.get("method", "POST"), re.compile(pattern.rstrip("/") + "/?"), name))
+            except Exception:  # an unknown signing name simply has no REST routes
+                routes = []
+            # Greedy {Key+} routes last: they would swallow the more specific ones.
+            routes.sort(key=lambda r: r[1].pattern.count(".+"))
+            self._rest_routes[service] = routes
+        return self._rest_routes[service]
+
+    def _error_body(self, environ: dict[str, Any], service: str, failure: _Failure) -> tuple[bytes, str]:
+        request_id = str(uuid.uuid4())
+        if environ.get("HTTP_X_AMZ_TARGET") or self._protocols.get(service) == "rest-json":
+            body = {"__type": failure.code, "message": failure.message, "Message": failure.message}
+            return json.dumps(body).encode(), "application/x-amz-json-1.1"
+        code, message = _xml_escape(failure.code), _xml_escape(failure.message)
+        if service == "ec2":
+            xml = (
+                f"<Response><Errors><Error><Code>{code}</Code><Message>{message}</Message></Error></Errors>"
+                f"<RequestID>{request_id}</RequestID></Response>"
+            )
+        elif self._protocols.get(service) == "rest-xml":
+            xml = f"<Error><Code>{code}</Code><Message>{message}</Message><RequestId>{request_id}</RequestId></Error>"
+        else:
+            xml = (
+                f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{message}</Message></Error>"
+                f"<RequestId>{request_id}</RequestId></ErrorResponse>"
+            )
+        return f'<?xml version="1.0" encoding="UTF-8"?>{xml}'.encode(), "text/xml"
+
+
+def _xml_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

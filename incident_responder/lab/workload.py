@@ -160,9 +160,16 @@ class DataProcessor:
         return docs
 
     def invoke(
-        self, invocations: int = 3, log_lines: list[str] | None = None, app_error: str | None = None
+        self,
+        invocations: int = 3,
+        log_lines: list[str] | None = None,
+        app_error: str | None = None,
+        *,
+        notify: bool = True,
     ) -> BurstResult:
-        """One concurrent burst of ``invocations``, then an alarm notification if it went badly."""
+        """One concurrent burst of ``invocations``, then an alarm notification if it went badly (``notify``
+        False: the alarm is evaluated and returned but not sent, as a verification's own traffic must not
+        start another incident)."""
         config = read_function_configuration(self.clients, self.function_name)
         lam_config = self.clients.get("lambda").get_function_configuration(FunctionName=self.function_name)
         bucket = lam_config.get("Environment", {}).get("Variables", {}).get("INPUT_BUCKET", "")
@@ -206,6 +213,8 @@ class DataProcessor:
         result = BurstResult(function_name=self.function_name, invocations=outcomes)
         self._put_metrics(outcomes, start)
         alert = self._alarm(result, start, account, region, log_group)
+        if alert is not None and not notify:
+            return result.model_copy(update={"alert": alert})
         if alert is not None:
             topic_arn = self.alert_topic_arn or f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
             region_name = REGION_NAMES.get(region, region)

@@ -26,13 +26,26 @@ def test_demo_runs_end_to_end(tmp_path):
         "DIAGNOSED",
         "PROPOSING",
         "PROPOSAL_READY",
-        "Done",
+        "REVIEWING",
+        "Run critic agent",
+        "AWAITING_APPROVAL",
+        "Wait for approval",
+        "REMEDIATING",
+        "Apply actions",
+        "VERIFYING",
+        "Verify fix",
+        "REMEDIATED",
+        "Remediated",
     ):
         assert f"-> {state}" in text
-    assert ": PROPOSAL_READY" in text and "fault types: permission_loss" in text
+    assert ": REMEDIATED" in text and "fault types: permission_loss" in text
+    assert "action 1: needs_human (policy: IAM and network changes need a person" in text
+    assert "approved by approval link" in text and "user agent lab-approver/1.0 (link)" in text
+    assert "verification: VERIFIED" in text
     assert "1. restore_iam_policy on arn:aws:iam::123456789012:role/data-processor-role" in text
     assert "[verified] get_config_drift" in text and "UNVERIFIED" not in text
-    assert "burst after restore: ['succeeded', 'succeeded', 'succeeded'], alarm: False" in text
+    assert "['succeeded', 'succeeded', 'succeeded'], alarm: False" in text
+    assert "configuration back at its baseline: True" in text and text.rstrip().endswith("REMEDIATED and verified")
     assert list(tmp_path.glob("*/execution.svg")) and list(tmp_path.glob("*/history.json"))
     assert '"level":"INFO"' not in text  # the functions' own logs stay out of the story
     assert "Traceback" not in out.stderr

@@ -42,7 +42,7 @@ def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_
     assert failed["name"] == "wrong-expectation" and any("fault_types" in f for f in failed["failures"])
     report["scenarios"].remove(failed)
     names = {s["name"] for s in report["scenarios"]}
-    assert len(names) == len(list((REPO / "scenarios").glob("*.yaml"))) >= 17
+    assert len(names) == len(list((REPO / "scenarios").glob("*.yaml"))) >= 23
     for s in report["scenarios"]:
         assert set(s) >= {
             "name",
@@ -59,7 +59,17 @@ def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_
             "failures",
         }
         assert s["grounded_ratio"] == 1.0 and s["rejected_actions"] == 0
-        assert s["mitigated"] is (None if not s["actions"] else True)
+        # Scored on the end state the lifecycle reached: remediated, or the account exactly as the alert found it.
+        if s["status"] == "REMEDIATED":
+            assert s["mitigated"] is True and s["account_untouched"] is None
+        else:
+            assert s["mitigated"] is None and s["account_untouched"] is True, s
+    statuses = report["summary"]["final_statuses"]
+    assert statuses["REMEDIATED"] >= 15 and statuses["ROLLED_BACK"] == 2 and statuses["PROPOSAL_READY"] == 2
+    assert (statuses["REJECTED"], statuses["APPROVAL_EXPIRED"]) == (1, 1)
+    assert 0 < report["summary"]["alert_to_remediated_ms_p50"] <= report["summary"]["alert_to_remediated_ms_p95"]
+    replayed = next(s for s in report["scenarios"] if s["name"] == "loop-approval-link-replayed")
+    assert replayed["approval"]["approver"]["replay_status"] == 409
     hostile = next(s for s in report["scenarios"] if s["name"] == "hostile-log-instructions")
     assert hostile["fault_types"] == ["memory_exhaustion"] and hostile["actions"] == ["update_function_configuration"]
 

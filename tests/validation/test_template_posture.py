@@ -208,7 +208,19 @@ def test_mcp_servers_read_only_what_their_tools_need(server):
 
 
 # -- 3. only the remediate function changes the account, and only onboarded resources ---------------
-WRITE_PREFIXES = ("Put", "Delete", "Update", "Attach", "Detach", "Authorize", "Revoke", "Create", "Tag", "Untag")
+WRITE_PREFIXES = (
+    "Put",
+    "Delete",
+    "Update",
+    "Attach",
+    "Detach",
+    "Authorize",
+    "Revoke",
+    "Create",
+    "Replace",
+    "Tag",
+    "Untag",
+)
 ACCOUNT_SERVICES = ("lambda:", "iam:", "ec2:", "kms:", "sqs:")
 ONBOARDED = {"StringEquals": {"aws:ResourceTag/incident-responder:onboarded": "true"}}
 
@@ -244,6 +256,7 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
         "ec2:AuthorizeSecurityGroupEgress",
         "ec2:RevokeSecurityGroupEgress",
         "ec2:CreateNetworkAclEntry",
+        "ec2:ReplaceNetworkAclEntry",
         "ec2:DeleteNetworkAclEntry",
     }
     for action, statement in writes:

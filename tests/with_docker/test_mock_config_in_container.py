@@ -88,6 +88,15 @@ def machine(localstack):
             "ProposeTimeoutSeconds": 30,
             "ProposalTopicArn": "arn:aws:sns:us-east-1:000000000000:proposals",
             "IncidentTtlSeconds": 604800,
+            # The MockConfigFile cases end at PROPOSAL_READY: the closed loop is not part of them.
+            "RemediationMode": "propose_only",
+            "ReviewFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:review",
+            "ApprovalRequestFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:approval-request",
+            "ApprovalTimeoutMinutes": 60,
+            "RemediateFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:remediate",
+            "VerifyFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:verify",
+            "VerifySettleSeconds": 0,
+            "OperatorTopicArn": "arn:aws:sns:us-east-1:000000000000:operators",
         },
     )
     sfn = boto3.client("stepfunctions", **kwargs)

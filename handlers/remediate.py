@@ -1,0 +1,104 @@
+"""REMEDIATING and ROLLING_BACK: apply the approved actions, recording how to undo each; or undo them.
+
+In ``{"operation": "apply", "incident", "actions", "actions_digest", "approval"}``, out
+:class:`incident_responder.executor.ApplyResult` (``outcome`` APPLIED or FAILED, ``steps``,
+``failed_step``, ``error``, ``finished_at``): an AWS failure of an action is an outcome, and the state
+machine rolls back. In ``{"operation": "rollback", "incident", "reason"}``, out
+:class:`incident_responder.executor.RollbackResult` (ROLLED_BACK or ROLLBACK_FAILED). Typed errors reach
+the state machine by class name, always before anything changed: actions that are not the approved ones
+(``ApprovalMismatchError``), a ledger of other actions (``LedgerConflictError``), a malformed event
+(``InvalidRemediationInputError``, ``InvalidIncidentError``). The environment is validated at cold start
+(:class:`incident_responder.settings.RemediateSettings`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+from incident_responder import executor
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
+from incident_responder.executor import (  # noqa: F401 - the ASL error names
+    ApprovalMismatchError,
+    InvalidRemediationInputError,
+    LedgerConflictError,
+)
+from incident_responder.settings import RemediateSettings, at_cold_start
+
+settings = at_cold_start(RemediateSettings)
+
+logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="remediate")
+tracer = Tracer(service="incident-responder")
+
+OPERATIONS = ("apply", "rollback")
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if not isinstance(event, dict) or event.get("operation") not in OPERATIONS:
+        operation = event.get("operation") if isinstance(event, dict) else None
+        raise InvalidRemediationInputError(f"operation must be one of {', '.join(OPERATIONS)}, not {operation!r}")
+    incident = incident_from_event(event)
+    logger.append_keys(
+        incident_id=incident.incident_id, function_name=incident.function_name, operation=event["operation"]
+    )
+    config = settings()
+    clients = AwsClients.shared()
+    metrics.add_metadata(key="incident_id", value=incident.incident_id)
+    if event["operation"] == "apply":
+        result = executor.apply(
+            clients,
+            table=config.incident_state_table,
+            incident=incident,
+            actions=event.get("actions"),
+            actions_digest=event.get("actions_digest"),
+            approval=event.get("approval"),
+            ttl_days=config.incident_ttl_days,
+            baseline_table=config.baseline_table,
+        )
+        applied = sum(s.status == "applied" for s in result.steps)
+        logger.info(
+            "remediation_applied",
+            extra={
+                "remediation": {
+                    "outcome": result.outcome,
+                    "steps": {str(s.execution_order): s.status for s in result.steps},
+                    "failed_step": result.failed_step,
+                    "error": result.error,
+                }
+            },
+        )
+        metrics.add_metadata(key="outcome", value=result.outcome)
+        metrics.add_metric(name="ActionsApplied", unit=MetricUnit.Count, value=applied)
+        metrics.add_metric(name="ActionsFailed", unit=MetricUnit.Count, value=int(result.failed_step is not None))
+        return result.model_dump(mode="json")
+
+    rollback = executor.rollback(
+        clients, table=config.incident_state_table, incident=incident, reason=str(event.get("reason") or "")
+    )
+    logger.info(
+        "remediation_rolled_back",
+        extra={
+            "rollback": {
+                "outcome": rollback.outcome,
+                "reason": str(event.get("reason") or "")[:500],
+                "steps": {str(s.execution_order): s.status for s in rollback.steps},
+                "error": rollback.error,
+            }
+        },
+    )
+    metrics.add_metadata(key="outcome", value=rollback.outcome)
+    metrics.add_metric(
+        name="ActionsUndone", unit=MetricUnit.Count, value=sum(s.status == "undone" for s in rollback.steps)
+    )
+    metrics.add_metric(
+        name="UndoFailed", unit=MetricUnit.Count, value=sum(s.status == "undo_failed" for s in rollback.steps)
+    )
+    return rollback.model_dump(mode="json")

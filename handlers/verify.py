@@ -1,0 +1,65 @@
+"""VERIFYING: is what the actions changed back at the baseline, and is the function healthy again?
+
+In ``{"incident", "actions", "remediation": <the apply result>, "fault_types": [diagnosed faults]}``, out
+:class:`incident_responder.verification.VerifyResult` (``outcome`` VERIFIED or NOT_FIXED, one check per
+applied action, ``needs_person``, ``summary``). NOT_FIXED sends the state machine to ROLLING_BACK; what no
+action could fix (a bug in the function's own code) is for a person and fails nothing. Health comes from
+the function's CloudWatch metrics since the apply finished. The environment is validated at cold start
+(:class:`incident_responder.settings.VerifySettings`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
+from incident_responder.settings import VerifySettings, at_cold_start
+from incident_responder.verification import InvalidVerificationInputError, verify
+
+settings = at_cold_start(VerifySettings)
+
+logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="verify")
+tracer = Tracer(service="incident-responder")
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise InvalidVerificationInputError("the event must be an object")
+    incident = incident_from_event(event)
+    logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
+    for field in ("actions", "remediation"):
+        if field not in event:
+            raise InvalidVerificationInputError(f"the event lacks {field!r}")
+    result = verify(
+        AwsClients.shared(),
+        incident=incident,
+        actions=event["actions"],
+        remediation=event["remediation"],
+        fault_types=event.get("fault_types") or [],
+        baseline_table=settings().baseline_table,
+    )
+    logger.info(
+        "verification",
+        extra={
+            "verification": {
+                "outcome": result.outcome,
+                "checks": [c.model_dump(exclude={"detail"}) for c in result.checks],
+                "needs_person": [n.fault_type for n in result.needs_person],
+                "summary": result.summary,
+            }
+        },
+    )
+    metrics.add_metadata(key="outcome", value=result.outcome)
+    metrics.add_metric(name="Verified", unit=MetricUnit.Count, value=int(result.outcome == "VERIFIED"))
+    metrics.add_metric(name="NotFixed", unit=MetricUnit.Count, value=int(result.outcome == "NOT_FIXED"))
+    metrics.add_metric(name="NeedsPerson", unit=MetricUnit.Count, value=len(result.needs_person))
+    return result.model_dump(mode="json")

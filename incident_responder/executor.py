@@ -1,0 +1,698 @@
+"""REMEDIATING and ROLLING_BACK: apply approved actions, recording how to undo each; undo them.
+
+:func:`apply` runs only actions a person (or the approval policy) approved: their digest must be the
+event's and the approval's, and the decision "approve". Before each action it records the exact prior
+state the action is about to change in the undo ledger (``remediation#<incident_id>#<execution_order>``
+in the incident-state table, written once, conditionally), then applies it. Actions run in
+``execution_order`` and the first failure stops the rest: the result says FAILED with the step and the
+AWS error, and the state machine rolls back. Guardrails run again on each action before it changes
+anything (defence in depth: the account may have moved since the proposal).
+
+A retried task (Step Functions retries the Lambda) repeats nothing: a step already ``applied`` is
+skipped; a step ``recorded`` (its change may or may not have happened) is applied again, which every
+action here tolerates, and its prior state is never overwritten with the post-apply one.
+
+:func:`rollback` reads the ledger and puts back each recorded prior state in reverse order, then reads
+the live state again and checks it equals the prior state. A step already in its prior state is done;
+one failure does not stop the others. A ledger head item (``remediation#<incident_id>``) lists the
+steps, so a rollback finds them without a scan. No ledger item has a ``status`` attribute: the sweep
+scans that attribute for incidents.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, Field, ValidationError
+
+from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
+from incident_responder.aws import AwsClients
+from incident_responder.baseline import load_baseline
+from incident_responder.contracts import (
+    ActionType,
+    ApprovalDecision,
+    Incident,
+    RemediationAction,
+    RestoreIamPolicyParams,
+    RestoreNetworkEgressParams,
+    UpdateConcurrencyParams,
+    UpdateFunctionConfigurationParams,
+    incident_from_event,
+)
+from incident_responder.contracts import actions_digest as digest_of
+from incident_responder.diagnostics import AWS_ERRORS, describe_error
+from incident_responder.guardrails import check_action
+
+LEDGER_PREFIX = "remediation#"
+Progress = Literal["recorded", "applied", "undone", "undo_failed"]
+
+
+# -- errors (class names are the ASL's error names) -------------------------------------------------
+class InvalidRemediationInputError(ValueError):
+    """The event is not what the state machine should pass (malformed actions, approval, operation)."""
+
+
+class ApprovalMismatchError(ValueError):
+    """The actions are not the ones approved (digest differs) or the decision is not "approve": nothing applied."""
+
+
+class LedgerConflictError(RuntimeError):
+    """The incident's ledger holds other actions, or actions already rolled back: nothing applied."""
+
+
+# -- results ----------------------------------------------------------------------------------------
+class ApplyStep(BaseModel):
+    execution_order: int
+    action_type: str
+    target_resource: str
+    status: Literal["applied", "already_applied", "failed", "not_attempted"]
+    detail: str = ""
+    error: str | None = None
+
+
+class ApplyResult(BaseModel):
+    outcome: Literal["APPLIED", "FAILED"]
+    steps: list[ApplyStep] = Field(default_factory=list)
+    failed_step: int | None = None
+    error: str | None = None
+    finished_at: str
+
+    @property
+    def applied(self) -> list[ApplyStep]:
+        return [s for s in self.steps if s.status in ("applied", "already_applied")]
+
+
+class UndoStep(BaseModel):
+    execution_order: int
+    action_type: str
+    target_resource: str
+    status: Literal["undone", "undo_failed"]
+    detail: str = ""
+    error: str | None = None
+
+
+class RollbackResult(BaseModel):
+    outcome: Literal["ROLLED_BACK", "ROLLBACK_FAILED"]
+    steps: list[UndoStep] = Field(default_factory=list)
+    error: str | None = None
+
+
+class LedgerEntry(BaseModel):
+    execution_order: int
+    action: RemediationAction
+    prior: dict[str, Any]
+    progress: Progress
+    recorded_at: str
+    applied_at: str | None = None
+    undone_at: str | None = None
+    error: str | None = None
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _code(exc: Exception) -> str | None:
+    return exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+
+
+def _incident(incident: Incident | dict[str, Any]) -> Incident:
+    return incident if isinstance(incident, Incident) else incident_from_event({"incident": incident})
+
+
+def parse_actions(actions: Any) -> list[RemediationAction]:
+    """Validated actions in execution order; malformed ones are an input error, never a KeyError."""
+    if not isinstance(actions, list):
+        raise InvalidRemediationInputError("actions must be a list of remediation actions")
+    try:
+        parsed = [a if isinstance(a, RemediationAction) else RemediationAction.model_validate(a) for a in actions]
+    except ValidationError as exc:
+        raise InvalidRemediationInputError(f"not remediation actions: {exc.errors()[:3]}") from exc
+    orders = [a.execution_order for a in parsed]
+    if any(o < 1 for o in orders) or len(set(orders)) != len(orders):
+        raise InvalidRemediationInputError(f"execution_order must be unique and 1 or more, got {orders}")
+    return sorted(parsed, key=lambda a: a.execution_order)
+
+
+def _approval(approval: Any) -> ApprovalDecision:
+    if approval is None:
+        raise ApprovalMismatchError("no approval was given for these actions")
+    try:
+        return approval if isinstance(approval, ApprovalDecision) else ApprovalDecision.model_validate(approval)
+    except ValidationError as exc:
+        raise InvalidRemediationInputError(f"not an approval decision: {exc.errors()[:3]}") from exc
+
+
+def check_approval(actions: list[RemediationAction], digest: str | None, approval: ApprovalDecision) -> str:
+    """The digest of ``actions`` when the event's digest and the approval both match it; else raise."""
+    computed = digest_of(actions)
+    if approval.decision != "approve":
+        raise ApprovalMismatchError(f"the decision was {approval.decision!r}, not approve")
+    if digest != computed:
+        raise ApprovalMismatchError(f"the actions' digest {computed} is not the event's actions_digest {digest}")
+    if approval.actions_digest != computed:
+        raise ApprovalMismatchError(
+            f"the actions' digest {computed} is not the approved digest {approval.actions_digest}"
+        )
+    return computed
+
+
+# -- what each action type changes, and how it is put back --------------------------------------------
+# capture() reads the live state of exactly what the action changes, in a comparable shape: it is the
+# prior state recorded before applying, and read again after an undo it must equal that record.
+class _Change:
+    def capture(self, clients: AwsClients, p: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def apply(self, clients: AwsClients, p: Any) -> str:
+        raise NotImplementedError
+
+    def restore(self, clients: AwsClients, p: Any, prior: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
+class _IamPolicy(_Change):
+    def capture(self, clients: AwsClients, p: RestoreIamPolicyParams) -> dict[str, Any]:
+        iam = clients.get("iam")
+        if p.attach_policy_arn is not None:
+            attached = [
+                a["PolicyArn"]
+                for page in iam.get_paginator("list_attached_role_policies").paginate(RoleName=p.role_name)
+                for a in page["AttachedPolicies"]
+            ]
+            return {
+                "role_name": p.role_name,
+                "policy_arn": p.attach_policy_arn,
+                "attached": p.attach_policy_arn in attached,
+            }
+        try:
+            document = iam.get_role_policy(RoleName=p.role_name, PolicyName=p.policy_name)["PolicyDocument"]
+        except ClientError as exc:
+            if _code(exc) != "NoSuchEntity":
+                raise
+            return {"role_name": p.role_name, "policy_name": p.policy_name, "absent": True, "policy_document": None}
+        return {"role_name": p.role_name, "policy_name": p.policy_name, "absent": False, "policy_document": document}
+
+    def apply(self, clients: AwsClients, p: RestoreIamPolicyParams) -> str:
+        iam = clients.get("iam")
+        if p.attach_policy_arn is not None:
+            iam.attach_role_policy(RoleName=p.role_name, PolicyArn=p.attach_policy_arn)
+            return f"attached {p.attach_policy_arn} to role {p.role_name}"
+        iam.put_role_policy(
+            RoleName=p.role_name, PolicyName=p.policy_name, PolicyDocument=json.dumps(p.policy_document)
+        )
+        return f"put inline policy {p.policy_name} on role {p.role_name}"
+
+    def restore(self, clients: AwsClients, p: RestoreIamPolicyParams, prior: dict[str, Any]) -> None:
+        iam = clients.get("iam")
+        try:
+            if "attached" in prior:
+                if prior["attached"]:
+                    iam.attach_role_policy(RoleName=p.role_name, PolicyArn=prior["policy_arn"])
+                else:
+                    iam.detach_role_policy(RoleName=p.role_name, PolicyArn=prior["policy_arn"])
+            elif prior["absent"]:
+                iam.delete_role_policy(RoleName=p.role_name, PolicyName=prior["policy_name"])
+            else:
+                iam.put_role_policy(
+                    RoleName=p.role_name,
+                    PolicyName=prior["policy_name"],
+                    PolicyDocument=json.dumps(prior["policy_document"]),
+                )
+        except ClientError as exc:
+            if _code(exc) != "NoSuchEntity":  # already detached or deleted: that is the prior state
+                raise
+
+
+class _Concurrency(_Change):
+    def capture(self, clients: AwsClients, p: UpdateConcurrencyParams) -> dict[str, Any]:
+        return {
+            "function_name": p.function_name,
+            "reserved_concurrent_executions": read_reserved_concurrency(clients, p.function_name),
+        }
+
+    def apply(self, clients: AwsClients, p: UpdateConcurrencyParams) -> str:
+        return self._set(clients, p.function_name, p.reserved_concurrent_executions)
+
+    def restore(self, clients: AwsClients, p: UpdateConcurrencyParams, prior: dict[str, Any]) -> None:
+        self._set(clients, p.function_name, prior["reserved_concurrent_executions"])
+
+    @staticmethod
+    def _set(clients: AwsClients, function_name: str, value: int | None) -> str:
+        lam = clients.get("lambda")
+        if value is None:
+            lam.delete_function_concurrency(FunctionName=function_name)
+            return f"removed the reserved concurrency of {function_name}"
+        lam.put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=value)
+        return f"set the reserved concurrency of {function_name} to {value}"
+
+
+class _FunctionConfiguration(_Change):
+    FIELDS = (("timeout", "Timeout"), ("memory_size", "MemorySize"))
+
+    def capture(self, clients: AwsClients, p: UpdateFunctionConfigurationParams) -> dict[str, Any]:
+        config = clients.get("lambda").get_function_configuration(FunctionName=p.function_name)
+        # Only what the action changes: a field it leaves alone is not its to put back.
+        return {"function_name": p.function_name} | {
+            api: config[api] for field, api in self.FIELDS if getattr(p, field) is not None
+        }
+
+    def apply(self, clients: AwsClients, p: UpdateFunctionConfigurationParams) -> str:
+        changes = {api: getattr(p, field) for field, api in self.FIELDS if getattr(p, field) is not None}
+        self._update(clients, p.function_name, changes)
+        return f"set {', '.join(f'{k} {v}' for k, v in changes.items())} on {p.function_name}"
+
+    def restore(self, clients: AwsClients, p: UpdateFunctionConfigurationParams, prior: dict[str, Any]) -> None:
+        self._update(clients, p.function_name, {api: prior[api] for _, api in self.FIELDS if api in prior})
+
+    @staticmethod
+    def _update(clients: AwsClients, function_name: str, changes: dict[str, Any]) -> None:
+        lam = clients.get("lambda")
+        waiter = {"FunctionName": function_name, "WaiterConfig": {"Delay": 2, "MaxAttempts": 30}}
+        # Lambda applies configuration asynchronously and refuses a change while another is pending.
+        lam.get_waiter("function_updated").wait(**waiter)
+        lam.update_function_configuration(FunctionName=function_name, **changes)
+        lam.get_waiter("function_updated").wait(**waiter)
+
+
+# Security-group rules compared one grant at a time (protocol, ports, one range or group): EC2 merges
+# and splits IpPermissions as it likes, so whole rules do not compare.
+_GRANTS = (("IpRanges", "CidrIp"), ("Ipv6Ranges", "CidrIpv6"), ("PrefixListIds", "PrefixListId"))
+
+
+def egress_grants(permissions: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """One IpPermission per grant, keyed by what it allows (descriptions do not count)."""
+    out = {}
+    for rule in permissions:
+        protocol = str(rule.get("IpProtocol", "-1")).lower()
+        base: dict[str, Any] = {"IpProtocol": protocol}
+        if protocol != "-1":
+            base |= {k: rule[k] for k in ("FromPort", "ToPort") if rule.get(k) is not None}
+        items = [(field, key, item) for field, key in _GRANTS for item in rule.get(field) or []]
+        items += [("UserIdGroupPairs", "GroupId", pair) for pair in rule.get("UserIdGroupPairs") or []]
+        for field, key, item in items:
+            kept = {k: v for k, v in item.items() if k in (key, "Description", "UserId")}
+            identity = _canonical({**base, field: item.get(key)})
+            out[identity] = {**base, field: [kept]}
+    return out
+
+
+class _NetworkEgress(_Change):
+    def capture(self, clients: AwsClients, p: RestoreNetworkEgressParams) -> dict[str, Any]:
+        ec2 = clients.get("ec2")
+        prior: dict[str, Any] = {"security_group_id": p.security_group_id, "already_present": [], "nacl_entries": []}
+        if p.ip_permissions:
+            present = self._current_grants(clients, p.security_group_id)
+            wanted = egress_grants(p.ip_permissions)
+            prior["already_present"] = [wanted[k] for k in sorted(wanted) if k in present]
+        entries = []
+        for acl_id in sorted({e.network_acl_id for e in p.remove_nacl_entries}):
+            acl = ec2.describe_network_acls(NetworkAclIds=[acl_id])["NetworkAcls"][0]
+            for entry in p.remove_nacl_entries:
+                found = self._entry(acl, entry.rule_number, entry.egress) if entry.network_acl_id == acl_id else None
+                if found is not None:  # an entry already gone is nothing to recreate
+                    entries.append({"NetworkAclId": acl_id, **found})
+        prior["nacl_entries"] = sorted(entries, key=lambda e: (e["NetworkAclId"], e["Egress"], e["RuleNumber"]))
+        return prior
+
+    def apply(self, clients: AwsClients, p: RestoreNetworkEgressParams) -> str:
+        ec2 = clients.get("ec2")
+        done = []
+        if p.ip_permissions:
+            present = self._current_grants(clients, p.security_group_id)
+            missing = [g for k, g in egress_grants(p.ip_permissions).items() if k not in present]
+            if missing:
+                try:
+                    ec2.authorize_security_group_egress(GroupId=p.security_group_id, IpPermissions=missing)
+                except ClientError as exc:
+                    if _code(exc) != "InvalidPermission.Duplicate":
+                        raise
+            done.append(f"authorized {len(missing)} egress grant(s) on {p.security_group_id}")
+        for entry in p.remove_nacl_entries:
+            acl = ec2.describe_network_acls(NetworkAclIds=[entry.network_acl_id])["NetworkAcls"][0]
+            if self._entry(acl, entry.rule_number, entry.egress) is not None:
+                ec2.delete_network_acl_entry(
+                    NetworkAclId=entry.network_acl_id, RuleNumber=entry.rule_number, Egress=entry.egress
+                )
+            done.append(
+                f"removed NACL {entry.network_acl_id} {'egress' if entry.egress else 'ingress'} rule {entry.rule_number}"
+            )
+        return "; ".join(done)
+
+    def restore(self, clients: AwsClients, p: RestoreNetworkEgressParams, prior: dict[str, Any]) -> None:
+        ec2 = clients.get("ec2")
+        if p.ip_permissions:
+            present = self._current_grants(clients, p.security_group_id)
+            keep = set(egress_grants(prior["already_present"]))
+            added = [g for k, g in egress_grants(p.ip_permissions).items() if k in present and k not in keep]
+            if added:
+                try:
+                    ec2.revoke_security_group_egress(GroupId=p.security_group_id, IpPermissions=added)
+                except ClientError as exc:
+                    if _code(exc) != "InvalidPermission.NotFound":
+                        raise
+        for entry in prior["nacl_entries"]:
+            acl = ec2.describe_network_acls(NetworkAclIds=[entry["NetworkAclId"]])["NetworkAcls"][0]
+            now = self._entry(acl, entry["RuleNumber"], entry["Egress"])
+            if now is not None and _canonical({"NetworkAclId": entry["NetworkAclId"], **now}) == _canonical(entry):
+                continue
+            fields = {
+                k: entry[k]
+                for k in ("Protocol", "RuleAction", "CidrBlock", "Ipv6CidrBlock", "PortRange", "IcmpTypeCode")
+                if entry.get(k) is not None
+            }
+            call = ec2.create_network_acl_entry if now is None else ec2.replace_network_acl_entry
+            call(NetworkAclId=entry["NetworkAclId"], RuleNumber=entry["RuleNumber"], Egress=entry["Egress"], **fields)
+
+    @staticmethod
+    def _current_grants(clients: AwsClients, group_id: str | None) -> dict[str, dict[str, Any]]:
+        group = clients.get("ec2").describe_security_groups(GroupIds=[group_id])["SecurityGroups"][0]
+        return egress_grants(group.get("IpPermissionsEgress", []))
+
+    @staticmethod
+    def _entry(acl: dict[str, Any], rule_number: int, egress: bool) -> dict[str, Any] | None:
+        return next(
+            (e for e in acl.get("Entries", []) if e["RuleNumber"] == rule_number and bool(e.get("Egress")) == egress),
+            None,
+        )
+
+
+CHANGES: dict[ActionType, _Change] = {
+    ActionType.RESTORE_IAM_POLICY: _IamPolicy(),
+    ActionType.UPDATE_CONCURRENCY: _Concurrency(),
+    ActionType.RESTORE_NETWORK_EGRESS: _NetworkEgress(),
+    ActionType.UPDATE_FUNCTION_CONFIGURATION: _FunctionConfiguration(),
+}
+
+
+def capture_prior(clients: AwsClients, action: RemediationAction) -> dict[str, Any]:
+    """The live state of exactly what ``action`` changes, as the ledger records it."""
+    return CHANGES[action.action_type].capture(clients, action.typed_parameters())
+
+
+# -- the ledger ---------------------------------------------------------------------------------------
+class Ledger:
+    """The undo ledger of one incident in the incident-state table."""
+
+    def __init__(self, clients: AwsClients, table: str, incident_id: str, ttl_days: int = 7):
+        self.ddb = clients.get("dynamodb")
+        self.table = table
+        self.incident_id = incident_id
+        self.ttl_days = ttl_days
+
+    def head_key(self) -> dict[str, Any]:
+        return {"incident_id": {"S": f"{LEDGER_PREFIX}{self.incident_id}"}}
+
+    def key(self, order: int) -> dict[str, Any]:
+        return {"incident_id": {"S": f"{LEDGER_PREFIX}{self.incident_id}#{order}"}}
+
+    def _expires_at(self) -> dict[str, str]:
+        return {"N": str(int(_now().timestamp()) + self.ttl_days * 86400)}
+
+    def open(self, digest: str, orders: list[int], approval: ApprovalDecision) -> None:
+        """Write the head item once; a retry with the same actions reuses it, other actions conflict."""
+        item = {
+            **self.head_key(),
+            "actions_digest": {"S": digest},
+            "execution_orders": {"L": [{"N": str(o)} for o in orders]},
+            "approved_by": {"S": approval.decided_by},
+            "approval_channel": {"S": approval.channel},
+            "created_at": {"S": _iso(_now())},
+            "expires_at": self._expires_at(),
+        }
+        try:
+            self.ddb.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(incident_id)")
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            head = self.head()
+            if head is None or head["actions_digest"] != digest:
+                raise LedgerConflictError(
+                    f"incident {self.incident_id} already has remediation ledger for other actions "
+                    f"({head and head['actions_digest']}); refusing to apply {digest}"
+                ) from None
+
+    def head(self) -> dict[str, Any] | None:
+        item = self.ddb.get_item(TableName=self.table, Key=self.head_key(), ConsistentRead=True).get("Item")
+        if not item:
+            return None
+        return {
+            "actions_digest": item["actions_digest"]["S"],
+            "execution_orders": [int(o["N"]) for o in item.get("execution_orders", {}).get("L", [])],
+        }
+
+    def get(self, order: int) -> LedgerEntry | None:
+        item = self.ddb.get_item(TableName=self.table, Key=self.key(order), ConsistentRead=True).get("Item")
+        if not item:
+            return None
+        text = {k: v["S"] for k, v in item.items() if "S" in v}
+        return LedgerEntry(
+            execution_order=order,
+            action=RemediationAction.model_validate_json(text["action_json"]),
+            prior=json.loads(text["prior_json"]),
+            progress=text["progress"],
+            recorded_at=text["recorded_at"],
+            applied_at=text.get("applied_at"),
+            undone_at=text.get("undone_at"),
+            error=text.get("error"),
+        )
+
+    def record(self, action: RemediationAction, prior: dict[str, Any]) -> LedgerEntry:
+        """Record the prior state once; if a concurrent attempt recorded first, its record stands."""
+        recorded_at = _iso(_now())
+        item = {
+            **self.key(action.execution_order),
+            "action_json": {"S": action.model_dump_json()},
+            "prior_json": {"S": json.dumps(prior, sort_keys=True)},
+            "progress": {"S": "recorded"},
+            "recorded_at": {"S": recorded_at},
+            "expires_at": self._expires_at(),
+        }
+        try:
+            self.ddb.put_item(TableName=self.table, Item=item, ConditionExpression="attribute_not_exists(incident_id)")
+        except ClientError as exc:
+            if _code(exc) != "ConditionalCheckFailedException":
+                raise
+            existing = self.get(action.execution_order)
+            if existing is not None:
+                return existing
+            raise
+        return LedgerEntry(
+            execution_order=action.execution_order,
+            action=action,
+            prior=prior,
+            progress="recorded",
+            recorded_at=recorded_at,
+        )
+
+    def mark(self, order: int, progress: Progress, *, error: str | None = None) -> None:
+        stamp = {"applied": "applied_at", "undone": "undone_at"}.get(progress)
+        sets = ["progress = :progress"]
+        values: dict[str, Any] = {":progress": {"S": progress}}
+        if stamp:
+            sets.append(f"{stamp} = :at")
+            values[":at"] = {"S": _iso(_now())}
+        if error is not None:
+            sets.append("#error = :error")
+            values[":error"] = {"S": error[:1000]}
+        update = "SET " + ", ".join(sets) + ("" if error is not None else " REMOVE #error")
+        self.ddb.update_item(
+            TableName=self.table,
+            Key=self.key(order),
+            UpdateExpression=update,
+            ConditionExpression="attribute_exists(incident_id)",
+            ExpressionAttributeNames={"#error": "error"},
+            ExpressionAttributeValues=values,
+        )
+
+    def note_error(self, order: int, error: str) -> None:
+        """The step's progress stays as it was (its change may have happened); the error is kept."""
+        self.ddb.update_item(
+            TableName=self.table,
+            Key=self.key(order),
+            UpdateExpression="SET #error = :error",
+            ConditionExpression="attribute_exists(incident_id)",
+            ExpressionAttributeNames={"#error": "error"},
+            ExpressionAttributeValues={":error": {"S": error[:1000]}},
+        )
+
+    def note_rollback(self, reason: str) -> None:
+        self.ddb.update_item(
+            TableName=self.table,
+            Key=self.head_key(),
+            UpdateExpression="SET rollback_reason = :reason, rollback_at = :at",
+            ExpressionAttributeValues={":reason": {"S": (reason or "")[:1000]}, ":at": {"S": _iso(_now())}},
+        )
+
+
+# -- apply ------------------------------------------------------------------------------------------
+def _step(action: RemediationAction, status: str, detail: str = "", error: str | None = None) -> ApplyStep:
+    return ApplyStep(
+        execution_order=action.execution_order,
+        action_type=action.action_type.value,
+        target_resource=action.target_resource,
+        status=status,
+        detail=detail,
+        error=error,
+    )
+
+
+def apply(
+    clients: AwsClients,
+    *,
+    table: str,
+    incident: Incident | dict[str, Any],
+    actions: list[RemediationAction] | list[dict[str, Any]],
+    actions_digest: str | None,
+    approval: ApprovalDecision | dict[str, Any] | None,
+    ttl_days: int,
+    baseline_table: str | None = None,
+) -> ApplyResult:
+    """Apply approved actions in order, recording how to undo each; stop at the first failure.
+
+    Raises only for bad input (:class:`InvalidRemediationInputError`, ``InvalidIncidentError``), actions
+    that are not the approved ones (:class:`ApprovalMismatchError`) or a ledger of other actions
+    (:class:`LedgerConflictError`), always before anything is applied. An AWS failure of an action is
+    an outcome (FAILED), not an exception; ledger (DynamoDB) failures raise, so the task is retried.
+    """
+    incident = _incident(incident)
+    actions = parse_actions(actions)
+    decision = _approval(approval)
+    digest = check_approval(actions, actions_digest, decision)
+    ledger = Ledger(clients, table, incident.incident_id, ttl_days)
+    entries = {a.execution_order: ledger.get(a.execution_order) for a in actions}
+    for order, entry in entries.items():
+        if entry is not None and entry.progress in ("undone", "undo_failed"):
+            raise LedgerConflictError(f"step {order} of incident {incident.incident_id} was already rolled back")
+        action = next(a for a in actions if a.execution_order == order)
+        if entry is not None and digest_of([entry.action]) != digest_of([action]):
+            raise LedgerConflictError(f"step {order} of incident {incident.incident_id} recorded another action")
+    if actions:
+        ledger.open(digest, [a.execution_order for a in actions], decision)
+
+    # The guardrails' ground truth, read before anything changes (a function never onboarded raises here).
+    baseline = None
+    if any(entry is None for entry in entries.values()):
+        baseline = load_baseline(clients, incident.function_name, baseline_table).configuration
+    steps: list[ApplyStep] = []
+    failed: ApplyStep | None = None
+    for action in actions:
+        if failed is not None:
+            steps.append(_step(action, "not_attempted", "an earlier step failed"))
+            continue
+        entry = entries[action.execution_order]
+        if entry is not None and entry.progress == "applied":
+            steps.append(_step(action, "already_applied", f"applied at {entry.applied_at}"))
+            continue
+        change = CHANGES[action.action_type]
+        params = action.typed_parameters()
+        try:
+            if entry is None:
+                # Guardrails judge a step before it first changes anything; a recorded step passed them then,
+                # and its half-done change would now look like "nothing to restore".
+                assert baseline is not None
+                reasons = check_action(action, read_function_configuration(clients, incident.function_name), baseline)
+                if reasons:
+                    failed = _step(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
+                    steps.append(failed)
+                    continue
+                entry = ledger.record(action, change.capture(clients, params))
+            detail = change.apply(clients, params)
+        except AWS_ERRORS as exc:
+            failed = _step(action, "failed", error=describe_error(exc))
+            steps.append(failed)
+            if entry is not None:
+                ledger.note_error(action.execution_order, failed.error or "")
+            continue
+        ledger.mark(action.execution_order, "applied")
+        steps.append(_step(action, "applied", detail))
+    if failed is not None:
+        return ApplyResult(
+            outcome="FAILED",
+            steps=steps,
+            failed_step=failed.execution_order,
+            error=f"step {failed.execution_order} ({failed.action_type}): {failed.error}",
+            finished_at=_iso(_now()),
+        )
+    return ApplyResult(outcome="APPLIED", steps=steps, finished_at=_iso(_now()))
+
+
+# -- rollback ---------------------------------------------------------------------------------------
+def _differences(prior: dict[str, Any], live: dict[str, Any]) -> str:
+    keys = sorted(k for k in set(prior) | set(live) if _canonical(prior.get(k)) != _canonical(live.get(k)))
+    return ", ".join(
+        f"{k}: expected {_canonical(prior.get(k))[:200]}, found {_canonical(live.get(k))[:200]}" for k in keys
+    )
+
+
+def rollback(
+    clients: AwsClients, *, table: str, incident: Incident | dict[str, Any], reason: str = ""
+) -> RollbackResult:
+    """Put back the recorded prior state of every step that may have changed something, newest first.
+
+    After each undo the live state is read again and must equal the recorded prior state. One failure
+    does not stop the others; the outcome is ROLLBACK_FAILED if any undo failed.
+    """
+    incident = _incident(incident)
+    ledger = Ledger(clients, table, incident.incident_id)
+    head = ledger.head()
+    if head is None:
+        return RollbackResult(outcome="ROLLED_BACK")
+    ledger.note_rollback(reason)
+    entries = [e for e in (ledger.get(o) for o in head["execution_orders"]) if e is not None]
+    steps: list[UndoStep] = []
+    for entry in sorted(entries, key=lambda e: e.execution_order, reverse=True):
+        action = entry.action
+        step = {
+            "execution_order": entry.execution_order,
+            "action_type": action.action_type.value,
+            "target_resource": action.target_resource,
+        }
+        if entry.progress == "undone":
+            steps.append(UndoStep(**step, status="undone", detail=f"undone at {entry.undone_at}"))
+            continue
+        change = CHANGES[action.action_type]
+        params = action.typed_parameters()
+        try:
+            # A recorded step may or may not have changed anything: the live state says.
+            live = change.capture(clients, params)
+            if _canonical(live) == _canonical(entry.prior):
+                detail = "already in its recorded prior state"
+            else:
+                change.restore(clients, params, entry.prior)
+                live = change.capture(clients, params)
+                detail = "restored the recorded prior state"
+            if _canonical(live) != _canonical(entry.prior):
+                error = "the live state does not equal the recorded prior state after the undo: " + _differences(
+                    entry.prior, live
+                )
+            else:
+                error = None
+        except AWS_ERRORS as exc:
+            error = describe_error(exc)
+        if error is None:
+            ledger.mark(entry.execution_order, "undone")
+            steps.append(UndoStep(**step, status="undone", detail=detail))
+        else:
+            ledger.mark(entry.execution_order, "undo_failed", error=error)
+            steps.append(UndoStep(**step, status="undo_failed", error=error))
+    failures = [s for s in steps if s.status == "undo_failed"]
+    if failures:
+        return RollbackResult(
+            outcome="ROLLBACK_FAILED",
+            steps=steps,
+            error="; ".join(f"step {s.execution_order} ({s.action_type}): {s.error}" for s in failures),
+        )
+    return RollbackResult(outcome="ROLLED_BACK", steps=steps)

@@ -1,0 +1,587 @@
+"""REMEDIATING and ROLLING_BACK against the lab: approved actions applied with their prior state recorded,
+retries that repeat nothing, the first failure stopping the rest, and undo to the exact prior state.
+
+One sample account per module (creating it is the slow part); every test starts from its baseline.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+import pytest
+
+from chaos import FaultInjector
+from incident_responder import executor, remediation
+from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
+from incident_responder.baseline import Baseline, diff_configurations, load_baseline, record_baseline
+from incident_responder.contracts import (
+    ApprovalDecision,
+    Incident,
+    ProposalSubmission,
+    RemediationAction,
+    actions_digest,
+)
+from incident_responder.executor import ApprovalMismatchError, InvalidRemediationInputError, egress_grants
+from incident_responder.lab.account import create_sample_account, create_table
+
+FN = "data-processor"
+TABLE = "incident-state"
+ROLE = "data-processor-role"
+
+
+# -- the module's account, put back to its baseline before every test ---------------------------------
+@contextmanager
+def lab_account(lab, clients, state_dir):
+    """A fresh lab with the sample onboarded and the incident-state table, this process pointed at it."""
+    with pytest.MonkeyPatch.context() as mp:
+        lab.reset()
+        for key, value in lab.env.items():
+            mp.setenv(key, value)
+        for key in ("AWS_PROFILE", "BASELINE_TABLE"):
+            mp.delenv(key, raising=False)
+        mp.setenv("RESPONDER_CHAOS_STATE_DIR", str(state_dir))
+        sample = create_sample_account(clients)
+        baseline = record_baseline(clients, sample.function_name)
+        create_table(clients, "IncidentStateTable", TABLE)
+        yield SimpleNamespace(sample=sample, baseline=baseline, clients=clients, lab=lab)
+
+
+def restore_baseline(clients, baseline: Baseline) -> None:
+    """Put the function's account state back to ``baseline`` (whatever a test changed) and re-record it."""
+    base, now = baseline.configuration, read_function_configuration(clients, baseline.function_name)
+    iam, lam, ec2 = clients.get("iam"), clients.get("lambda"), clients.get("ec2")
+    role = base.role.role_name
+    for name, document in base.role.inline_policies.items():
+        if now.role.inline_policies.get(name) != document:
+            iam.put_role_policy(RoleName=role, PolicyName=name, PolicyDocument=json.dumps(document))
+    for name in set(now.role.inline_policies) - set(base.role.inline_policies):
+        iam.delete_role_policy(RoleName=role, PolicyName=name)
+    for arn in set(now.role.attached_policy_arns) - set(base.role.attached_policy_arns):
+        iam.detach_role_policy(RoleName=role, PolicyArn=arn)
+    for arn in set(base.role.attached_policy_arns) - set(now.role.attached_policy_arns):
+        iam.attach_role_policy(RoleName=role, PolicyArn=arn)
+    if now.reserved_concurrency != base.reserved_concurrency:
+        if base.reserved_concurrency is None:
+            lam.delete_function_concurrency(FunctionName=base.function_name)
+        else:
+            lam.put_function_concurrency(
+                FunctionName=base.function_name, ReservedConcurrentExecutions=base.reserved_concurrency
+            )
+    if (now.timeout, now.memory_size) != (base.timeout, base.memory_size):
+        lam.update_function_configuration(
+            FunctionName=base.function_name, Timeout=base.timeout, MemorySize=base.memory_size
+        )
+    groups = {g.group_id: g.egress_rules for g in now.network.security_groups}
+    for group in base.network.security_groups:
+        have, want = egress_grants(groups.get(group.group_id, [])), egress_grants(group.egress_rules)
+        if set(have) - set(want):
+            ec2.revoke_security_group_egress(
+                GroupId=group.group_id, IpPermissions=[g for k, g in have.items() if k not in want]
+            )
+        if set(want) - set(have):
+            ec2.authorize_security_group_egress(
+                GroupId=group.group_id, IpPermissions=[g for k, g in want.items() if k not in have]
+            )
+    acls = {s.network_acl_id: s.entries for s in now.network.subnets}
+    for subnet in base.network.subnets:
+        have = {(e["RuleNumber"], e["Egress"]): e for e in acls.get(subnet.network_acl_id, [])}
+        want = {(e["RuleNumber"], e["Egress"]): e for e in subnet.entries}
+        for rule, egress in set(have) - set(want):
+            ec2.delete_network_acl_entry(NetworkAclId=subnet.network_acl_id, RuleNumber=rule, Egress=egress)
+        for key, entry in want.items():
+            if have.get(key) != entry:
+                fields = {k: v for k, v in entry.items() if k not in ("RuleNumber", "Egress")}
+                call = ec2.replace_network_acl_entry if key in have else ec2.create_network_acl_entry
+                call(NetworkAclId=subnet.network_acl_id, RuleNumber=key[0], Egress=key[1], **fields)
+    assert diff_configurations(base, read_function_configuration(clients, baseline.function_name)) == []
+    record_baseline(clients, baseline.function_name)
+
+
+@pytest.fixture(scope="module")
+def account(lab, _lab_clients, tmp_path_factory):
+    with lab_account(lab, _lab_clients, tmp_path_factory.mktemp("chaos")) as ready:
+        yield ready
+
+
+@pytest.fixture
+def env(account, monkeypatch, tmp_path):
+    """The module's account at its baseline, with fresh chaos state; failures cleared afterwards."""
+    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
+    restore_baseline(account.clients, account.baseline)
+    yield account
+    account.lab.clear_failures()
+
+
+# -- helpers ------------------------------------------------------------------------------------------
+def new_incident() -> Incident:
+    return Incident(
+        incident_id=f"inc-{uuid.uuid4().hex[:12]}",
+        function_name=FN,
+        source="alert",
+        detected_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def inject(clients, *faults: tuple[str, dict]) -> None:
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    for kind, params in faults:
+        getattr(chaos, kind)(**params)
+
+
+LOOKUPS = {
+    "iam": remediation.get_iam_restore_info,
+    "concurrency": remediation.get_concurrency_restore_info,
+    "network": remediation.get_network_restore_info,
+    "config": remediation.get_function_config_restore_info,
+}
+
+
+def restore_actions(clients, *kinds: str) -> list[RemediationAction]:
+    """The remediation server's ready-made actions for ``kinds``, ordered and numbered as a proposal."""
+    submitted = [a for kind in kinds for a in LOOKUPS[kind](clients, FN).actions]
+    return ProposalSubmission(actions=submitted).to_proposal("i-1").actions
+
+
+def approval(actions, **overrides) -> ApprovalDecision:
+    return ApprovalDecision(
+        **{
+            "decision": "approve",
+            "decided_by": "alice@example.com",
+            "decided_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "channel": "cli",
+            "actions_digest": actions_digest(actions),
+            **overrides,
+        }
+    )
+
+
+def run_apply(clients, incident, chosen, **overrides):
+    """Apply ``chosen`` as approved; ``overrides`` replace any of apply's arguments (actions too)."""
+    kwargs = {
+        "table": TABLE,
+        "incident": incident,
+        "actions": chosen,
+        "actions_digest": actions_digest(chosen),
+        "approval": approval(chosen),
+        "ttl_days": 7,
+    }
+    return executor.apply(clients, **{**kwargs, **overrides})
+
+
+def ledger_item(clients, incident, order: int) -> dict:
+    key = {"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}}
+    return clients.get("dynamodb").get_item(TableName=TABLE, Key=key, ConsistentRead=True).get("Item")
+
+
+def prior(clients, incident, order: int) -> dict:
+    return json.loads(ledger_item(clients, incident, order)["prior_json"]["S"])
+
+
+@contextmanager
+def counting(clients, *services: str):
+    """Counts the API operations made through ``clients`` (e.g. ``calls["PutFunctionConcurrency"]``)."""
+    calls: Counter[str] = Counter()
+
+    def count(model, **_):
+        calls[model.name] += 1
+
+    for service in services:
+        clients.get(service).meta.events.register("before-call", count)
+    try:
+        yield calls
+    finally:
+        for service in services:
+            clients.get(service).meta.events.unregister("before-call", count)
+
+
+WRITES = {
+    "PutRolePolicy",
+    "DeleteRolePolicy",
+    "AttachRolePolicy",
+    "DetachRolePolicy",
+    "PutFunctionConcurrency",
+    "DeleteFunctionConcurrency",
+    "UpdateFunctionConfiguration",
+    "AuthorizeSecurityGroupEgress",
+    "RevokeSecurityGroupEgress",
+    "CreateNetworkAclEntry",
+    "ReplaceNetworkAclEntry",
+    "DeleteNetworkAclEntry",
+}
+
+
+def writes(calls: Counter) -> dict[str, int]:
+    return {name: n for name, n in calls.items() if name in WRITES}
+
+
+# -- apply --------------------------------------------------------------------------------------------
+def test_every_action_type_applies_with_its_exact_prior_state_recorded(env):
+    clients, sample = env.clients, env.sample
+    iam = clients.get("iam")
+    # A managed policy attached in the baseline, then detached with the rest of the faults.
+    arn = iam.create_policy(
+        PolicyName="orders-read",
+        PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}]}
+        ),
+    )["Policy"]["Arn"]
+    iam.attach_role_policy(RoleName=ROLE, PolicyArn=arn)
+    baseline = record_baseline(clients, FN)  # for this test; the next one starts from the module's again
+    iam.detach_role_policy(RoleName=ROLE, PolicyArn=arn)
+    inject(
+        clients,
+        ("iam_revoke", {"target": "s3"}),
+        ("throttle", {"reserved_concurrency": 0}),
+        ("network_block", {}),
+        ("timeout", {"seconds": 1}),
+        ("memory", {"mb": 128}),
+    )
+    before = read_function_configuration(clients, FN)
+    actions = restore_actions(clients, "iam", "concurrency", "network", "config")
+    assert [a.action_type.value for a in actions] == [
+        "restore_iam_policy",
+        "restore_iam_policy",
+        "update_concurrency",
+        "restore_network_egress",
+        "restore_network_egress",
+        "update_function_configuration",
+        "update_function_configuration",
+    ]
+    incident = new_incident()
+    result = run_apply(clients, incident, actions)
+
+    assert result.outcome == "APPLIED" and result.failed_step is None and result.error is None
+    assert [s.status for s in result.steps] == ["applied"] * 7
+    assert diff_configurations(baseline.configuration, read_function_configuration(clients, FN)) == []
+    # The prior state, exactly as it was before each action.
+    assert prior(clients, incident, 1) == {
+        "role_name": ROLE,
+        "policy_name": "s3-access",
+        "absent": True,
+        "policy_document": None,
+    }
+    assert prior(clients, incident, 2) == {"role_name": ROLE, "policy_arn": arn, "attached": False}
+    assert prior(clients, incident, 3) == {"function_name": FN, "reserved_concurrent_executions": 0}
+    (acl,) = {s.network_acl_id for s in before.network.subnets}
+    deny = next(e for e in before.network.subnets[0].entries if e["RuleNumber"] == 1)
+    assert prior(clients, incident, 4) == {
+        "security_group_id": sample.security_group_id,
+        "already_present": [],
+        "nacl_entries": [],
+    }
+    assert prior(clients, incident, 5) == {
+        "security_group_id": None,
+        "already_present": [],
+        "nacl_entries": [{"NetworkAclId": acl, **deny}],
+    }
+    assert prior(clients, incident, 6) == {"function_name": FN, "Timeout": 1}
+    assert prior(clients, incident, 7) == {"function_name": FN, "MemorySize": 128}
+    # The ledger: progress and times, a TTL, and never a status attribute (the sweep scans it).
+    item = ledger_item(clients, incident, 3)
+    assert item["progress"]["S"] == "applied" and item["applied_at"]["S"] and item["recorded_at"]["S"]
+    assert RemediationAction.model_validate_json(item["action_json"]["S"]) == actions[2]
+    assert int(item["expires_at"]["N"]) > datetime.now(UTC).timestamp() + 6 * 86400
+    assert "status" not in item
+    head = clients.get("dynamodb").get_item(
+        TableName=TABLE, Key={"incident_id": {"S": f"remediation#{incident.incident_id}"}}
+    )["Item"]
+    assert head["actions_digest"]["S"] == actions_digest(actions) and "status" not in head
+    # The dump is the handler's output as the spec gives it.
+    assert set(result.model_dump(mode="json")) == {"outcome", "steps", "failed_step", "error", "finished_at"}
+
+
+def test_a_retried_apply_repeats_nothing_and_a_recorded_step_is_applied_again_safely(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}), ("network_block", {}))
+    actions = restore_actions(clients, "concurrency", "network")
+    incident = new_incident()
+    first = run_apply(clients, incident, actions)
+    assert first.outcome == "APPLIED"
+    stamps = {o: ledger_item(clients, incident, o)["applied_at"]["S"] for o in (1, 2, 3)}
+
+    with counting(clients, "lambda", "ec2", "iam") as calls:
+        again = run_apply(clients, incident, actions)
+    assert again.outcome == "APPLIED" and [s.status for s in again.steps] == ["already_applied"] * 3
+    assert writes(calls) == {}
+    assert {o: ledger_item(clients, incident, o)["applied_at"]["S"] for o in (1, 2, 3)} == stamps
+
+    # A task that died after recording but before marking: the steps run again, their prior state stays.
+    recorded = {o: prior(clients, incident, o) for o in (1, 2, 3)}
+    for order in (1, 2, 3):
+        clients.get("dynamodb").update_item(
+            TableName=TABLE,
+            Key={"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}},
+            UpdateExpression="SET progress = :p",
+            ExpressionAttributeValues={":p": {"S": "recorded"}},
+        )
+    with counting(clients, "lambda", "ec2") as calls:
+        retried = run_apply(clients, incident, actions)
+    assert retried.outcome == "APPLIED" and [s.status for s in retried.steps] == ["applied"] * 3
+    # The egress grant exists and the NACL entry is gone already: nothing is authorized or deleted twice.
+    assert writes(calls) == {"PutFunctionConcurrency": 1}
+    assert {o: prior(clients, incident, o) for o in (1, 2, 3)} == recorded
+    assert diff_configurations(env.baseline.configuration, read_function_configuration(clients, FN)) == []
+
+
+def test_actions_that_are_not_the_approved_ones_apply_nothing(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    other = [
+        actions[0].model_copy(update={"parameters": {**actions[0].parameters, "reserved_concurrent_executions": 50}})
+    ]
+    digest = actions_digest(actions)
+    cases = {
+        "event digest of other actions": {"actions_digest": actions_digest(other)},
+        "approval of other actions": {"approval": approval(other)},
+        "actions changed after approval": {"actions": other, "actions_digest": digest},
+        "a rejection": {"approval": approval(actions, decision="reject")},
+        "no approval": {"approval": None},
+    }
+    incident = new_incident()
+    for name, overrides in cases.items():
+        with pytest.raises(ApprovalMismatchError):
+            run_apply(clients, incident, actions, **overrides)
+        assert read_reserved_concurrency(clients, FN) == 0, name
+    assert ledger_item(clients, incident, 1) is None
+    with pytest.raises(InvalidRemediationInputError):
+        run_apply(clients, incident, actions, actions=[{"action_type": "delete_everything"}])
+    with pytest.raises(InvalidRemediationInputError):
+        run_apply(clients, incident, actions, actions=actions + actions)
+
+
+def test_the_guardrails_run_again_and_refuse_what_is_no_restore(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    (action,) = restore_actions(clients, "concurrency")
+    # Approved, then the account moved: the function is at its baseline again, so this would change nothing;
+    # and an action on another function is refused whatever its approval says.
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)
+    result = run_apply(clients, new_incident(), [action])
+    assert result.outcome == "FAILED" and result.failed_step == 1
+    assert "refused by the guardrails" in result.error and "already equals the baseline" in result.error
+    elsewhere = action.model_copy(
+        update={"parameters": {"function_name": "billing", "reserved_concurrent_executions": 10}}
+    )
+    incident = new_incident()
+    result = run_apply(clients, incident, [elsewhere])
+    assert result.outcome == "FAILED" and "not the incident's function" in result.error
+    assert ledger_item(clients, incident, 1) is None
+
+
+def test_a_failure_on_the_second_action_stops_there_and_rollback_undoes_the_first(env):
+    clients, lab = env.clients, env.lab
+    inject(
+        clients,
+        ("throttle", {"reserved_concurrency": 0}),
+        ("timeout", {"seconds": 1}),
+        ("memory", {"mb": 128}),
+    )
+    actions = restore_actions(clients, "concurrency", "config")
+    assert [a.action_type.value for a in actions] == [
+        "update_concurrency",
+        "update_function_configuration",
+        "update_function_configuration",
+    ]
+    lab.fail_requests(
+        "UpdateFunctionConfiguration",
+        service="lambda",
+        code="ResourceConflictException",
+        status=409,
+        message="An update is in progress",
+    )
+    incident = new_incident()
+    result = run_apply(clients, incident, actions)
+    assert result.outcome == "FAILED" and result.failed_step == 2
+    assert [s.status for s in result.steps] == ["applied", "failed", "not_attempted"]
+    assert result.error == "step 2 (update_function_configuration): ResourceConflictException: An update is in progress"
+    assert lab.failed_requests[-1] == "lambda:UpdateFunctionConfiguration"
+    config = clients.get("lambda").get_function_configuration(FunctionName=FN)
+    assert (read_reserved_concurrency(clients, FN), config["Timeout"], config["MemorySize"]) == (10, 1, 128)
+    step2 = ledger_item(clients, incident, 2)
+    assert step2["progress"]["S"] == "recorded" and "ResourceConflictException" in step2["error"]["S"]
+    assert ledger_item(clients, incident, 3) is None
+
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason=result.error)
+    assert undo.outcome == "ROLLED_BACK" and undo.error is None
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undone")]
+    assert undo.steps[0].detail == "already in its recorded prior state"
+    assert read_reserved_concurrency(clients, FN) == 0
+    assert set(undo.model_dump(mode="json")) == {"outcome", "steps", "error"}
+
+
+def test_rollback_restores_the_exact_prior_state_in_reverse_order_and_is_idempotent(env):
+    clients = env.clients
+    iam = clients.get("iam")
+    inject(clients, ("iam_revoke", {"target": "s3"}), ("network_block", {}), ("throttle", {"reserved_concurrency": 0}))
+    # A modified policy too: its exact document must come back, not the baseline's.
+    logs_doc = load_baseline(clients, FN).configuration.role.inline_policies["cloudwatch-logs"]
+    modified = {**logs_doc, "Statement": [{**logs_doc["Statement"][0], "Action": ["logs:CreateLogGroup"]}]}
+    iam.put_role_policy(RoleName=ROLE, PolicyName="cloudwatch-logs", PolicyDocument=json.dumps(modified))
+    faulted = read_function_configuration(clients, FN)
+    actions = restore_actions(clients, "iam", "concurrency", "network")
+    incident = new_incident()
+    assert run_apply(clients, incident, actions).outcome == "APPLIED"
+    assert diff_configurations(env.baseline.configuration, read_function_configuration(clients, FN)) == []
+
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert undo.outcome == "ROLLED_BACK"
+    assert [s.execution_order for s in undo.steps] == sorted((a.execution_order for a in actions), reverse=True)
+    assert all(s.status == "undone" and s.detail == "restored the recorded prior state" for s in undo.steps)
+    after = read_function_configuration(clients, FN)
+    assert diff_configurations(faulted, after) == []
+    assert "s3-access" not in after.role.inline_policies  # absent again
+    assert after.role.inline_policies["cloudwatch-logs"] == modified
+    assert any(e["RuleNumber"] == 1 and e["RuleAction"] == "deny" for e in after.network.subnets[0].entries)
+    assert all(ledger_item(clients, incident, a.execution_order)["progress"]["S"] == "undone" for a in actions)
+
+    with counting(clients, "lambda", "ec2", "iam") as calls:
+        again = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert again.outcome == "ROLLED_BACK" and all(s.status == "undone" for s in again.steps)
+    assert writes(calls) == {}
+    # Nothing recorded (the apply never started): nothing to undo.
+    assert executor.rollback(clients, table=TABLE, incident=new_incident(), reason="x").model_dump() == {
+        "outcome": "ROLLED_BACK",
+        "steps": [],
+        "error": None,
+    }
+
+
+def test_an_undo_that_fails_is_rollback_failed_the_others_still_undone_and_a_retry_finishes(env):
+    clients, lab = env.clients, env.lab
+    inject(clients, ("throttle", {"reserved_concurrency": 0}), ("timeout", {"seconds": 1}))
+    actions = restore_actions(clients, "concurrency", "config")
+    incident = new_incident()
+    assert run_apply(clients, incident, actions).outcome == "APPLIED"
+    lab.fail_requests("PutFunctionConcurrency", code="AccessDeniedException", status=403, message="not allowed")
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert undo.outcome == "ROLLBACK_FAILED"
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undo_failed")]
+    assert undo.error == "step 1 (update_concurrency): AccessDeniedException: not allowed"
+    assert ledger_item(clients, incident, 1)["progress"]["S"] == "undo_failed"
+    config = clients.get("lambda").get_function_configuration(FunctionName=FN)
+    assert (read_reserved_concurrency(clients, FN), config["Timeout"]) == (10, 1)
+
+    retried = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert retried.outcome == "ROLLED_BACK" and read_reserved_concurrency(clients, FN) == 0
+
+
+def test_an_undo_the_live_state_does_not_confirm_is_a_failure(env, monkeypatch):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    incident = new_incident()
+    assert run_apply(clients, incident, actions).outcome == "APPLIED"
+    # An undo that "succeeds" but leaves another value: the read-back catches it.
+    monkeypatch.setattr(
+        executor._Concurrency,
+        "restore",
+        lambda self, c, p, prior: c.get("lambda").put_function_concurrency(
+            FunctionName=FN, ReservedConcurrentExecutions=3
+        ),
+    )
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert undo.outcome == "ROLLBACK_FAILED" and undo.steps[0].status == "undo_failed"
+    assert "reserved_concurrent_executions: expected 0, found 3" in undo.error
+
+
+# -- the handler --------------------------------------------------------------------------------------
+def lambda_context(name: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        function_name=name,
+        memory_limit_in_mb=256,
+        invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
+        aws_request_id="req-1",
+        get_remaining_time_in_millis=lambda: 60_000,
+    )
+
+
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+def test_the_remediate_handler_applies_and_rolls_back(env, monkeypatch, capsys):
+    from handlers import remediate
+
+    monkeypatch.setenv("INCIDENT_STATE_TABLE", TABLE)
+    monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")
+    monkeypatch.setenv("INCIDENT_TTL_DAYS", "7")
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = [a.model_dump(mode="json") for a in restore_actions(clients, "concurrency")]
+    incident = new_incident().model_dump(mode="json")
+    event = {
+        "operation": "apply",
+        "incident": incident,
+        "actions": actions,
+        "actions_digest": actions_digest(actions),
+        "approval": approval(actions).model_dump(mode="json"),
+    }
+    out = remediate.handler(event, lambda_context("remediate"))
+    assert out["outcome"] == "APPLIED" and out["steps"][0]["status"] == "applied" and out["finished_at"]
+    back = remediate.handler(
+        {"operation": "rollback", "incident": incident, "reason": "NOT_FIXED"}, lambda_context("remediate")
+    )
+    assert back == {"outcome": "ROLLED_BACK", "steps": back["steps"], "error": None}
+    assert read_reserved_concurrency(clients, FN) == 0
+    logged = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    metrics = [line for line in logged if line.get("_aws")]
+    assert {m for line in metrics for m in line if m in ("ActionsApplied", "ActionsUndone")} == {
+        "ActionsApplied",
+        "ActionsUndone",
+    }
+    for bad in (
+        {"incident": incident},
+        {"operation": "delete", "incident": incident},
+        {"operation": "apply", "incident": incident},
+    ):
+        with pytest.raises(InvalidRemediationInputError):
+            remediate.handler(bad, lambda_context("remediate"))
+
+
+# -- the lab's failure seam ---------------------------------------------------------------------------
+def test_the_lab_fails_chosen_requests_of_every_protocol(env):
+    from botocore.exceptions import ClientError
+
+    clients, lab = env.clients, env.lab
+    # Codes botocore does not retry: a retried attempt would use up a failure and then pass.
+    lab.fail_requests("PutFunctionConcurrency", code="ResourceConflictException", status=409, times=1)
+    lab.fail_requests("GetRolePolicy", code="NoSuchEntity", status=404, times=2)
+    lab.fail_requests("DescribeSecurityGroups", code="UnauthorizedOperation", status=403)
+    lab.fail_requests("GetItem", service="dynamodb", code="ResourceNotFoundException", status=400)
+    calls = {
+        "lambda": lambda: clients.get("lambda").get_function_concurrency(FunctionName=FN),
+        "lambda-put": lambda: clients.get("lambda").put_function_concurrency(
+            FunctionName=FN, ReservedConcurrentExecutions=10
+        ),
+        "iam": lambda: clients.get("iam").get_role_policy(RoleName=ROLE, PolicyName="s3-access"),
+        "ec2": lambda: clients.get("ec2").describe_security_groups(GroupIds=[env.sample.security_group_id]),
+        "dynamodb": lambda: clients.get("dynamodb").get_item(TableName=TABLE, Key={"incident_id": {"S": "x"}}),
+    }
+    calls["lambda"]()  # another operation on the same route family passes
+    codes = []
+    for name in ("lambda-put", "iam", "iam", "ec2", "dynamodb"):
+        with pytest.raises(ClientError) as caught:
+            calls[name]()
+        codes.append(caught.value.response["Error"]["Code"])
+    assert codes == [
+        "ResourceConflictException",
+        "NoSuchEntity",
+        "NoSuchEntity",
+        "UnauthorizedOperation",
+        "ResourceNotFoundException",
+    ]
+    for call in calls.values():  # each failure used up: everything passes again
+        call()
+    assert lab.failed_requests[-5:] == [
+        "lambda:PutFunctionConcurrency",
+        "iam:GetRolePolicy",
+        "iam:GetRolePolicy",
+        "ec2:DescribeSecurityGroups",
+        "dynamodb:GetItem",
+    ]
+    lab.fail_requests("GetFunctionConcurrency", times=5)
+    lab.clear_failures()
+    calls["lambda"]()
