@@ -133,9 +133,7 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
     if follow:
         print("then e.g.: responder chaos iam_revoke --target s3")
         print("           responder lab invoke        (the alert starts the lifecycle here; prints the incident id)")
-        print(
-            "           responder pending           (incidents waiting for a person, with the actions to approve)"
-        )
+        print("           responder pending           (incidents waiting for a person, with the actions to approve)")
         print("           responder approve <incident-id> [--reject --reason TEXT]")
         print("           responder show <incident-id>")
         print("           responder investigate ALERT.json")
