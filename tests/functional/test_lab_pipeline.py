@@ -236,5 +236,3 @@ def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue
     (letter,) = dead_letters(pipeline)
     assert json.loads(letter["Body"]) == {"hello": "world"}
     assert pipeline.dispatcher.functions[ingest].invocations == 3  # the first try and Lambda's two retries
-
-
