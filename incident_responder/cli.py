@@ -88,6 +88,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
         return 1
     investigation = load_record(clients, args.incident_id, "investigation") or {}
     proposal = load_record(clients, args.incident_id, "proposal") or {}
+    review = load_record(clients, args.incident_id, "review") or {}
     history = []
     if state.get("execution_arn"):
         from incident_responder.lifecycle import states_entered
@@ -105,8 +106,24 @@ def _cmd_show(args: argparse.Namespace) -> int:
         "diagnosis": investigation.get("summary", {}).get("diagnosis"),
         "evidence": investigation.get("summary", {}).get("evidence"),
         "proposal": proposal.get("summary", {}).get("proposal"),
+        "review": review.get("summary"),
+        "approval": {
+            k: state[k]
+            for k in (
+                "approved_by",
+                "approved_at",
+                "approval_channel",
+                "actions_digest",
+                "rejected_by",
+                "rejection_reason",
+            )
+            if k in state
+        }
+        or None,
+        "verification": state.get("verification_json"),
+        "rollback": {k: state[k] for k in ("rollback_reason", "undo_json") if k in state} or None,
         "states_visited": history,
-        "artifacts": [r.get("artifact_uri") for r in (investigation, proposal) if r.get("artifact_uri")],
+        "artifacts": [r.get("artifact_uri") for r in (investigation, proposal, review) if r.get("artifact_uri")],
     }
     print(json.dumps(shown, indent=2, default=str))
     return 0

@@ -150,14 +150,25 @@ def test_lab_invoke_prints_the_incident_id_that_show_follows(lab_up):
         # The same alarm again within the grouping window joins that incident: the id printed is its.
         again = responder("lab", "invoke", env=shell)
         assert again.returncode == 0 and json.loads(again.stdout)["incident_id"] == incident_id
-        deadline = time.monotonic() + 90
-        while True:
-            shown = responder("show", incident_id, env=shell)
-            status = json.loads(shown.stdout)["status"] if shown.returncode == 0 else None
-            if status == "PROPOSAL_READY" or time.monotonic() > deadline:
-                break
-            time.sleep(1)
-        assert status == "PROPOSAL_READY", shown.stdout + shown.stderr
+
+        def wait_for(wanted: str) -> dict:
+            deadline = time.monotonic() + 90
+            while True:
+                shown = responder("show", incident_id, env=shell)
+                record = json.loads(shown.stdout) if shown.returncode == 0 else {}
+                if record.get("status") == wanted or time.monotonic() > deadline:
+                    assert record.get("status") == wanted, shown.stdout + shown.stderr
+                    return record
+                time.sleep(1)
+
+        # A person decides here: `responder pending`, then `responder approve` with the shell's credentials.
+        wait_for("AWAITING_APPROVAL")
+        pending = responder("pending", "--json", env=shell)
+        assert pending.returncode == 0 and [p["incident_id"] for p in json.loads(pending.stdout)] == [incident_id]
+        approved = responder("approve", incident_id, "--yes", env=shell)
+        assert approved.returncode == 0, approved.stderr
+        record = wait_for("REMEDIATED")
+        assert record["approval"]["approval_channel"] == "cli" and record["verification"]["outcome"] == "VERIFIED"
     finally:
         responder("chaos", "restore", env=shell)
 

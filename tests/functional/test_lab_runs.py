@@ -21,7 +21,8 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
     record = json.loads(out.stdout)
     for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
         assert key in record
-    assert record["status"] == "PROPOSAL_READY" and record["proposal"]["actions"]
+    assert record["status"] == "REMEDIATED" and record["proposal"]["actions"]
+    assert record["approval"]["approval_channel"] == "link" and record["end_state"]["matches_baseline"]
     assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
     assert record["execution"]["states_visited"][0] == "RECEIVED"
     assert record["execution"]["name"] == record["incident_id"]

@@ -1,22 +1,23 @@
-"""Remediation lookups per fault, guardrails, the resolver (scripted and offline), and applying proposals."""
+"""Remediation lookups per fault, guardrails, the resolver (scripted and offline), and applying proposals (executor)."""
 
 from __future__ import annotations
 
 import json
 import os
 import socket
+from datetime import UTC, datetime
 
 import anyio
 import pytest
 from langchain_core.messages import AIMessage
 
-from incident_responder import remediation
+from incident_responder import executor, remediation
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.resolver import proposal_message, resolver_spec
 from incident_responder.alerts import parse_alert
 from incident_responder.baseline import load_baseline, record_baseline
-from incident_responder.contracts import RemediationAction
-from incident_responder.lab.remediate import apply_proposal
+from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
+from incident_responder.lab.account import create_table
 from incident_responder.lab.workload import DataProcessor
 from incident_responder.mcp_app import start_server_process
 from tests.fakes import (
@@ -30,6 +31,7 @@ from tests.fakes import (
 
 FN = "data-processor"
 KEY = "remediation-test-key"
+STATE_TABLE = "incident-state"
 
 
 # -- lookups --------------------------------------------------------------------------------------
@@ -164,6 +166,29 @@ FAULT_CASES = {
 }
 
 
+def apply_as_approved(clients, sample, incident, actions: list[dict]) -> executor.ApplyResult:
+    """The product's executor applies ``actions`` as a person approved them (its undo ledger in the state table)."""
+    create_table(clients, "IncidentStateTable", STATE_TABLE)
+    digest = actions_digest(actions)
+    approval = ApprovalDecision(
+        decision="approve",
+        decided_by="alice@example.com",
+        decided_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        channel="cli",
+        actions_digest=digest,
+    )
+    return executor.apply(
+        clients,
+        table=STATE_TABLE,
+        incident=incident,
+        actions=actions,
+        actions_digest=digest,
+        approval=approval,
+        ttl_days=7,
+        baseline_table=sample.baseline_table,
+    )
+
+
 @pytest.mark.parametrize("case", list(FAULT_CASES))
 def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, configured, case):
     inject(clients, *FAULT_CASES[case])
@@ -176,7 +201,9 @@ def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, c
     assert proposal["actions"] and proposal["rejected_actions"] == [] and proposal["unresolvable_faults"] == []
     assert {a["fault_type"] for a in proposal["actions"]} == set(investigation.diagnosis["fault_types"])
     assert run.llm_calls <= 8
-    apply_proposal(clients, proposal)
+    applied = apply_as_approved(clients, configured, incident, proposal["actions"])
+    assert applied.outcome == "APPLIED", applied.error
+    assert [s.status for s in applied.steps] == ["applied"] * len(proposal["actions"])
     assert DataProcessor(clients).invoke(3).healthy
     assert not remediation.get_function_config_restore_info(clients, FN).changes
 

@@ -4,21 +4,36 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
 from incident_responder.alerts import MalformedAlertError, parse_alert
-from incident_responder.contracts import Incident
+from incident_responder.contracts import (
+    ApprovalDecision,
+    Diagnosis,
+    FaultType,
+    Incident,
+    RemediationProposal,
+    actions_digest,
+    incident_from_event,
+)
 from incident_responder.lab.stack import load_template
 from incident_responder.settings import (
+    ApprovalEndpointSettings,
+    ApprovalRequestSettings,
     IngestSettings,
     InvestigateSettings,
     McpServerSettings,
     ProposeSettings,
     ReconcileSettings,
+    RemediateSettings,
+    ReviewSettings,
     SweepSettings,
+    VerifySettings,
 )
 
 EVENTS = Path(__file__).parents[2] / "events"
@@ -36,7 +51,20 @@ SETTINGS_FOR_HANDLER = {
     "handlers.remediation_mcp.handler": McpServerSettings,
     "handlers.reconcile.handler": ReconcileSettings,
     "handlers.reconcile.sweep_handler": SweepSettings,
+    "handlers.review.handler": ReviewSettings,
+    "handlers.approval.request_handler": ApprovalRequestSettings,
+    "handlers.approval.endpoint_handler": ApprovalEndpointSettings,
+    "handlers.remediate.handler": RemediateSettings,
+    "handlers.verify.handler": VerifySettings,
 }
+# The closed loop's events follow one incident (propose.json's) through REVIEWING to VERIFYING / ROLLING_BACK.
+LIFECYCLE_EVENTS = [
+    "review.json",
+    "approval-request.json",
+    "remediate-apply.json",
+    "remediate-rollback.json",
+    "verify.json",
+]
 
 
 def load(name: str) -> dict:
@@ -91,7 +119,7 @@ def test_malformed_ingest_event_is_rejected_clearly():
         parse_alert(record.Sns.Message)
 
 
-@pytest.mark.parametrize("name", ["investigate.json", "propose.json"])
+@pytest.mark.parametrize("name", ["investigate.json", "propose.json", "review.json"])
 def test_agent_events_carry_an_incident(name):
     assert Incident.model_validate(load(name)["incident"]).metric_name == "Errors"
 
@@ -103,3 +131,150 @@ def test_propose_event_carries_a_diagnosis_and_its_summary():
 
     Diagnosis.model_validate(investigation["diagnosis"])
     assert DiagnosisSummary.model_validate(investigation["diagnosis_summary"]).fault_types == ["permission_loss"]
+
+
+# -- the closed loop: REVIEWING, AWAITING_APPROVAL, REMEDIATING / ROLLING_BACK, VERIFYING ---------------------
+@pytest.mark.parametrize("name", LIFECYCLE_EVENTS)
+def test_closed_loop_events_follow_the_proposed_incident(name):
+    assert incident_from_event(load(name)) == Incident.model_validate(load("propose.json")["incident"])
+
+
+def test_review_event_carries_a_ready_proposal_of_valid_actions():
+    from incident_responder.executor import parse_actions
+    from incident_responder.proposal import ProposalResult
+
+    event = load("review.json")
+    result = ProposalResult.model_validate(event["proposal"])
+    assert result.outcome == "PROPOSAL_READY" and result.actions == len(result.proposal["actions"])
+    proposal = RemediationProposal.model_validate(result.proposal)
+    assert proposal.actions == parse_actions(result.proposal["actions"])
+    diagnosis = Diagnosis.model_validate(event["investigation"]["diagnosis"])
+    assert {a.fault_type for a in proposal.actions} <= set(diagnosis.fault_types)
+
+
+class RecordingClients:
+    """Stands in for AwsClients: the incident-state table's items in memory, every other call recorded."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+        self.calls: list[tuple[str, str, dict[str, Any]]] = []
+
+    def get(self, service: str) -> _RecordingClient:
+        return _RecordingClient(self, service)
+
+
+class _RecordingClient:
+    def __init__(self, owner: RecordingClients, service: str) -> None:
+        self.owner, self.service = owner, service
+
+    def put_item(self, **kwargs: Any) -> dict:
+        self.owner.items[kwargs["Item"]["incident_id"]["S"]] = kwargs["Item"]
+        return {}
+
+    def get_item(self, **kwargs: Any) -> dict:
+        item = self.owner.items.get(kwargs["Key"]["incident_id"]["S"])
+        return {"Item": item} if item else {}
+
+    def __getattr__(self, operation: str):
+        return lambda **kwargs: self.owner.calls.append((self.service, operation, kwargs)) or {}
+
+
+def received_at(event: dict) -> datetime:
+    return datetime.fromtimestamp(event["requestContext"]["timeEpoch"] / 1000, UTC)
+
+
+def test_approval_events_request_show_and_decide_what_remediate_applies():
+    """approval-request.json sends the link approval-endpoint-get.json opens; the POST from that page decides,
+    and what it tells Step Functions is remediate-apply.json's approval."""
+    from handlers.approval import _form, _query, link_identity
+    from incident_responder.approval import handle_http, request_approval
+    from incident_responder.review import ReviewResult
+
+    request, get, post = (
+        load("approval-request.json"),
+        load("approval-endpoint-get.json"),
+        load("approval-endpoint-post.json"),
+    )
+    review = ReviewResult.model_validate(request["review"])
+    assert review.outcome == "NEEDS_APPROVAL" and review.approval is None
+    assert actions_digest(review.actions) == review.actions_digest
+    assert request["execution_arn"].endswith(f":{review.incident_id}")  # the execution is named after the incident
+    env = json.loads((EVENTS / "env.json").read_text())
+    config = ApprovalRequestSettings.from_env(env["ApprovalRequestFunction"])
+    table = ApprovalEndpointSettings.from_env(env["ApprovalEndpointFunction"]).incident_state_table
+    assert table == config.incident_state_table
+    clients = RecordingClients()
+    request_approval(
+        clients,
+        table=config.incident_state_table,
+        topic_arn=config.approval_topic_arn,
+        approval_url=config.approval_url,
+        incident=request["incident"],
+        review=request["review"],
+        task_token=request["task_token"],
+        timeout_seconds=int(request["timeout_seconds"]),
+        execution_arn=request["execution_arn"],
+        ttl_days=config.incident_ttl_days,
+        now=datetime(2026, 11, 23, 4, 51, 40, tzinfo=UTC),
+    )
+    ((service, operation, sent),) = clients.calls
+    assert (service, operation) == ("sns", "publish")
+    assert f"Approve: {config.approval_url}?{get['rawQueryString']}" in sent["Message"]
+
+    shown = handle_http(
+        clients,
+        table=table,
+        method=get["requestContext"]["http"]["method"],
+        query=_query(get),
+        decided_by=link_identity(get["requestContext"]["http"]),
+        now=received_at(get),
+    )
+    assert shown.status == 200 and review.actions_digest in shown.body and not clients.calls[1:]
+
+    assert post["requestContext"]["http"]["method"] == "POST"
+    decided = handle_http(
+        clients,
+        table=table,
+        method="POST",
+        query=_query(post),
+        form=_form(post),
+        decided_by=link_identity(post["requestContext"]["http"]),
+        now=received_at(post),
+    )
+    assert decided.status == 200, decided.body
+    ((_, _, success),) = [call for call in clients.calls if call[1] == "send_task_success"]
+    assert success["taskToken"] == request["task_token"]
+    approval = ApprovalDecision.model_validate_json(success["output"])
+    assert approval == ApprovalDecision.model_validate(load("remediate-apply.json")["approval"])
+
+
+def test_remediate_apply_event_is_approved_actions():
+    from incident_responder.executor import check_approval, parse_actions
+
+    event = load("remediate-apply.json")
+    assert event["operation"] == "apply"
+    actions = parse_actions(event["actions"])
+    approval = ApprovalDecision.model_validate(event["approval"])
+    assert (
+        check_approval(actions, event["actions_digest"], approval)
+        == load("approval-request.json")["review"]["actions_digest"]
+    )
+    assert event["actions"] == load("approval-request.json")["review"]["actions"]
+
+
+def test_remediate_rollback_event_gives_a_reason():
+    event = load("remediate-rollback.json")
+    assert event["operation"] == "rollback" and event["reason"].startswith("the symptom remains: Not fixed:")
+
+
+def test_verify_event_is_an_applied_remediation_of_the_approved_actions():
+    from incident_responder.executor import ApplyResult, parse_actions
+
+    event = load("verify.json")
+    actions = parse_actions(event["actions"])
+    applied = ApplyResult.model_validate(event["remediation"])
+    assert applied.outcome == "APPLIED"
+    assert [s.execution_order for s in applied.applied] == [a.execution_order for a in actions]
+    assert event["actions"] == load("remediate-apply.json")["actions"]
+    diagnosed = Diagnosis.model_validate(load("propose.json")["investigation"]["diagnosis"]).fault_types
+    assert [FaultType(f) for f in event["fault_types"]] == diagnosed
