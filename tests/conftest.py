@@ -38,6 +38,15 @@ def _bind_handler_logs() -> None:
 _bind_handler_logs()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`make test` distributes with --dist loadgroup: a test file is one group (its module fixtures stay whole,
+    as with loadfile) unless its tests name their own groups (the corpus run, split in three)."""
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+
+
 @pytest.fixture(scope="session")
 def lab() -> Iterator[Lab]:
     with Lab() as running:

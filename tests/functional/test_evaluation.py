@@ -26,24 +26,40 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-@pytest.mark.timeout(360)  # the slowest test: one lab, every scenario of the corpus
-def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_fails_the_run(tmp_path):
-    """One eval run (one lab): the public corpus, plus a copy of one scenario expecting the wrong fault."""
+SHARDS = 3
+CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
+
+
+# The corpus is the suite's longest run (every scenario through the whole lifecycle): three labs take a
+# third each, side by side on the suite's workers (each shard is its own xdist group).
+@pytest.mark.timeout(360)
+@pytest.mark.parametrize(
+    "shard", [pytest.param(i, marks=pytest.mark.xdist_group(f"corpus-{i}")) for i in range(SHARDS)]
+)
+def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tmp_path, shard):
+    """A third of the public corpus per run (one lab each); the first third also carries a copy of one
+    scenario expecting the wrong fault, which must fail the run."""
     import shutil
 
-    for path in (REPO / "scenarios").glob("*.yaml"):
+    assert len(CORPUS) >= 23
+    mine = CORPUS[shard::SHARDS]
+    for path in mine:
         shutil.copy(path, tmp_path / path.name)
-    wrong = (REPO / "scenarios" / "timeout-too-low.yaml").read_text().replace("- timeout\n", "- memory_exhaustion\n")
-    (tmp_path / "zz-wrong.yaml").write_text(wrong.replace("name: timeout-too-low", "name: wrong-expectation"))
+    if shard == 0:
+        wrong = (
+            (REPO / "scenarios" / "timeout-too-low.yaml").read_text().replace("- timeout\n", "- memory_exhaustion\n")
+        )
+        (tmp_path / "zz-wrong.yaml").write_text(wrong.replace("name: timeout-too-low", "name: wrong-expectation"))
     out = _run(str(tmp_path), "--json")
-    assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-3000:]  # the wrong expectation fails the run
+    assert out.returncode == (1 if shard == 0 else 0), out.stdout[-3000:] + out.stderr[-3000:]
     report = json.loads(out.stdout)
-    (failed,) = [s for s in report["scenarios"] if not s["passed"]]
-    assert failed["name"] == "wrong-expectation" and any("fault_types" in f for f in failed["failures"])
-    report["scenarios"].remove(failed)
-    names = {s["name"] for s in report["scenarios"]}
-    assert len(names) == len(list((REPO / "scenarios").glob("*.yaml"))) >= 23
+    if shard == 0:  # the wrong expectation fails the run, and only it
+        (failed,) = [s for s in report["scenarios"] if not s["passed"]]
+        assert failed["name"] == "wrong-expectation" and any("fault_types" in f for f in failed["failures"])
+        report["scenarios"].remove(failed)
+    assert sorted(s["name"] for s in report["scenarios"]) == sorted(p.stem for p in mine)
     for s in report["scenarios"]:
+        assert s["passed"], s["failures"]
         assert set(s) >= {
             "name",
             "passed",
@@ -52,6 +68,7 @@ def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_
             "actions",
             "grounded_ratio",
             "mitigated",
+            "account_untouched",
             "tool_calls",
             "llm_calls",
             "total_tokens",
@@ -64,14 +81,24 @@ def test_the_whole_corpus_passes_with_the_offline_model_and_a_wrong_expectation_
             assert s["mitigated"] is True and s["account_untouched"] is None
         else:
             assert s["mitigated"] is None and s["account_untouched"] is True, s
-    statuses = report["summary"]["final_statuses"]
-    assert statuses["REMEDIATED"] >= 15 and statuses["ROLLED_BACK"] == 2 and statuses["PROPOSAL_READY"] == 2
-    assert (statuses["REJECTED"], statuses["APPROVAL_EXPIRED"]) == (1, 1)
-    assert 0 < report["summary"]["alert_to_remediated_ms_p50"] <= report["summary"]["alert_to_remediated_ms_p95"]
-    replayed = next(s for s in report["scenarios"] if s["name"] == "loop-approval-link-replayed")
-    assert replayed["approval"]["approver"]["replay_status"] == 409
-    hostile = next(s for s in report["scenarios"] if s["name"] == "hostile-log-instructions")
-    assert hostile["fault_types"] == ["memory_exhaustion"] and hostile["actions"] == ["update_function_configuration"]
+    summary = report["summary"]
+    assert summary["alert_to_remediated_ms_p50"] is not None
+    assert 0 < summary["alert_to_remediated_ms_p50"] <= summary["alert_to_remediated_ms_p95"]
+    by_name = {s["name"]: s for s in report["scenarios"]}
+    if "loop-approval-link-replayed" in by_name:
+        assert by_name["loop-approval-link-replayed"]["approval"]["approver"]["replay_status"] == 409
+    if "hostile-log-instructions" in by_name:
+        hostile = by_name["hostile-log-instructions"]
+        assert hostile["fault_types"] == ["memory_exhaustion"] and hostile["actions"] == [
+            "update_function_configuration"
+        ]
+
+
+def test_the_corpus_covers_every_end_of_the_lifecycle():
+    from incident_responder.lab.scenario import load_scenario
+
+    ends = sorted({load_scenario(p).expect.status for p in CORPUS})
+    assert ends == ["APPROVAL_EXPIRED", "PROPOSAL_READY", "REJECTED", "REMEDIATED", "ROLLED_BACK"]
 
 
 def test_a_bad_scenario_file_is_named_with_its_field(tmp_path):
