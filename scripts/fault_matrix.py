@@ -626,7 +626,10 @@ def main() -> int:
     rows: list[Row] = []
     with open(os.devnull, "w") as devnull, contextlib.ExitStack() as cleanup:
         cleanup.enter_context(contextlib.redirect_stdout(devnull))  # what handlers print (EMF metrics): not the table
-        p = cleanup.enter_context(LabPipeline.start(parameters={"MaxIncidentsPerFunctionPerHour": "2"}))
+        # The matrix is about reaching PROPOSAL_READY through failures; the closed loop has its own scenarios.
+        p = cleanup.enter_context(
+            LabPipeline.start(parameters={"MaxIncidentsPerFunctionPerHour": "2", "RemediationMode": "propose_only"})
+        )
         print(f"lab up in {time.monotonic() - started:.1f} s", file=sys.stderr)
         cases: list[tuple[int, Callable[[Any], Row]]] = [
             (9, circuit_breaker),  # first: refresh() redeploys with the template's default budget

@@ -391,3 +391,22 @@ def test_the_model_parameter_admits_only_deployable_models():
         assert re.fullmatch(pattern, good)
     for bad in ("", "gpt", "ollama:llama3", "bedrock_converse:"):
         assert not re.fullmatch(pattern, bad)
+
+
+# -- 8. alarms on the project's own metrics watch metrics the functions emit ------------------------
+def test_alarms_on_project_metrics_name_what_a_handler_emits():
+    import re
+
+    emitted: set[tuple[str, str]] = set()
+    for handler in (REPO / "handlers").glob("*.py"):
+        text = handler.read_text()
+        services = re.findall(r'Metrics\(namespace="IncidentResponder", service="(\w+)"\)', text)
+        names = re.findall(r'name="(\w+)"', text) + re.findall(r'"(Approval\w+)"', text)
+        emitted |= {(service, name) for service in services for name in names}
+    alarms = [a for a in resources("AWS::CloudWatch::Alarm").values() if a["Namespace"] == "IncidentResponder"]
+    assert len(alarms) >= 2
+    for alarm in alarms:
+        (dimension,) = alarm["Dimensions"]
+        assert dimension["Name"] == "service"
+        assert (dimension["Value"], alarm["MetricName"]) in emitted, alarm["MetricName"]
+        assert ref_name(alarm["AlarmActions"][0]) == "OperatorTopic"
