@@ -181,6 +181,7 @@ def sweep_stuck(
             status = sfn.describe_execution(executionArn=arn)["status"]
             if status == "RUNNING" and item["status"] in WAITING_STATUSES:
                 continue
+            if status == "RUNNING":
                 sfn.stop_execution(
                     executionArn=arn, error="IncidentStuck", cause=f"active for more than {older_than_minutes} minutes"
                 )

@@ -22,7 +22,7 @@ from incident_responder.baseline import load_baseline
 from incident_responder.contracts import Incident, RemediationProposal
 from incident_responder.guardrails import apply_guardrails
 from incident_responder.notifications import Notification, proposal_notification
-from incident_responder.store import RecordStore, read_artifact
+from incident_responder.store import RecordStore, step_result
 
 INLINE_PROPOSAL_LIMIT = 32 * 1024
 
@@ -47,19 +47,16 @@ class DiagnosisUnavailableError(LookupError):
 def diagnosis_for(
     clients: AwsClients, store: RecordStore, incident_id: str, investigation: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The diagnosis from the state machine's input, or, when it travelled by reference, from the store:
-    the DynamoDB summary when it is whole, else the full record in S3."""
-    if investigation and investigation.get("diagnosis"):
-        return investigation["diagnosis"]
-    record = store.load(clients, incident_id, "investigation")
-    if record and record["summary"].get("diagnosis"):
-        return record["summary"]["diagnosis"]
-    uri = (investigation or {}).get("diagnosis_ref") or (record or {}).get("artifact_uri")
-    if uri and uri.startswith("s3://"):
-        diagnosis = read_artifact(clients, uri).get("result", {}).get("diagnosis")
-        if diagnosis:
-            return diagnosis
-    raise DiagnosisUnavailableError(f"no diagnosis found for incident {incident_id} (reference: {uri or 'none'})")
+    """The diagnosis, inline or by reference (:func:`~incident_responder.store.step_result`)."""
+    return step_result(
+        clients,
+        store,
+        incident_id,
+        kind="investigation",
+        field="diagnosis",
+        result=investigation,
+        missing=DiagnosisUnavailableError,
+    )
 
 
 async def propose(

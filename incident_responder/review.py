@@ -33,7 +33,7 @@ from incident_responder.contracts import (
     actions_digest,
 )
 from incident_responder.guardrails import RISK_FOR_ACTION
-from incident_responder.store import RecordStore, read_artifact
+from incident_responder.store import RecordStore, step_result
 
 AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
@@ -211,19 +211,16 @@ def apply_review_policy(
 def proposal_for(
     clients: AwsClients, store: RecordStore, incident_id: str, proposal_result: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The proposal from the state machine's input, or, when it travelled by reference, from the store:
-    the DynamoDB summary when it is whole, else the full record in S3."""
-    if proposal_result and proposal_result.get("proposal"):
-        return proposal_result["proposal"]
-    record = store.load(clients, incident_id, "proposal")
-    if record and record["summary"].get("proposal"):
-        return record["summary"]["proposal"]
-    uri = (proposal_result or {}).get("proposal_ref") or (record or {}).get("artifact_uri")
-    if uri and uri.startswith("s3://"):
-        proposal = read_artifact(clients, uri).get("result", {}).get("proposal")
-        if proposal:
-            return proposal
-    raise ProposalUnavailableError(f"no proposal found for incident {incident_id} (reference: {uri or 'none'})")
+    """The proposal, inline or by reference (:func:`~incident_responder.store.step_result`)."""
+    return step_result(
+        clients,
+        store,
+        incident_id,
+        kind="proposal",
+        field="proposal",
+        result=proposal_result,
+        missing=ProposalUnavailableError,
+    )
 
 
 # -- one review ---------------------------------------------------------------------------------------

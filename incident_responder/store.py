@@ -165,3 +165,29 @@ def read_artifact(clients: AwsClients, uri: str) -> dict[str, Any]:
 def load_record(clients: AwsClients, incident_id: str, record: str) -> dict[str, Any] | None:
     """A stored record, from the table the environment names (command line and lab)."""
     return RecordStore.from_env().load(clients, incident_id, record)
+
+
+def step_result(
+    clients: AwsClients,
+    store: RecordStore,
+    incident_id: str,
+    *,
+    kind: str,
+    field: str,
+    result: dict[str, Any] | None,
+    missing: type[LookupError],
+) -> dict[str, Any]:
+    """``field`` of an earlier step's result (the investigation's ``diagnosis``, the proposal's ``proposal``) from
+    the state machine's input, or, when it travelled by reference, from the store: the DynamoDB summary when it
+    is whole, else the full record in S3. Nowhere: ``missing`` (an ASL error name)."""
+    if result and result.get(field):
+        return result[field]
+    record = store.load(clients, incident_id, kind)
+    if record and record["summary"].get(field):
+        return record["summary"][field]
+    uri = (result or {}).get(f"{field}_ref") or (record or {}).get("artifact_uri")
+    if uri and uri.startswith("s3://"):
+        found = read_artifact(clients, uri).get("result", {}).get(field)
+        if found:
+            return found
+    raise missing(f"no {field} found for incident {incident_id} (reference: {uri or 'none'})")

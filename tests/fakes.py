@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -203,3 +204,29 @@ def review_as_deployed(
         auto_approve_iam_and_network=config.auto_approve_iam_and_network,
         clients=clients,
     )
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def mcp_servers(lab_env: dict[str, str], key: str) -> Iterator[dict[str, str]]:
+    """Both MCP servers as processes on loopback against the lab (bearer auth with ``key``); yields their URLs."""
+    import os
+
+    from incident_responder.mcp_app import start_server_process
+
+    env = {**os.environ, **lab_env, "MCP_API_KEY": key}
+    ports = {"diagnostics": free_port(), "remediation": free_port()}
+    procs = [start_server_process(name, port, env) for name, port in ports.items()]
+    try:
+        yield {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)

@@ -53,6 +53,9 @@ FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
 # The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
 # invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
 LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "2"}
+# How often follow() looks at a running execution: each look is two requests to the lab, and at 20 looks a
+# second the looking cost more CPU than the incident.
+POLL_SECONDS = 0.1
 # What the lab's person does with the approval request, for each approver setting.
 APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
 # Incident-state timestamps, in lifecycle order.
@@ -248,7 +251,7 @@ class LabPipeline:
         """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
 
         def burst(clients: AwsClients, function_name: str) -> list[Any]:
-            return DataProcessor(clients, function_name).invoke(5, notify=False).invocations
+            return DataProcessor(clients, function_name).invoke(3, notify=False).invocations
 
         return burst_probe(burst)
 
@@ -300,22 +303,20 @@ class LabPipeline:
         decision = loop.approval or approval
         reports: dict[str, Any] = {}
 
-        def watch(name: str, entered: Any) -> None:
-            if on_state:
-                on_state(name, entered)
-            if name == "Wait for approval":
+        def watch(status: str | None) -> None:
+            if status == "AWAITING_APPROVAL":
                 acted = approver.act(
                     self.clients, self.inbox_url, incident_id, APPROVER_ACTS[decision], replay=loop.replay_approval
                 )
                 reports["approver"] = acted.model_dump(exclude_none=True)
-            elif name == "Settle" and loop.reinject_during_verifying:
+            elif status == "VERIFYING" and loop.reinject_during_verifying:
                 reports["reinjected"] = self.inject(scenario)
 
         if loop.remediation_failure is not None:
             failure = loop.remediation_failure
             self.lab.fail_requests(failure.operation, times=failure.times, code=failure.code)
         try:
-            execution = self.follow(arn, on_state=watch, timeout=timeout)
+            execution = self.follow(arn, on_state=on_state, on_status=watch, timeout=timeout)
         finally:
             if loop.remediation_failure is not None:
                 self.lab.clear_failures()
@@ -359,11 +360,19 @@ class LabPipeline:
         record_baseline(self.clients, function)
 
     def follow(
-        self, arn: str, *, on_state: Callable[[str, Any], None] | None = None, timeout: float = 600
+        self,
+        arn: str,
+        *,
+        on_state: Callable[[str, Any], None] | None = None,
+        on_status: Callable[[str | None], None] | None = None,
+        timeout: float = 600,
     ) -> dict[str, Any]:
-        """Wait for the execution to end, reporting each state (name, time entered) as it is entered."""
+        """Wait for the execution to end, reporting each state (name, time entered) as it is entered, and each
+        lifecycle status the incident-state item takes. The history is read only for ``on_state``: reading it
+        whole at every poll would cost the lab more CPU than the incident itself."""
         sfn = self.clients.get("stepfunctions")
-        seen = 0
+        incident_id = arn.rsplit(":", 1)[-1]  # the execution name is the incident id
+        seen, status = 0, None
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -371,16 +380,21 @@ class LabPipeline:
             except sfn.exceptions.ExecutionDoesNotExist:
                 if time.monotonic() > deadline:
                     raise
-                time.sleep(0.05)
+                time.sleep(POLL_SECONDS)
                 continue
-            entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
-            for event in entered[seen:]:
-                if on_state:
+            if on_state:
+                entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
+                for event in entered[seen:]:
                     on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
-            seen = len(entered)
+                seen = len(entered)
+            if on_status:
+                now = (get_incident_state(self.clients, incident_id) or {}).get("status")
+                if now != status:
+                    status = now
+                    on_status(now)
             if described["status"] != "RUNNING" or time.monotonic() > deadline:
                 return wait_for_execution(sfn, arn, timeout=1)
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
 
     def _record(
         self, incident_id: str | None, execution: dict[str, Any] | None, burst: BurstResult, started: float

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import socket
 from types import SimpleNamespace
 
 import anyio
@@ -28,7 +26,6 @@ from incident_responder.contracts import (
     actions_digest,
 )
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.mcp_app import start_server_process
 from incident_responder.review import AUTO_APPROVER, apply_review_policy
 from incident_responder.store import load_record
 from tests.fakes import (
@@ -37,6 +34,7 @@ from tests.fakes import (
     call,
     inject,
     investigate_as_deployed,
+    mcp_servers,
     propose_as_deployed,
     review_as_deployed,
     set_agent_environment,
@@ -568,21 +566,10 @@ def test_no_actions_means_no_model_call(clients, stored):
 
 
 # -- the offline critic over the real remediation MCP server --------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def servers(lab):
-    env = {**os.environ, **lab.env, "MCP_API_KEY": KEY}
-    ports = {"diagnostics": _free_port(), "remediation": _free_port()}
-    procs = [start_server_process(name, port, env) for name, port in ports.items()]
-    yield {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
-    for proc in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with mcp_servers(lab.env, KEY) as urls:
+        yield urls
 
 
 @pytest.fixture

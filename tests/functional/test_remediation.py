@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 from datetime import UTC, datetime
 
 import anyio
@@ -19,12 +17,12 @@ from incident_responder.baseline import load_baseline, record_baseline
 from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.lab.account import create_table
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.mcp_app import start_server_process
 from tests.fakes import (
     ScriptedChatModel,
     guard,
     inject,
     investigate_as_deployed,
+    mcp_servers,
     propose_as_deployed,
     set_agent_environment,
 )
@@ -126,21 +124,10 @@ def test_lookups_without_baseline_or_function_are_errors(clients, sample):
 
 
 # -- the resolver ---------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def servers(lab):
-    env = {**os.environ, **lab.env, "MCP_API_KEY": KEY}
-    ports = {"diagnostics": _free_port(), "remediation": _free_port()}
-    procs = [start_server_process(name, port, env) for name, port in ports.items()]
-    yield {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
-    for proc in procs:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with mcp_servers(lab.env, KEY) as urls:
+        yield urls
 
 
 @pytest.fixture
