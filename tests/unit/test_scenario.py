@@ -77,3 +77,43 @@ def test_setup_tells_no_reservation_from_not_given(tmp_path):
     path.write_text(VALID.replace("invocations: 3", "invocations: 3\n  setup: {reserved_concurrency: null}"))
     setup = load_scenario(path).workload.setup
     assert setup.reserved_concurrency is None and setup.model_fields_set == {"reserved_concurrency"}
+
+
+LOOP = VALID.replace("  status: PROPOSAL_READY", "  status: REMEDIATED")
+
+
+@pytest.mark.parametrize(
+    "lifecycle, field",
+    [
+        ("lifecycle: {approval: maybe}", "lifecycle.approval"),
+        ("lifecycle: {remediation_failure: {operation: put-concurrency}}", "lifecycle.remediation_failure.operation"),
+        ("lifecycle: {replay: true}", "lifecycle.replay"),
+    ],
+)
+def test_a_broken_lifecycle_block_names_its_field(tmp_path, lifecycle, field):
+    path = tmp_path / "s.yaml"
+    path.write_text(LOOP + lifecycle + "\n")
+    with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
+        load_scenario(path)
+
+
+@pytest.mark.parametrize(
+    "lifecycle, approver, expected",
+    [
+        ("", "auto", "REMEDIATED"),
+        ("", "reject", "REJECTED"),
+        ("", "none", "APPROVAL_EXPIRED"),
+        # A scenario that says who approves is about that: the command line does not change it.
+        ("lifecycle: {approval: auto, replay_approval: true}", "none", "REMEDIATED"),
+    ],
+)
+def test_who_approves_decides_the_expected_end(tmp_path, lifecycle, approver, expected):
+    from incident_responder.lab.evaluation import expected_status
+
+    path = tmp_path / "s.yaml"
+    path.write_text(LOOP + lifecycle + "\n")
+    assert expected_status(load_scenario(path), approver) == expected
+    nothing = load_scenario(path).model_copy(
+        update={"expect": load_scenario(path).expect.model_copy(update={"status": "PROPOSAL_READY"})}
+    )
+    assert expected_status(nothing, approver) == "PROPOSAL_READY"  # nothing automatable: no approval asked
