@@ -396,3 +396,16 @@ def get_state_table() -> str:
     from incident_responder.lifecycle import state_table_name
 
     return state_table_name()
+
+
+class ApprovalMismatchError(Exception):
+    pass
+
+
+def test_an_apply_refused_before_any_change_is_an_error_not_a_rollback(clients, loop):
+    remediator = Remediator(apply_raises=ApprovalMismatchError("the approval is for sha256:00.. not these actions"))
+    _, execution, visited, state = loop(remediator=remediator)
+    assert execution["status"] == "FAILED" and "ROLLING_BACK" not in visited
+    assert (state["status"], state["error_category"]) == ("ERROR", "remediation_refused")
+    assert state["error_reason"].startswith("ApprovalMismatchError: the approval is for")
+    assert [c["operation"] for c in remediator.calls] == ["apply"]
