@@ -134,7 +134,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
     items = [
         i
         for i in ddb.scan(TableName=pipeline.stack.physical["IncidentStateTable"])["Items"]
-        if not i["incident_id"]["S"].startswith("rate#")
+        if "#" not in i["incident_id"]["S"] and "status" in i  # incidents, not counters, groups or ledgers
     ]
     statuses = [i["status"]["S"] for i in items]
     return {
@@ -183,7 +183,9 @@ def bench_baseline(pipeline, scenarios) -> dict[str, Any]:
     from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
 
     budget_chars = BASELINE_TOKEN_BUDGET * 4
-    os.environ.update(DIAGNOSTICS_MCP_URL=pipeline.mcp_url, MCP_API_KEY=pipeline.sample.api_key)
+    # The lab's function URLs are AWS_IAM, as deployed: requests are SigV4-signed with the lab's credentials.
+    os.environ.update(DIAGNOSTICS_MCP_URL=pipeline.mcp_url, MCP_AUTH="iam")
+    os.environ.pop("MCP_API_KEY", None)
     agent = {"calls": 0, "bytes": 0, "correct": 0}
     fixed = {"calls": 0, "bytes": 0, "correct": 0}
     for scenario in scenarios:
