@@ -80,6 +80,31 @@ class NetworkState(BaseModel):
     subnets: list[SubnetNetworkAcl] = Field(default_factory=list)
 
 
+class AliasState(BaseModel):
+    """An alias and the published version it routes to (versions are immutable: the code hash names the code)."""
+
+    name: str
+    function_version: str
+    code_sha256: str | None = Field(default=None, description="CodeSha256 of the version the alias points to")
+
+
+class KmsKeyState(BaseModel):
+    """A customer-managed key the function depends on, and whether KMS will use it."""
+
+    key_arn: str
+    key_state: str | None = Field(default=None, description="KMS KeyState: Enabled, Disabled, PendingDeletion, ...")
+    used_for: str = Field(default="environment", description="what the function uses the key for")
+
+
+class EventSourceMappingState(BaseModel):
+    """A queue or stream that invokes the function (an event source mapping)."""
+
+    uuid: str
+    event_source_arn: str
+    state: str | None = Field(default=None, description="Enabled, Disabled (or Enabling, Disabling, Updating, ...)")
+    batch_size: int | None = None
+
+
 class FunctionConfiguration(BaseModel):
     """What the baseline records and drift compares: everything a fault in this project can change."""
 
@@ -89,6 +114,10 @@ class FunctionConfiguration(BaseModel):
     timeout: int
     memory_size: int
     network: NetworkState
+    # Recorded for baselines taken since these were added; an older baseline compares them as empty.
+    aliases: list[AliasState] = Field(default_factory=list)
+    kms_keys: list[KmsKeyState] = Field(default_factory=list)
+    event_source_mappings: list[EventSourceMappingState] = Field(default_factory=list)
 
 
 def read_role(clients: AwsClients, role_arn: str) -> RoleState:
@@ -173,6 +202,46 @@ def read_network(clients: AwsClients, vpc_config: dict[str, Any] | None) -> Netw
     return NetworkState(in_vpc=True, vpc_id=vpc_id, security_groups=groups, subnets=subnets)
 
 
+def read_aliases(clients: AwsClients, function_name: str) -> list[AliasState]:
+    """The function's aliases with the code hash of the version each routes to (weighted routing not followed)."""
+    lam = clients.get("lambda")
+    aliases = []
+    hashes: dict[str, str | None] = {}
+    for page in lam.get_paginator("list_aliases").paginate(FunctionName=function_name):
+        for alias in page["Aliases"]:
+            version = alias["FunctionVersion"]
+            if version not in hashes:
+                config = lam.get_function_configuration(FunctionName=function_name, Qualifier=version)
+                hashes[version] = config.get("CodeSha256")
+            aliases.append(AliasState(name=alias["Name"], function_version=version, code_sha256=hashes[version]))
+    return sorted(aliases, key=lambda a: a.name)
+
+
+def read_kms_keys(clients: AwsClients, config: dict[str, Any]) -> list[KmsKeyState]:
+    """The customer-managed key encrypting the function's environment, with its state (none: AWS-owned key)."""
+    arn = config.get("KMSKeyArn")
+    if not arn:
+        return []
+    metadata = clients.get("kms").describe_key(KeyId=arn)["KeyMetadata"]
+    return [KmsKeyState(key_arn=metadata.get("Arn", arn), key_state=metadata.get("KeyState"))]
+
+
+def read_event_source_mappings(clients: AwsClients, function_name: str) -> list[EventSourceMappingState]:
+    lam = clients.get("lambda")
+    mappings = []
+    for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=function_name):
+        for esm in page["EventSourceMappings"]:
+            mappings.append(
+                EventSourceMappingState(
+                    uuid=esm["UUID"],
+                    event_source_arn=esm.get("EventSourceArn", ""),
+                    state=esm.get("State"),
+                    batch_size=esm.get("BatchSize"),
+                )
+            )
+    return sorted(mappings, key=lambda m: m.uuid)
+
+
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
     """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
@@ -189,4 +258,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         timeout=config["Timeout"],
         memory_size=config["MemorySize"],
         network=read_network(clients, config.get("VpcConfig")),
+        aliases=read_aliases(clients, name),
+        kms_keys=read_kms_keys(clients, config),
+        event_source_mappings=read_event_source_mappings(clients, name),
     )

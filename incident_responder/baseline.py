@@ -55,7 +55,22 @@ def tag_onboarded(clients: AwsClients, function_arn: str, configuration: Functio
     ]
     if network:
         clients.get("ec2").create_tags(Resources=network, Tags=[{"Key": ONBOARDED_TAG, "Value": "true"}])
-    return [function_arn, configuration.role.role_arn, *network]
+    keys = [k.key_arn for k in configuration.kms_keys]
+    for key in keys:
+        # The key id: KMS takes it or the ARN, and some emulators only the id.
+        clients.get("kms").tag_resource(
+            KeyId=key.rsplit("/", 1)[-1], Tags=[{"TagKey": ONBOARDED_TAG, "TagValue": "true"}]
+        )
+    mappings = [event_source_mapping_arn(function_arn, m.uuid) for m in configuration.event_source_mappings]
+    for mapping in mappings:
+        clients.get("lambda").tag_resource(Resource=mapping, Tags={ONBOARDED_TAG: "true"})
+    return [function_arn, configuration.role.role_arn, *network, *keys, *mappings]
+
+
+def event_source_mapping_arn(function_arn: str, uuid: str) -> str:
+    """``arn:aws:lambda:REGION:ACCOUNT:event-source-mapping:UUID`` (the resource IAM and tagging name)."""
+    partition, region, account = function_arn.split(":")[1], function_arn.split(":")[3], function_arn.split(":")[4]
+    return f"arn:{partition}:lambda:{region}:{account}:event-source-mapping:{uuid}"
 
 
 def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
@@ -78,6 +93,12 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
             "captured_at": {"S": baseline.captured_at},
             # A JSON string: policy documents hold shapes DynamoDB's type system makes awkward.
             "configuration": {"S": configuration.model_dump_json()},
+            # Queues and streams that invoke it: how ingest finds the function behind a queue's alarm.
+            **(
+                {"event_sources": {"SS": sorted({m.event_source_arn for m in configuration.event_source_mappings})}}
+                if configuration.event_source_mappings
+                else {}
+            ),
         },
     )
     return baseline
@@ -124,6 +145,9 @@ def _comparable(configuration: FunctionConfiguration) -> dict[str, Any]:
     network = data["network"]
     network["security_groups"] = {g.pop("group_id"): g for g in network["security_groups"]}
     network["subnets"] = {s.pop("subnet_id"): s for s in network["subnets"]}
+    data["aliases"] = {a.pop("name"): a for a in data["aliases"]}
+    data["kms_keys"] = {k.pop("key_arn"): k for k in data["kms_keys"]}
+    data["event_source_mappings"] = {m.pop("uuid"): m for m in data["event_source_mappings"]}
     return data
 
 

@@ -21,6 +21,10 @@ class FaultType(StrEnum):
     TIMEOUT = "timeout"
     MEMORY_EXHAUSTION = "memory_exhaustion"
     APPLICATION_ERROR = "application_error"
+    DEPLOYMENT_REGRESSION = "deployment_regression"
+    KMS_KEY_DISABLED = "kms_key_disabled"
+    EVENT_SOURCE_DISABLED = "event_source_disabled"
+    DEPENDENCY_THROTTLING = "dependency_throttling"
     UNKNOWN = "unknown"
 
 
@@ -29,6 +33,9 @@ class ActionType(StrEnum):
     UPDATE_CONCURRENCY = "update_concurrency"
     RESTORE_NETWORK_EGRESS = "restore_network_egress"
     UPDATE_FUNCTION_CONFIGURATION = "update_function_configuration"
+    ROLLBACK_ALIAS = "rollback_alias"
+    ENABLE_KMS_KEY = "enable_kms_key"
+    ENABLE_EVENT_SOURCE_MAPPING = "enable_event_source_mapping"
 
 
 Severity = Literal["critical", "high", "medium", "low"]
@@ -45,6 +52,11 @@ class Incident(BaseModel):
     function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     source: Literal["cloudwatch_alarm", "alert"]
     detected_at: str = Field(description="ISO 8601 time the alert fired")
+    resolved_from: str | None = Field(
+        default=None,
+        max_length=500,
+        description="how the function was found when the alert did not name it (e.g. a queue's event source mapping)",
+    )
     alarm_name: str | None = None
     metric_name: str | None = Field(default=None, description="e.g. Errors, Throttles, IncomingLogEvents")
     namespace: str | None = None
@@ -161,22 +173,31 @@ class TokenUsage(BaseModel):
 
 
 # -- remediation ----------------------------------------------------------------------------------
-# Order in which faults are fixed: access first (nothing works without it), then capacity, network,
-# and finally the function's own limits.
+# Order in which faults are fixed: access first (the role, then the key that decrypts its environment;
+# nothing works without them), then capacity and delivery, network, the code that runs, and finally
+# the function's own limits.
 FAULT_PRIORITY = [
     FaultType.PERMISSION_LOSS,
+    FaultType.KMS_KEY_DISABLED,
     FaultType.THROTTLING,
+    FaultType.EVENT_SOURCE_DISABLED,
     FaultType.NETWORK_BLOCK,
+    FaultType.DEPLOYMENT_REGRESSION,
     FaultType.TIMEOUT,
     FaultType.MEMORY_EXHAUSTION,
 ]
 ACTION_FOR_FAULT = {
     FaultType.PERMISSION_LOSS: ActionType.RESTORE_IAM_POLICY,
+    FaultType.KMS_KEY_DISABLED: ActionType.ENABLE_KMS_KEY,
     FaultType.THROTTLING: ActionType.UPDATE_CONCURRENCY,
+    FaultType.EVENT_SOURCE_DISABLED: ActionType.ENABLE_EVENT_SOURCE_MAPPING,
     FaultType.NETWORK_BLOCK: ActionType.RESTORE_NETWORK_EGRESS,
+    FaultType.DEPLOYMENT_REGRESSION: ActionType.ROLLBACK_ALIAS,
     FaultType.TIMEOUT: ActionType.UPDATE_FUNCTION_CONFIGURATION,
     FaultType.MEMORY_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
 }
+# Faults no action of the responder can fix: the proposal names them for a person.
+UNRESOLVABLE_FAULTS = {FaultType.APPLICATION_ERROR, FaultType.DEPENDENCY_THROTTLING, FaultType.UNKNOWN}
 
 
 class RestoreIamPolicyParams(BaseModel):
@@ -243,11 +264,38 @@ class UpdateFunctionConfigurationParams(BaseModel):
         return self
 
 
+class RollbackAliasParams(BaseModel):
+    """UpdateAlias: point the function's alias back at its baseline version."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    alias_name: str = Field(pattern=r"^[a-zA-Z0-9_-]*[a-zA-Z_-][a-zA-Z0-9_-]*$", max_length=128)  # not all digits
+    function_version: str = Field(pattern=r"^[0-9]{1,10}$", description="a published version, never $LATEST")
+
+
+class EnableKmsKeyParams(BaseModel):
+    """EnableKey on the customer-managed key the function's configuration names."""
+
+    model_config = ConfigDict(extra="forbid")
+    key_arn: str = Field(pattern=r"^arn:aws[a-zA-Z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,128}$")
+
+
+class EnableEventSourceMappingParams(BaseModel):
+    """UpdateEventSourceMapping Enabled=true on one of the function's own mappings."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    uuid: str = Field(pattern=r"^[0-9a-fA-F-]{36}$")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
     ActionType.RESTORE_NETWORK_EGRESS: RestoreNetworkEgressParams,
     ActionType.UPDATE_FUNCTION_CONFIGURATION: UpdateFunctionConfigurationParams,
+    ActionType.ROLLBACK_ALIAS: RollbackAliasParams,
+    ActionType.ENABLE_KMS_KEY: EnableKmsKeyParams,
+    ActionType.ENABLE_EVENT_SOURCE_MAPPING: EnableEventSourceMappingParams,
 }
 
 
@@ -334,11 +382,29 @@ class ProposedUpdateFunctionConfiguration(_ProposedAction):
     parameters: UpdateFunctionConfigurationParams
 
 
+class ProposedRollbackAlias(_ProposedAction):
+    action_type: Literal[ActionType.ROLLBACK_ALIAS]
+    parameters: RollbackAliasParams
+
+
+class ProposedEnableKmsKey(_ProposedAction):
+    action_type: Literal[ActionType.ENABLE_KMS_KEY]
+    parameters: EnableKmsKeyParams
+
+
+class ProposedEnableEventSourceMapping(_ProposedAction):
+    action_type: Literal[ActionType.ENABLE_EVENT_SOURCE_MAPPING]
+    parameters: EnableEventSourceMappingParams
+
+
 ProposedAction = Annotated[
     ProposedRestoreIamPolicy
     | ProposedUpdateConcurrency
     | ProposedRestoreNetworkEgress
-    | ProposedUpdateFunctionConfiguration,
+    | ProposedUpdateFunctionConfiguration
+    | ProposedRollbackAlias
+    | ProposedEnableKmsKey
+    | ProposedEnableEventSourceMapping,
     Field(discriminator="action_type"),
 ]
 

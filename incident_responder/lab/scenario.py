@@ -37,7 +37,9 @@ class _Strict(BaseModel):
 
 class IamRevoke(_Strict):
     kind: Literal["iam_revoke"]
-    target: Literal["s3", "cloudwatch", "both"]
+    # s3 (data-processor's data), dynamodb (orders-api's table), sqs (queue-consumer's queue), cloudwatch
+    # (logs), both (s3 and cloudwatch)
+    target: Literal["s3", "cloudwatch", "both", "dynamodb", "sqs"]
 
 
 class Throttle(_Strict):
@@ -59,7 +61,35 @@ class Memory(_Strict):
     mb: int = Field(ge=128, le=10240)
 
 
-Fault = Annotated[IamRevoke | Throttle | NetworkBlock | Timeout | Memory, Field(discriminator="kind")]
+class BadDeploy(_Strict):
+    """A new version whose code throws, published and made live through the function's alias."""
+
+    kind: Literal["bad_deploy"]
+    error: str | None = Field(default=None, max_length=300, description='e.g. "TypeError: x is not a function"')
+
+
+class KmsDisable(_Strict):
+    """The customer-managed key encrypting the function's environment is disabled."""
+
+    kind: Literal["kms_disable"]
+
+
+class EsmDisable(_Strict):
+    """The function's event source mapping is disabled: its queue is no longer read."""
+
+    kind: Literal["esm_disable"]
+
+
+class DownstreamThrottle(_Strict):
+    """Something else overloads the function's table: its writes are throttled (nothing of the function changes)."""
+
+    kind: Literal["downstream_throttle"]
+
+
+Fault = Annotated[
+    IamRevoke | Throttle | NetworkBlock | Timeout | Memory | BadDeploy | KmsDisable | EsmDisable | DownstreamThrottle,
+    Field(discriminator="kind"),
+]
 
 
 class Setup(_Strict):
@@ -75,6 +105,7 @@ class Setup(_Strict):
 
 
 class Workload(_Strict):
+    # One of the lab's sample workloads: data-processor, orders-api, queue-consumer.
     function: str = Field(default="data-processor", pattern=r"^[A-Za-z0-9_-]{1,64}$")
     invocations: int = Field(default=3, ge=1, le=100)
     log_lines: list[str] = Field(default_factory=list)

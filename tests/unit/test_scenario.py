@@ -36,7 +36,8 @@ def test_valid_scenario_loads(tmp_path):
 @pytest.mark.parametrize(
     "text, field",
     [
-        (VALID.replace("target: s3", "target: dynamodb"), "faults.0.iam_revoke.target"),
+        (VALID.replace("target: s3", "target: redis"), "faults.0.iam_revoke.target"),
+        (VALID.replace("kind: timeout\n", "kind: bad_deploy\n    colour: red\n"), "faults.2.bad_deploy.colour"),
         (VALID.replace("reserved_concurrency: 0", "reserved_concurrency: 5"), "faults.1.throttle.reserved_concurrency"),
         (VALID.replace("kind: timeout", "kind: meteor"), "faults.2"),
         (VALID.replace("[permission_loss]", "[gremlins]"), "expect.fault_types.0"),
