@@ -26,7 +26,14 @@ from incident_responder.account_state import (
     read_role,
 )
 from incident_responder.aws import AwsClients
-from incident_responder.baseline import BaselineNotFoundError, Difference, diff_configurations, load_baseline
+from incident_responder.baseline import (
+    BaselineNotFoundError,
+    Difference,
+    date_differences,
+    diff_configurations,
+    load_baseline,
+)
+from incident_responder.log_records import InvocationSummary, LogErrorSummary, summarize
 
 
 def _check_lambda_name(value: str) -> str:
@@ -78,6 +85,14 @@ class RecentLogs(BaseModel):
     log_group: str
     window_minutes: int
     events: list[LogEvent] = Field(default_factory=list, description=f"newest {MAX_EVENTS}, oldest first")
+    errors: list[LogErrorSummary] = Field(
+        default_factory=list,
+        description="the errors those events report, read by their structure (runtime, SDK and platform formats) "
+        "and grouped; first_event / last_event index events",
+    )
+    invocations: InvocationSummary | None = Field(
+        default=None, description="what the platform's START and REPORT lines say (None: no such line)"
+    )
     error: str | None = None
 
 
@@ -112,13 +127,15 @@ def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) ->
                     streams_read = MAX_STREAMS  # streams come newest first: nothing further can qualify
                     break
                 streams_read += 1
-                collected += logs.get_log_events(
+                events = logs.get_log_events(
                     logGroupName=group,
                     logStreamName=stream["logStreamName"],
                     startTime=start_ms,
                     startFromHead=False,
                     limit=MAX_EVENTS,
                 )["events"]
+                # The stream's name says which version ran: kept to attribute errors to versions.
+                collected += [{**e, "stream": stream["logStreamName"]} for e in events]
             token = page.get("nextToken")
             if not token:
                 break
@@ -134,6 +151,10 @@ def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) ->
         )
         for e in newest
     ]
+    # Read whole messages (a Node.js error's JSON rarely fits in the cut), in the order returned.
+    errors, invocations = summarize([e["message"] for e in newest], [e.get("stream") for e in newest])
+    result.errors = errors
+    result.invocations = invocations if invocations.reports or invocations.versions else None
     return result
 
 
@@ -167,6 +188,13 @@ class LambdaVpcConfig(BaseModel):
     VpcId: str | None = None
 
 
+class EventSourceMappingInfo(BaseModel):
+    UUID: str
+    EventSourceArn: str | None = None
+    State: str | None = Field(default=None, description="Enabled, Disabled, Enabling, Disabling, Updating, ...")
+    BatchSize: int | None = None
+
+
 class LambdaConfig(BaseModel):
     FunctionName: str
     FunctionArn: str | None = None
@@ -183,19 +211,33 @@ class LambdaConfig(BaseModel):
         description="None: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
     )
     VpcConfig: LambdaVpcConfig | None = None
+    KMSKeyArn: str | None = Field(
+        default=None, description="customer-managed key encrypting the environment (None: an AWS-owned key)"
+    )
+    KMSKeyState: str | None = Field(
+        default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
+    )
+    Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
+    EventSourceMappings: list[EventSourceMappingInfo] = Field(
+        default_factory=list, description="queues and streams that invoke the function"
+    )
+    read_errors: list[str] = Field(
+        default_factory=list, description="parts that could not be read (the rest of the result stands)"
+    )
     error: str | None = None
 
 
 def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
     name = function_name_of(lambda_name)
+    lam = clients.get("lambda")
     try:
-        raw = clients.get("lambda").get_function_configuration(FunctionName=name)
+        raw = lam.get_function_configuration(FunctionName=name)
         reserved = read_reserved_concurrency(clients, name)
     except AWS_ERRORS as exc:
         return LambdaConfig(FunctionName=name, error=describe_error(exc))
     vpc = raw.get("VpcConfig") or {}
     # Allow-list only: Environment (and anything else not named here) never leaves the server.
-    return LambdaConfig(
+    config = LambdaConfig(
         FunctionName=raw["FunctionName"],
         FunctionArn=raw.get("FunctionArn"),
         Runtime=raw.get("Runtime"),
@@ -212,7 +254,33 @@ def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
         )
         if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
         else None,
+        KMSKeyArn=raw.get("KMSKeyArn") or None,
     )
+    # Each further part is read on its own: one the server may not read leaves the others standing.
+    if config.KMSKeyArn:
+        try:
+            config.KMSKeyState = clients.get("kms").describe_key(KeyId=config.KMSKeyArn)["KeyMetadata"].get("KeyState")
+        except AWS_ERRORS as exc:
+            config.read_errors.append(f"KMSKeyState: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_aliases").paginate(FunctionName=name):
+            config.Aliases.update({a["Name"]: a["FunctionVersion"] for a in page["Aliases"]})
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"Aliases: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=name):
+            config.EventSourceMappings += [
+                EventSourceMappingInfo(
+                    UUID=m["UUID"],
+                    EventSourceArn=m.get("EventSourceArn"),
+                    State=m.get("State"),
+                    BatchSize=m.get("BatchSize"),
+                )
+                for m in page["EventSourceMappings"]
+            ]
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
+    return config
 
 
 # -- get_network_config ---------------------------------------------------------------------------
@@ -243,7 +311,8 @@ class ConfigDrift(BaseModel):
 
 
 def get_config_drift(clients: AwsClients, lambda_name: str) -> ConfigDrift:
-    """Current configuration against the recorded baseline: one difference per changed path."""
+    """Current configuration against the recorded baseline: one difference per changed path, each with
+    when it appeared (``changed_at``) where the account records it."""
     name = function_name_of(lambda_name)
     try:
         baseline = load_baseline(clients, name)
@@ -252,7 +321,10 @@ def get_config_drift(clients: AwsClients, lambda_name: str) -> ConfigDrift:
         return ConfigDrift(function_name=name, error=str(exc))
     except AWS_ERRORS as exc:
         return ConfigDrift(function_name=name, error=describe_error(exc))
-    differences = diff_configurations(baseline.configuration, current)
+    # When each difference appeared, where the account can tell; a failed look-up leaves it unset.
+    differences = date_differences(
+        clients, name, diff_configurations(baseline.configuration, current), baseline.captured_at, current
+    )
     return ConfigDrift(
         function_name=name,
         baseline_captured_at=baseline.captured_at,

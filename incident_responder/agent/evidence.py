@@ -176,9 +176,12 @@ def verify_review(
 FAULT_SIGNS = {
     "permission_loss": re.compile(r"accessdenied|access denied|not authorized|\brole\b|role\.|iam|polic", re.I),
     "throttling": re.compile(r"concurren|throttl", re.I),
-    "network_block": re.compile(r"network|egress|nacl|security.?group|subnet|connect ?timeout", re.I),
+    "network_block": re.compile(r"network|egress|nacl|security.?group|subnet|connect ?timeout|etimedout|unreach", re.I),
     "timeout": re.compile(r"(?<!connect)timeout|timed out", re.I),
     "memory_exhaustion": re.compile(r"memory|signal: killed", re.I),
+    "deployment_regression": re.compile(r"alias|function_version|code_sha256|\bversion\b|deploy", re.I),
+    "kms_key_disabled": re.compile(r"kms|key_state", re.I),
+    "event_source_disabled": re.compile(r"event.?source|mapping", re.I),
 }
 
 

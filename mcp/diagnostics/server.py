@@ -28,9 +28,10 @@ from incident_responder.mcp_app import create_server
 from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
-    "Read-only diagnostics for AWS Lambda functions: recent logs, IAM role and policies, function "
-    "configuration, VPC egress path, and drift against the function's recorded known-good baseline. "
-    "Every result has an 'error' field that is set instead of failing."
+    "Read-only diagnostics for AWS Lambda functions: recent logs (with the errors they report, read by "
+    "their structure), IAM role and policies, function configuration (with its KMS key, aliases and event "
+    "source mappings), VPC egress path, and drift against the function's recorded known-good baseline "
+    "(with when each difference appeared). Every result has an 'error' field that is set instead of failing."
 )
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 
@@ -47,7 +48,9 @@ def build_server(
     # boto3 blocks: each call runs in a worker thread so concurrent requests are not serialized.
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_recent_logs(lambda_name: LambdaName, minutes: Minutes = 10) -> RecentLogs:
-        """Newest 30 events (oldest first, each cut to 500 chars) of /aws/lambda/<name> in the last N minutes."""
+        """Newest 30 events (oldest first, each cut to 500 chars) of /aws/lambda/<name> in the last N minutes, and
+        'errors': the errors they report (Python and Node.js runtimes, AWS SDKs, the Lambda platform), grouped by
+        type with origin (application, aws_service, platform), count and the events they are in."""
         return await anyio.to_thread.run_sync(
             diagnostics.get_recent_logs, clients, await onboarded(lambda_name), minutes
         )
@@ -59,7 +62,8 @@ def build_server(
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_lambda_config(lambda_name: LambdaName) -> LambdaConfig:
-        """Runtime, handler, role, memory, timeout, state, reserved concurrency and VPC config (no env vars)."""
+        """Runtime, handler, role, memory, timeout, state, reserved concurrency, VPC config, the environment's KMS
+        key and its state, aliases (name -> version) and event source mappings (never the environment variables)."""
         return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
@@ -69,7 +73,8 @@ def build_server(
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_config_drift(lambda_name: LambdaName) -> ConfigDrift:
-        """Differences (path, baseline value, current value) between the function and its recorded baseline."""
+        """Differences (path, baseline value, current value, and when it appeared where the account records it:
+        changed_at, changed_at_source) between the function and its recorded baseline."""
         return await anyio.to_thread.run_sync(diagnostics.get_config_drift, clients, await onboarded(lambda_name))
 
     return mcp

@@ -1,0 +1,472 @@
+"""The diagnosis policy: which tool a careful SRE calls next, and what the results add up to.
+
+The symptom picks the first tool, what the logs report (read by structure: error type, origin,
+category) picks the next, and drift against the baseline is checked before concluding. Configuration
+outranks log text: a log line alone never makes it claim an infrastructure fault that drift
+contradicts, and with drift known, infrastructure faults come from drift (the logs add evidence).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from incident_responder.agent.offline.observations import Observations, SeenError
+from incident_responder.baseline import event_source_mapping_arn
+from incident_responder.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY
+from incident_responder.log_records import ReportRecord, parse_event
+
+# Key states in which Lambda cannot decrypt the function's environment.
+UNUSABLE_KEY_STATES = {"Disabled", "PendingDeletion", "PendingImport", "Unavailable", "PendingReplicaDeletion"}
+DISABLED_MAPPING_STATES = {"Disabled", "Disabling"}
+# Errors that say the invocation itself ran out of time or memory, or the runtime died: the function's limits.
+LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
+_SECONDS = re.compile(r"after (?P<seconds>\d+(?:\.\d+)?) seconds")
+
+
+# -- investigation ---------------------------------------------------------------------------------
+def next_diagnostic_tool(obs: Observations, available: set[str]) -> str | None:
+    """The next tool a careful SRE would call, or None when it is time to conclude."""
+    metric = obs.incident.get("metric_name")
+    plan: list[str] = []
+    fallback: list[str] = []  # what to read when drift cannot be known
+    if metric == "Throttles":
+        plan = ["get_lambda_config"]
+    elif metric == "IncomingLogEvents":
+        plan = ["get_iam_state"]
+    elif obs.is_queue_alarm():
+        # The queue is not drained: first what reads it (the event source mappings); when they are all
+        # enabled, the function may be failing on its messages, which its logs tell.
+        plan = ["get_lambda_config"]
+        mappings = obs.config().get("EventSourceMappings")
+        if "get_lambda_config" in obs.called and not any(
+            m.get("State") in DISABLED_MAPPING_STATES for m in mappings or []
+        ):
+            plan += _after_the_logs(obs, fallback)
+    else:
+        if obs.alert_error_category() == "kms":
+            plan.append("get_lambda_config")
+        plan = _after_the_logs(obs, fallback) + plan
+    plan.append("get_config_drift")
+    if "get_config_drift" in obs.called and obs.drift() is None:
+        plan += fallback
+    for tool in plan:
+        if tool in available and tool not in obs.called:
+            return tool
+    return None
+
+
+def _after_the_logs(obs: Observations, fallback: list[str]) -> list[str]:
+    """The logs, then the part of the configuration their errors point at (``fallback``: what to read when
+    drift cannot be known)."""
+    plan = ["get_recent_logs"]
+    if obs.logs_read():
+        categories = {e.category for e in obs.log_errors()}
+        if not obs.logs():  # errors without a line logged: the role's logging, or nothing ran at all
+            plan.append("get_iam_state")
+            fallback.append("get_lambda_config")
+        if "access_denied" in categories:
+            plan.append("get_iam_state")
+        if "network" in categories:
+            plan.append("get_network_config")
+        if categories & {*LIMIT_CATEGORIES, "kms"}:
+            plan.append("get_lambda_config")
+    elif "get_recent_logs" in obs.called:
+        fallback += ["get_iam_state", "get_lambda_config"]
+    return plan
+
+
+# -- conclusion ------------------------------------------------------------------------------------
+class _Builder:
+    """Accumulates evidence pointers and findings into a Diagnosis payload."""
+
+    def __init__(self, obs: Observations):
+        self.obs = obs
+        self.evidence: list[dict[str, Any]] = []
+        self.faults: dict[str, list[int]] = {}
+        self.causes: list[str] = []
+        self.gaps: list[str] = []
+        self.resources: list[str] = []
+        self.regressed: dict[str, tuple[Any, Any]] = {}  # alias -> (baseline version, current version)
+
+    def point(self, tool: str, field: str, value: Any, interpretation: str) -> int:
+        for i, existing in enumerate(self.evidence):
+            if (existing["tool"], existing["field"], existing["value"]) == (tool, field, str(value)):
+                return i
+        self.evidence.append(
+            {"tool": tool, "field": field, "value": str(value), "interpretation": interpretation, "verified": False}
+        )
+        return len(self.evidence) - 1
+
+    def fault(self, fault_type: str, cause: str, *pointers: int | None) -> None:
+        self.faults.setdefault(fault_type, []).extend(p for p in pointers if p is not None)
+        if cause not in self.causes:
+            self.causes.append(cause)
+
+    def gap(self, text: str) -> None:
+        if text not in self.gaps:
+            self.gaps.append(text)
+
+    def error_points(self, error: SeenError, interpretation: str) -> list[int]:
+        """Pointers to an error the logs report: its summary entry, and an excerpt of the event it is in."""
+        pointers = []
+        if error.index is not None:
+            pointers.append(
+                self.point("get_recent_logs", f"errors[{error.index}].error_type", error.error_type, interpretation)
+            )
+        events = self.obs.logs()
+        first = error.first_event
+        if isinstance(first, int) and 0 <= first < len(events):
+            message = str(events[first].get("message", ""))
+            excerpt = next(
+                (c for c in (error.error_type, str(error.message)[:80]) if len(c) >= 3 and c in message), None
+            )
+            if excerpt:
+                pointers.append(self.point("get_recent_logs", f"events[{first}].message", excerpt, interpretation))
+        return pointers
+
+    def first_error_points(self, interpretation: str, *categories: str) -> list[int]:
+        found = self.obs.errors(*categories)
+        return self.error_points(found[0], interpretation) if found else []
+
+
+def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
+    """' (at <time>)' and a pointer to it, when the drift tool says when the difference appeared."""
+    changed_at = diff.get("changed_at")
+    if not changed_at:
+        return "", []
+    source = diff.get("changed_at_source") or "the account"
+    ptr = b.point(
+        "get_config_drift",
+        f"differences[{i}].changed_at",
+        changed_at,
+        f"{diff['path']} changed at {changed_at} ({source})",
+    )
+    return f" at {changed_at}", [ptr]
+
+
+def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
+    moved = {d["path"].split(".")[1] for d in drift if re.fullmatch(r"aliases\.[^.]+\.function_version", d["path"])}
+    for i, diff in enumerate(drift):
+        path, before, now = diff["path"], diff.get("baseline"), diff.get("current")
+        parts = path.split(".")
+        when, dated = _when(b, i, diff)
+        ptr = b.point("get_config_drift", f"differences[{i}].path", path, f"{path} differs from the recorded baseline")
+        if parts[0] == "role":
+            what = path.split(".", 2)[-1]
+            denied = b.first_error_points("the function is denied access by its role", "access_denied")
+            b.fault(
+                "permission_loss",
+                f"the execution role's {what} changed from the baseline ({'removed' if now is None else 'modified'}){when}",
+                ptr,
+                *denied,
+                *dated,
+            )
+        elif path == "reserved_concurrency":
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"reserved concurrency is {now} (baseline {before})",
+            )
+            if now is not None and (before is None or now < before):
+                b.fault(
+                    "throttling", f"reserved concurrency was lowered from {before} to {now}{when}", ptr, cfg, *dated
+                )
+        elif parts[0] == "network":
+            blocked = b.first_error_points("outbound connections fail", "network")
+            b.fault(
+                "network_block",
+                f"the function's network egress path changed from the baseline{when}",
+                ptr,
+                *blocked,
+                *dated,
+            )
+        elif path == "timeout":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"timeout is {now} s (baseline {before} s)"
+            )
+            if now is not None and before is not None and now < before:
+                timed = b.first_error_points("invocations hit the timeout", "timeout")
+                b.fault(
+                    "timeout",
+                    f"the function timeout was lowered from {before} s to {now} s{when}",
+                    ptr,
+                    cfg,
+                    *timed,
+                    *dated,
+                )
+        elif path == "memory_size":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"memory is {now} MB (baseline {before} MB)"
+            )
+            if now is not None and before is not None and now < before:
+                killed = b.first_error_points("the runtime was killed for exceeding its memory", "out_of_memory")
+                b.fault(
+                    "memory_exhaustion",
+                    f"memory was lowered from {before} MB to {now} MB{when}",
+                    ptr,
+                    cfg,
+                    *killed,
+                    *dated,
+                )
+        elif parts[0] == "aliases" and len(parts) == 3 and now is not None:
+            alias = parts[1]
+            if parts[2] == "function_version":
+                cfg = b.point(
+                    "get_config_drift",
+                    f"differences[{i}].current",
+                    now,
+                    f"alias {alias} routes to version {now} (baseline {before})",
+                )
+                b.regressed[alias] = (before, now)
+                b.fault(
+                    "deployment_regression",
+                    f"alias {alias} was moved from version {before} to version {now}{when}",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+            elif alias in moved:  # the version's code hash: the same change, seen from the code
+                b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
+            else:  # the code the alias runs changed though the version did not
+                b.fault("deployment_regression", f"the code behind alias {alias} changed{when}", ptr, *dated)
+        elif parts[0] == "aliases":
+            b.gap(f"alias {parts[1]} was removed since the baseline: invocations through it fail")
+        elif parts[0] == "kms_keys" and parts[-1] == "key_state":
+            key = path[len("kms_keys.") : -len(".key_state")]
+            cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"the key is {now} (baseline {before})")
+            if now in UNUSABLE_KEY_STATES or (before == "Enabled" and now != "Enabled"):
+                b.resources.append(key)
+                b.fault(
+                    "kms_key_disabled",
+                    f"the KMS key encrypting the environment went from {before} to {now}{when}: "
+                    "Lambda cannot decrypt it, so no invocation starts",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+        elif parts[0] == "kms_keys":
+            b.gap(f"the function's KMS key changed since the baseline ({path})")
+        elif parts[0] == "event_source_mappings" and parts[-1] == "state":
+            uuid = parts[1]
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"the mapping is {now} (baseline {before})"
+            )
+            if now in DISABLED_MAPPING_STATES and before not in DISABLED_MAPPING_STATES:
+                if arn := b.obs.config().get("FunctionArn"):
+                    b.resources.append(event_source_mapping_arn(arn, uuid))
+                b.fault(
+                    "event_source_disabled",
+                    f"event source mapping {uuid} went from {before} to {now}{when}: its queue is no longer read",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+        else:
+            b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
+
+
+def _report_point(b: _Builder) -> int | None:
+    """An invocation whose memory use reached its memory size (the REPORT line)."""
+    for i, event in enumerate(b.obs.logs()):
+        record = parse_event(str(event.get("message", "")))
+        if (
+            isinstance(record, ReportRecord)
+            and record.memory_size_mb
+            and record.max_memory_used_mb is not None
+            and record.max_memory_used_mb >= record.memory_size_mb
+        ):
+            excerpt = f"Max Memory Used: {record.max_memory_used_mb} MB"
+            if excerpt in event["message"]:
+                return b.point(
+                    "get_recent_logs", f"events[{i}].message", excerpt, "memory used reached the memory size"
+                )
+    return None
+
+
+def _from_observation_only(b: _Builder) -> None:
+    """No baseline to compare with: conclude only what configuration and logs both support."""
+    obs = b.obs
+    b.gap(
+        "configuration drift unknown (no baseline or drift tool unavailable): findings rest on current state and logs"
+    )
+    config = obs.config()
+    if config.get("ReservedConcurrentExecutions") == 0:
+        ptr = b.point(
+            "get_lambda_config", "ReservedConcurrentExecutions", 0, "reserved concurrency 0 throttles every invocation"
+        )
+        b.fault("throttling", "reserved concurrency is 0", ptr)
+    if (state := config.get("KMSKeyState")) in UNUSABLE_KEY_STATES:
+        ptr = b.point("get_lambda_config", "KMSKeyState", state, "Lambda cannot decrypt the environment with this key")
+        b.resources.append(config.get("KMSKeyArn") or "")
+        b.fault("kms_key_disabled", f"the KMS key encrypting the environment is {state}", ptr)
+    if obs.is_queue_alarm():
+        for i, mapping in enumerate(config.get("EventSourceMappings") or []):
+            if mapping.get("State") in DISABLED_MAPPING_STATES:
+                ptr = b.point(
+                    "get_lambda_config",
+                    f"EventSourceMappings[{i}].State",
+                    mapping["State"],
+                    "the mapping that reads the queue is disabled",
+                )
+                b.fault("event_source_disabled", f"event source mapping {mapping.get('UUID')} is disabled", ptr)
+    if denied := b.first_error_points("the function is denied access by its role", "access_denied"):
+        b.fault("permission_loss", "the execution role denies an action the function needs", *denied)
+    if blocked := b.first_error_points("outbound connections fail", "network"):
+        b.fault("network_block", "outbound connections from the function fail", *blocked)
+    for error in obs.errors("timeout"):
+        m = _SECONDS.search(str(error.message))
+        if m and config.get("Timeout") is not None and float(m.group("seconds")) == float(config["Timeout"]):
+            cfg = b.point("get_lambda_config", "Timeout", config["Timeout"], "the configured timeout")
+            b.fault(
+                "timeout",
+                f"invocations run longer than the {config['Timeout']} s timeout",
+                *b.error_points(error, "invocations hit the configured timeout"),
+                cfg,
+            )
+            break
+    killed = obs.errors("out_of_memory")
+    if killed and (report := _report_point(b)) is not None:
+        b.fault(
+            "memory_exhaustion",
+            "invocations exhaust the function's memory size",
+            report,
+            *b.error_points(killed[0], "the runtime was killed"),
+        )
+    if obs.incident.get("metric_name") == "IncomingLogEvents" and "get_iam_state" in obs.results:
+        iam = obs.results["get_iam_state"]
+        grants_logs = any("logs:" in json.dumps(doc) for doc in iam.get("inline_policies", {}).values())
+        if not grants_logs and not iam.get("attached_policy_arns"):
+            ptr = b.point(
+                "get_iam_state",
+                "role_name",
+                iam.get("role_name"),
+                "this role has no policy granting CloudWatch Logs actions",
+            )
+            b.fault("permission_loss", "the execution role cannot write logs", ptr)
+
+
+def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
+    """What the errors themselves say: the code's failures (a regression's when the deploy changed) and a
+    throttled dependency; and what the logs claim that configuration does not bear out."""
+    obs = b.obs
+    baseline_versions = {str(before) for before, _ in b.regressed.values() if before is not None}
+    for error in obs.errors("exception", origin="application"):
+        if error.handled:
+            continue
+        excerpt = f"{error.error_type}: {error.message}"[:120]
+        version = error.function_version
+        if "deployment_regression" in b.faults and (version is None or str(version) not in baseline_versions):
+            points = b.error_points(error, f"version {version or 'deployed'} fails: {excerpt}")
+            b.fault("deployment_regression", f"the deployed version raises {excerpt}", *points)
+        else:
+            points = b.error_points(error, "an unhandled error in the function's own code")
+            b.fault("application_error", f"the function's code raises {excerpt}", *points)
+    throttled = obs.errors("throttled", origin="aws_service")
+    if throttled:
+        error = throttled[0]
+        what = f"{error.error_type}" + (f" on {error.operation}" if error.operation else "")
+        points = b.error_points(error, "a downstream AWS service throttles the function's requests")
+        if drift is None:
+            unexplained = "(configuration drift unknown)"
+        elif not drift:
+            unexplained = "while nothing in the function's configuration changed since the baseline"
+        else:
+            unexplained = "which none of the configuration's changes explains"
+        b.fault(
+            "dependency_throttling", f"a downstream AWS service throttles its requests ({what}) {unexplained}", *points
+        )
+    if drift is not None:
+        if obs.errors("access_denied") and "permission_loss" not in b.faults:
+            b.gap(
+                "the logs report access denied but the role matches its baseline: a resource policy, an SCP or a "
+                "permissions boundary may deny it"
+            )
+        if obs.errors("kms") and "kms_key_disabled" not in b.faults:
+            b.gap("the logs report KMS errors but the function's key matches its baseline")
+    if obs.alert_error_category() == "kms" and "kms_key_disabled" not in b.faults:
+        b.gap("the alert names a KMS error that the function's configuration does not bear out")
+
+
+REMEDIATION = {
+    "permission_loss": ("restore the execution role's policies from the baseline", "low"),
+    "kms_key_disabled": ("re-enable the customer-managed KMS key that encrypts the environment", "medium"),
+    "throttling": ("restore the function's reserved concurrency from the baseline", "low"),
+    "event_source_disabled": ("re-enable the function's event source mapping, as in the baseline", "low"),
+    "network_block": ("restore the security group egress and NACL entries from the baseline", "medium"),
+    "deployment_regression": ("roll the alias back to the baseline version", "medium"),
+    "timeout": ("restore the function timeout from the baseline", "low"),
+    "memory_exhaustion": ("restore the function memory size from the baseline", "low"),
+    "application_error": (
+        "fix the function's code (no automated action): a person must change and deploy it",
+        "medium",
+    ),
+    "dependency_throttling": (
+        "no automated action: a person checks the downstream resource's capacity, other writers to it, and the "
+        "function's retries and backoff",
+        "medium",
+    ),
+}
+ORDER = [str(f) for f in FAULT_PRIORITY] + ["application_error", "dependency_throttling", "unknown"]
+ACTIONABLE = {str(f) for f in ACTION_FOR_FAULT}
+# Faults where no invocation succeeds at all.
+EVERY_INVOCATION = {"throttling", "kms_key_disabled", "event_source_disabled"}
+
+
+def build_diagnosis(obs: Observations) -> dict[str, Any]:
+    b = _Builder(obs)
+    drift = obs.drift()
+    if drift is None:
+        _from_observation_only(b)
+    else:
+        _from_drift(b, drift)
+    _from_log_errors(b, drift)
+    for tool, error in obs.failed.items():
+        if not tool.startswith("submit_"):
+            b.gap(f"{tool} could not be used: {error[:200]}")
+    function = obs.function_name or "the function"
+    if not b.faults:
+        reason = obs.incident.get("reason") or obs.incident.get("error_message") or "the alert"
+        b.fault("unknown", f"no configuration change or recognizable error explains {reason[:200]}")
+        b.gap("no tool output explained the alert")
+    resources = [
+        obs.config().get("FunctionArn") or obs.results.get("get_config_drift", {}).get("function_name") or function
+    ]
+    if "permission_loss" in b.faults and obs.results.get("get_iam_state", {}).get("role_arn"):
+        resources.append(obs.results["get_iam_state"]["role_arn"])
+    resources += [r for r in dict.fromkeys(b.resources) if r and r not in resources]
+    b.faults = dict(sorted(b.faults.items(), key=lambda item: ORDER.index(item[0])))
+    plan = []
+    for fault, pointers in b.faults.items():
+        if fault in REMEDIATION:
+            action, risk = REMEDIATION[fault]
+            plan.append(
+                {
+                    "action": action,
+                    "details": f"addresses {fault}",
+                    "evidence_basis": sorted(set(pointers)),
+                    "risk_level": risk,
+                    "requires_approval": True,
+                }
+            )
+    infra = [f for f in b.faults if f in ACTIONABLE]
+    drift_backed = drift is not None and all(b.faults[f] for f in infra)
+    confidence = "low" if "unknown" in b.faults else ("high" if drift_backed else "medium")
+    if len(infra) > 1 or set(infra) & EVERY_INVOCATION:
+        severity = "critical"
+    elif infra or "dependency_throttling" in b.faults:
+        severity = "high"
+    else:
+        severity = "medium"
+    return {
+        "root_cause": f"{function}: " + "; ".join(b.causes) + ".",
+        "fault_types": list(b.faults),
+        "affected_resources": resources,
+        "severity": severity,
+        "confidence": confidence,
+        "evidence": b.evidence,
+        "remediation_plan": plan,
+        "investigation_gaps": b.gaps,
+    }

@@ -1,0 +1,89 @@
+"""The chat-model adapter: a LangChain ``BaseChatModel`` whose turn is the offline policies' next step."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from incident_responder.agent.graph import DIAGNOSIS_TAG, PROPOSAL_TAG
+from incident_responder.agent.offline.diagnosis import build_diagnosis, next_diagnostic_tool
+from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.proposal import build_proposal, next_remediation_tool
+from incident_responder.agent.offline.review import build_review, next_review_tool
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def next_call(obs: Observations, available: set[str]) -> dict[str, Any] | None:
+    """The tool call the agent whose terminal tool is bound makes next: a lookup, or its submission."""
+    terminal = next((name for name in sorted(available) if name.startswith("submit_")), None)
+    tools = available - {terminal}
+    function = obs.function_name
+    tool: str | None = None
+    if terminal == "submit_diagnosis":
+        tool = next_diagnostic_tool(obs, tools) if function else None
+        submission = None if tool else build_diagnosis(obs)
+    elif terminal == "submit_proposal":
+        diagnosis = obs.quoted.get(DIAGNOSIS_TAG) or {}
+        tool = next_remediation_tool(obs, diagnosis, tools) if function else None
+        submission = None if tool else build_proposal(obs, diagnosis)
+    elif terminal == "submit_review":
+        actions = (obs.quoted.get(PROPOSAL_TAG) or {}).get("actions", [])
+        tool = next_review_tool(obs, actions, tools) if function else None
+        submission = None if tool else build_review(obs, actions)
+    else:
+        return None
+    if tool is not None:
+        return {"name": tool, "args": {"lambda_name": function}}
+    return {"name": terminal, "args": submission}
+
+
+class OfflineChatModel(BaseChatModel):
+    """Deterministic tool-calling chat model; see :mod:`incident_responder.agent.offline`.
+
+    >>> model = OfflineChatModel().bind_tools([])   # bind the discovered tools, as any chat model
+    """
+
+    @property
+    def _llm_type(self) -> str:
+        return "incident-responder-offline"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any):
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        available = {t["function"]["name"] for t in tools or []}
+        call = next_call(Observations(messages), available)
+        if call is None:
+            message = AIMessage(content="I have no tool that fits this request.")
+        else:
+            call["id"] = (
+                f"call_{uuid.uuid5(uuid.NAMESPACE_OID, json.dumps(call, sort_keys=True) + str(len(messages))).hex[:16]}"
+            )
+            call["type"] = "tool_call"
+            message = AIMessage(content="", tool_calls=[call])
+        prompt_chars = sum(
+            len(m.content) if isinstance(m.content, str) else len(json.dumps(m.content)) for m in messages
+        )
+        prompt_chars += len(json.dumps(tools or []))
+        output = _estimate_tokens(json.dumps(message.tool_calls) + str(message.content))
+        prompt = _estimate_tokens("x" * prompt_chars)
+        message.usage_metadata = {"input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output}
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -1,0 +1,121 @@
+"""The review policy: look each action's fault up again, approve only an action the lookup would make
+itself, reject one that changes nothing (already at the baseline), and leave anything else to a person."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.proposal import LOOKUP_FOR_FAULT, next_remediation_tool
+from incident_responder.contracts import PARAMETERS_FOR_ACTION
+
+# The parameter that says what an action sets, cited as the evidence for a verdict (in this order).
+KEY_PARAMETERS = (
+    "reserved_concurrent_executions",
+    "timeout",
+    "memory_size",
+    "policy_name",
+    "attach_policy_arn",
+    "function_version",
+    "key_arn",
+    "uuid",
+)
+# Where each lookup shows that nothing drifted for a fault: (field, what it means).
+NO_DRIFT = {
+    "throttling": ("action", "the reserved concurrency already equals the baseline"),
+    "permission_loss": ("drifted", "the role's policies already match the baseline"),
+    "network_block": ("drifted", "the egress rules and NACL entries already match the baseline"),
+    "timeout": ("current_timeout", "the timeout already equals the baseline"),
+    "memory_exhaustion": ("current_memory_size", "the memory size already equals the baseline"),
+    "deployment_regression": ("drifted", "the alias already routes to the baseline version"),
+    "kms_key_disabled": ("drifted", "the key is already in its baseline state"),
+    "event_source_disabled": ("drifted", "the event source mapping is already in its baseline state"),
+}
+
+
+def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> str | None:
+    return next_remediation_tool(obs, {"fault_types": [a.get("fault_type") for a in actions]}, available)
+
+
+def _normalized(action: dict[str, Any]) -> dict[str, Any] | None:
+    """An action's parameters as the contract dumps them, so equal restores compare equal."""
+    try:
+        model = PARAMETERS_FOR_ACTION[action["action_type"]]
+        return model.model_validate(action.get("parameters") or {}).model_dump(mode="json")
+    except (KeyError, ValueError):
+        return None
+
+
+def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
+    for key in KEY_PARAMETERS:
+        if key in parameters and (parameters[key] is not None or key == "reserved_concurrent_executions"):
+            value = parameters[key]
+            return f"actions[{index}].parameters.{key}", "null" if value is None else str(value)
+    if parameters.get("security_group_id"):
+        return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]
+    entry = (parameters.get("remove_nacl_entries") or [{}])[0]
+    return f"actions[{index}].parameters.remove_nacl_entries[0].rule_number", str(entry.get("rule_number"))
+
+
+def _point(tool: str, field: str, value: Any, interpretation: str) -> dict[str, Any]:
+    return {"tool": tool, "field": field, "value": str(value), "interpretation": interpretation}
+
+
+def judge_action(obs: Observations, action: dict[str, Any]) -> dict[str, Any]:
+    """One verdict, as a careful reviewer reaches it from the lookup for the action's fault."""
+    order, fault = action.get("execution_order"), action.get("fault_type")
+    tool = LOOKUP_FOR_FAULT.get(fault)
+
+    def verdict(kind: str, reason: str, *evidence: dict[str, Any]) -> dict[str, Any]:
+        return {"execution_order": order, "verdict": kind, "reasons": [reason], "evidence": list(evidence)}
+
+    if tool is None:
+        return verdict("reject", f"{fault} has no automated remedy")
+    if tool in obs.failed or tool not in obs.results:
+        error = obs.failed.get(tool, "not available").removeprefix("ERROR: ")
+        return verdict("needs_human", f"the action cannot be checked: {error[:300]}")
+    result = obs.results[tool]
+    if result.get("error"):
+        return verdict(
+            "needs_human",
+            f"{tool} reports an error, so the action cannot be checked: {result['error'][:200]}",
+            _point(tool, "error", result["error"][:80], "the lookup failed"),
+        )
+    ready = [(i, a) for i, a in enumerate(result.get("actions") or []) if a.get("fault_type") == fault]
+    if not ready and result.get("drifted"):
+        return verdict(
+            "needs_human",
+            f"{tool} shows drift from the baseline but no restore for it",
+            _point(tool, "drifted", "true", "the configuration differs from the baseline"),
+        )
+    if not ready:
+        field, meaning = NO_DRIFT[fault]
+        value = result.get(field)
+        shown = "null" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)
+        return verdict("reject", f"no-op: already at the baseline ({meaning})", _point(tool, field, shown, meaning))
+    proposed = _normalized(action)
+    for index, candidate in ready:
+        if candidate.get("action_type") == action.get("action_type") and _normalized(candidate) == proposed:
+            field, value = _key_pointer(index, proposed)
+            return verdict(
+                "approve",
+                f"restores exactly what {tool} computes from the baseline ({field} = {value})",
+                _point(tool, field, value, "the lookup's own restore for this fault sets this value"),
+            )
+    index, candidate = ready[0]
+    field, value = _key_pointer(index, _normalized(candidate) or {})
+    return verdict(
+        "needs_human",
+        f"the parameters differ from the restore {tool} computes from the baseline ({field} = {value})",
+        _point(tool, field, value, "what the lookup would restore instead"),
+    )
+
+
+def build_review(obs: Observations, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    verdicts = [judge_action(obs, a) for a in actions]
+    counts = {kind: sum(v["verdict"] == kind for v in verdicts) for kind in ("approve", "needs_human", "reject")}
+    return {
+        "verdicts": verdicts,
+        "summary": ", ".join(f"{n} {kind}" for kind, n in counts.items() if n) or "nothing to review",
+    }
