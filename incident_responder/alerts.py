@@ -3,6 +3,10 @@
 The incident id is derived from what identifies the alert (function, alarm, state-change time), so
 a duplicate delivery of the same alert yields the same id; it is also a valid execution name.
 
+An alarm on an SQS queue (namespace ``AWS/SQS``, dimension ``QueueName``) names no function: reading
+it gives a :class:`QueueAlarm`, which ingest turns into an incident once it has found the onboarded
+function whose event source mapping reads the queue. Nothing here calls AWS.
+
     >>> incident = parse_alert({"function_name": "data-processor", "error_type": "KeyError",
     ...                         "detected_at": "2026-11-23T04:00:00Z"})
     >>> incident.incident_id
@@ -24,6 +28,17 @@ from incident_responder.contracts import Incident
 
 class MalformedAlertError(ValueError):
     """The alert cannot be turned into an incident; the message says what is wrong."""
+
+
+class FunctionNotNamedError(MalformedAlertError):
+    """A well-formed alarm on a queue: which function it concerns is for ingest to find in the account."""
+
+    def __init__(self, pending: QueueAlarm):
+        self.pending = pending
+        super().__init__(
+            f"alarm {pending.alarm.AlarmName!r} watches queue {pending.queue_name} and names no function: ingest "
+            "resolves it through the onboarded functions' event source mappings"
+        )
 
 
 # A sender's clock may run a little ahead; an alert from further in the future means nothing.
@@ -71,11 +86,33 @@ class ProjectAlert(BaseModel):
     account_id: str | None = None
 
 
+# SQS queue names: 1-80 of A-Z a-z 0-9 - _, a FIFO queue's ending in .fifo.
+QUEUE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,75}(?:\.fifo)?|[A-Za-z0-9_-]{1,80}")
+
+
+class QueueAlarm(BaseModel):
+    """An alarm on a queue, waiting to be resolved to the function that reads the queue."""
+
+    alarm: AlarmNotification
+    queue_name: str
+    queue_arn: str = Field(description="arn:PARTITION:sqs:REGION:ACCOUNT:NAME, from the alarm's own ARN and account")
+
+    def incident(self, function_name: str, resolved_from: str) -> Incident:
+        """The incident once ``function_name`` is known (the id depends on it, as for any alarm)."""
+        return _incident(self.alarm, function_name, resolved_from=resolved_from)
+
+
 def incident_id_for(function_name: str, detected_at: str, discriminator: str) -> str:
     """``<function>-<yyyymmddTHHMMSS>-<hash>``: at most 80 chars of [A-Za-z0-9_-]."""
     stamp = re.sub(r"[^0-9T]", "", detected_at.split(".")[0].split("+")[0].rstrip("Z"))[:15]
     digest = hashlib.sha256(f"{function_name}|{detected_at}|{discriminator}".encode()).hexdigest()[:10]
     return f"{function_name[:50]}-{stamp}-{digest}"
+
+
+def _queue_from_dimensions(trigger: AlarmTrigger) -> str | None:
+    if trigger.Namespace != "AWS/SQS":
+        return None
+    return next((dim.value for dim in trigger.Dimensions if dim.name == "QueueName"), None)
 
 
 def _function_from_dimensions(trigger: AlarmTrigger) -> str | None:
@@ -91,7 +128,19 @@ def parse_alert(message: str | dict[str, Any], now: datetime | None = None) -> I
     """An Incident from an SNS message body (string or already-decoded JSON).
 
     Whatever the input, this returns an Incident or raises MalformedAlertError with the reason: deep
-    nesting and integers too long to convert are reasons too, never a crash.
+    nesting and integers too long to convert are reasons too, never a crash. An alarm on a queue raises
+    :class:`FunctionNotNamedError` (its ``pending`` is the :class:`QueueAlarm`): see :func:`read_alert`.
+    """
+    alert = read_alert(message, now)
+    if isinstance(alert, QueueAlarm):
+        raise FunctionNotNamedError(alert)
+    return alert
+
+
+def read_alert(message: str | dict[str, Any], now: datetime | None = None) -> Incident | QueueAlarm:
+    """An Incident, or a :class:`QueueAlarm` for an alarm that watches a queue rather than a function.
+
+    Raises MalformedAlertError with the reason for anything else, as :func:`parse_alert` does.
     """
     if isinstance(message, str):
         try:
@@ -104,11 +153,12 @@ def parse_alert(message: str | dict[str, Any], now: datetime | None = None) -> I
             raise MalformedAlertError(f"alert is not usable JSON: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
         raise MalformedAlertError("alert must be a JSON object")
+    alert: Incident | QueueAlarm
     try:
         if "AlarmName" in message:
-            incident = _from_alarm(AlarmNotification.model_validate(message))
+            alert = _from_alarm(AlarmNotification.model_validate(message))
         else:
-            incident = _from_project_alert(ProjectAlert.model_validate(message))
+            alert = _from_project_alert(ProjectAlert.model_validate(message))
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']}" for e in exc.errors(include_input=False)[:5]
@@ -116,8 +166,9 @@ def parse_alert(message: str | dict[str, Any], now: datetime | None = None) -> I
         raise MalformedAlertError(f"alert is not a CloudWatch alarm or a project alert: {problems[:800]}") from None
     except RecursionError:
         raise MalformedAlertError("alert is nested too deeply to be an alert") from None
-    _check_time(incident.detected_at, now or datetime.now(UTC))
-    return incident
+    detected = alert.alarm.StateChangeTime if isinstance(alert, QueueAlarm) else alert.detected_at
+    _check_time(detected, now or datetime.now(UTC))
+    return alert
 
 
 def _check_time(value: str, now: datetime) -> None:
@@ -145,18 +196,40 @@ def fault_signature(incident: Incident) -> str:
     return f"error:{incident.error_type or ''}"
 
 
-def _from_alarm(alarm: AlarmNotification) -> Incident:
+def _from_alarm(alarm: AlarmNotification) -> Incident | QueueAlarm:
     function = _function_from_dimensions(alarm.Trigger)
-    if not function:
-        raise MalformedAlertError(f"alarm {alarm.AlarmName!r} has no FunctionName or /aws/lambda/ log group dimension")
+    queue = None if function else _queue_from_dimensions(alarm.Trigger)
+    if not function and queue is None:
+        raise MalformedAlertError(
+            f"alarm {alarm.AlarmName!r} has no FunctionName or /aws/lambda/ log group dimension, "
+            "nor the QueueName of an AWS/SQS metric"
+        )
     if alarm.NewStateValue != "ALARM":
         raise MalformedAlertError(f"alarm {alarm.AlarmName!r} is in state {alarm.NewStateValue}, not ALARM")
+    if function:
+        return _incident(alarm, function)
+    if not QUEUE_NAME_RE.fullmatch(queue or ""):
+        raise MalformedAlertError(f"alarm {alarm.AlarmName!r}: QueueName {queue[:100]!r} is not an SQS queue name")
+    # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME; the queue is in the alarm's region and account.
+    arn = (alarm.AlarmArn or "").split(":")
+    account = alarm.AWSAccountId or (arn[4] if len(arn) > 5 else "")
+    region = arn[3] if len(arn) > 5 and arn[0] == "arn" and re.fullmatch(r"aws[a-z-]*", arn[1]) else ""
+    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or not re.fullmatch(r"\d{12}", account):
+        raise MalformedAlertError(
+            f"alarm {alarm.AlarmName!r} on queue {queue} has no region (AlarmArn) and account (AWSAccountId) "
+            "to name the queue by its ARN"
+        )
+    return QueueAlarm(alarm=alarm, queue_name=queue, queue_arn=f"arn:{arn[1]}:sqs:{region}:{account}:{queue}")
+
+
+def _incident(alarm: AlarmNotification, function: str, resolved_from: str | None = None) -> Incident:
     region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
     return Incident(
         incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
         function_name=function,
         source="cloudwatch_alarm",
         detected_at=alarm.StateChangeTime,
+        resolved_from=resolved_from,
         alarm_name=alarm.AlarmName,
         metric_name=alarm.Trigger.MetricName,
         namespace=alarm.Trigger.Namespace,

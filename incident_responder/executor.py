@@ -10,7 +10,10 @@ anything (defence in depth: the account may have moved since the proposal).
 
 A retried task (Step Functions retries the Lambda) repeats nothing: a step already ``applied`` is
 skipped; a step ``recorded`` (its change may or may not have happened) is applied again, which every
-action here tolerates, and its prior state is never overwritten with the post-apply one.
+action here tolerates, and its prior state is never overwritten with the post-apply one. An alias, a
+key or an event source mapping already in the state the action wants is not written again; a mapping
+Lambda is still moving (Enabling, Disabling, Updating) is waited for, as Lambda refuses updates then,
+and is recorded as the state it is moving to.
 
 :func:`rollback` reads the ledger and puts back each recorded prior state in reverse order, then reads
 the live state again and checks it equals the prior state. A step already in its prior state is done;
@@ -22,6 +25,7 @@ scans that attribute for incidents.
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -34,10 +38,13 @@ from incident_responder.baseline import load_baseline
 from incident_responder.contracts import (
     ActionType,
     ApprovalDecision,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
     Incident,
     RemediationAction,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
     incident_from_event,
@@ -389,11 +396,101 @@ class _NetworkEgress(_Change):
         )
 
 
+class _AliasVersion(_Change):
+    """UpdateAlias FunctionVersion (weighted routing, which the baseline does not record, is left as it is)."""
+
+    def capture(self, clients: AwsClients, p: RollbackAliasParams) -> dict[str, Any]:
+        alias = clients.get("lambda").get_alias(FunctionName=p.function_name, Name=p.alias_name)
+        return {
+            "function_name": p.function_name,
+            "alias_name": p.alias_name,
+            "function_version": alias["FunctionVersion"],
+        }
+
+    def apply(self, clients: AwsClients, p: RollbackAliasParams) -> str:
+        return self._point(clients, p, p.function_version)
+
+    def restore(self, clients: AwsClients, p: RollbackAliasParams, prior: dict[str, Any]) -> None:
+        self._point(clients, p, prior["function_version"])
+
+    def _point(self, clients: AwsClients, p: RollbackAliasParams, version: str) -> str:
+        what = f"alias {p.alias_name} of {p.function_name}"
+        if self.capture(clients, p)["function_version"] == version:
+            return f"{what} already routes to version {version}"
+        clients.get("lambda").update_alias(FunctionName=p.function_name, Name=p.alias_name, FunctionVersion=version)
+        return f"pointed {what} at version {version}"
+
+
+def _key_id(key_arn: str) -> str:
+    # KMS takes the id or the ARN for Enable/DisableKey; some emulators only the id.
+    return key_arn.rsplit("/", 1)[-1]
+
+
+class _KmsKey(_Change):
+    def capture(self, clients: AwsClients, p: EnableKmsKeyParams) -> dict[str, Any]:
+        metadata = clients.get("kms").describe_key(KeyId=_key_id(p.key_arn))["KeyMetadata"]
+        return {"key_arn": p.key_arn, "key_state": metadata["KeyState"]}
+
+    def apply(self, clients: AwsClients, p: EnableKmsKeyParams) -> str:
+        if self.capture(clients, p)["key_state"] == "Enabled":
+            return f"key {p.key_arn} is already enabled"
+        clients.get("kms").enable_key(KeyId=_key_id(p.key_arn))
+        return f"enabled key {p.key_arn}"
+
+    def restore(self, clients: AwsClients, p: EnableKmsKeyParams, prior: dict[str, Any]) -> None:
+        state = self.capture(clients, p)["key_state"]
+        if state == prior["key_state"]:
+            return
+        # Only the two states EnableKey moves between; any other is left for the read-back to report.
+        if prior["key_state"] == "Disabled":
+            clients.get("kms").disable_key(KeyId=_key_id(p.key_arn))
+        elif prior["key_state"] == "Enabled":
+            clients.get("kms").enable_key(KeyId=_key_id(p.key_arn))
+
+
+# Lambda moves a mapping through these for a few seconds and refuses an update meanwhile
+# (ResourceInUseException); Enabling / Disabling are recorded as where they lead.
+_MAPPING_TRANSITIONS = ("Creating", "Enabling", "Disabling", "Updating")
+_MAPPING_SETTLED = {"Enabling": "Enabled", "Disabling": "Disabled"}
+MAPPING_WAIT = {"delay": 2.0, "attempts": 30}
+_sleep = time.sleep
+
+
+class _EventSourceMapping(_Change):
+    def capture(self, clients: AwsClients, p: EnableEventSourceMappingParams) -> dict[str, Any]:
+        state = clients.get("lambda").get_event_source_mapping(UUID=p.uuid)["State"]
+        return {"uuid": p.uuid, "state": _MAPPING_SETTLED.get(state, state)}
+
+    def apply(self, clients: AwsClients, p: EnableEventSourceMappingParams) -> str:
+        return self._set(clients, p, True)
+
+    def restore(self, clients: AwsClients, p: EnableEventSourceMappingParams, prior: dict[str, Any]) -> None:
+        if prior["state"] in ("Enabled", "Disabled"):
+            self._set(clients, p, prior["state"] == "Enabled")
+
+    def _set(self, clients: AwsClients, p: EnableEventSourceMappingParams, enabled: bool) -> str:
+        lam = clients.get("lambda")
+        wanted = "Enabled" if enabled else "Disabled"
+        state = lam.get_event_source_mapping(UUID=p.uuid)["State"]
+        for _ in range(int(MAPPING_WAIT["attempts"])):
+            if _MAPPING_SETTLED.get(state, state) == wanted:
+                return f"event source mapping {p.uuid} is already {state}"
+            if state not in _MAPPING_TRANSITIONS:
+                break
+            _sleep(MAPPING_WAIT["delay"])
+            state = lam.get_event_source_mapping(UUID=p.uuid)["State"]
+        lam.update_event_source_mapping(UUID=p.uuid, Enabled=enabled)
+        return f"{'enabled' if enabled else 'disabled'} event source mapping {p.uuid} of {p.function_name}"
+
+
 CHANGES: dict[ActionType, _Change] = {
     ActionType.RESTORE_IAM_POLICY: _IamPolicy(),
     ActionType.UPDATE_CONCURRENCY: _Concurrency(),
     ActionType.RESTORE_NETWORK_EGRESS: _NetworkEgress(),
     ActionType.UPDATE_FUNCTION_CONFIGURATION: _FunctionConfiguration(),
+    ActionType.ROLLBACK_ALIAS: _AliasVersion(),
+    ActionType.ENABLE_KMS_KEY: _KmsKey(),
+    ActionType.ENABLE_EVENT_SOURCE_MAPPING: _EventSourceMapping(),
 }
 
 
@@ -603,7 +700,8 @@ def apply(
                 # Guardrails judge a step before it first changes anything; a recorded step passed them then,
                 # and its half-done change would now look like "nothing to restore".
                 assert baseline is not None
-                reasons = check_action(action, read_function_configuration(clients, incident.function_name), baseline)
+                current = read_function_configuration(clients, incident.function_name)
+                reasons = check_action(action, current, baseline, clients)
                 if reasons:
                     failed = _step(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)

@@ -2,11 +2,13 @@
 
 An action survives only if its type is allowed, it remedies a fault the diagnosis contains, it is not
 a duplicate, its ``target_resource`` names what its parameters change, that is the incident's own
-function, role, security group or NACL, and it restores exactly the recorded baseline: concurrency,
-timeout and memory equal to the baseline's (a lower value is no restore either), statements only from
-the baseline document (never from the current policy, which is what an attacker could have changed),
-managed policies the baseline attached, egress rules from the baseline, NACL removals only of entries
-the baseline lacks. Ground truth is read here from the account and the baseline table, never taken
+function, role, security group, NACL, alias, KMS key or event source mapping, and it restores exactly
+the recorded baseline: concurrency, timeout and memory equal to the baseline's (a lower value is no
+restore either), statements only from the baseline document (never from the current policy, which is
+what an attacker could have changed), managed policies the baseline attached, egress rules from the
+baseline, NACL removals only of entries the baseline lacks, an alias recorded in the baseline pointed
+back at the version it had then, the key the function's configuration names and the baseline recorded
+Enabled, a mapping of the function's recorded Enabled in the baseline. Ground truth is read here from the account and the baseline table, never taken
 from the model or the tool results it saw. Risk and approval are set here by policy; so are
 rejections: anything the model put in ``rejected_actions`` is dropped.
 """
@@ -17,16 +19,21 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from incident_responder.account_state import FunctionConfiguration, function_name_of
+from incident_responder.aws import AwsClients
 from incident_responder.contracts import (
     ActionType,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
     RejectedAction,
     RemediationAction,
     RemediationProposal,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
 )
@@ -34,15 +41,22 @@ from incident_responder.iam_policy import statements
 
 ALLOWED_ACTIONS = set(ActionType)
 # Set by policy, never by the model: what an action could break if it were wrong. Access and network
-# changes are high risk (a wrong one opens or closes what the function can reach); putting a function's
-# own limits back to their baseline values is low. Only low-risk actions may skip a person, and only
-# when the deployment says so (AutoApprove=low); see incident_responder.review.
+# changes are high risk (a wrong one opens or closes what the function can reach), and so is enabling a
+# key (someone may have disabled it on purpose, e.g. after a compromise); moving traffic back to the
+# baseline version and resuming a queue's delivery change what runs and when: medium; putting a
+# function's own limits back to their baseline values is low. Only low-risk actions may skip a person,
+# and only when the deployment says so (AutoApprove=low); see incident_responder.review.
 RISK_FOR_ACTION = {
     ActionType.RESTORE_IAM_POLICY: "high",
     ActionType.RESTORE_NETWORK_EGRESS: "high",
+    ActionType.ENABLE_KMS_KEY: "high",
+    ActionType.ROLLBACK_ALIAS: "medium",
+    ActionType.ENABLE_EVENT_SOURCE_MAPPING: "medium",
     ActionType.UPDATE_CONCURRENCY: "low",
     ActionType.UPDATE_FUNCTION_CONFIGURATION: "low",
 }
+# Lambda reports a mapping it is turning on as Enabling for a few seconds before Enabled.
+ENABLED_STATES = ("Enabled", "Enabling")
 
 
 def _key(value: Any) -> str:
@@ -73,6 +87,13 @@ def _names(target: str, kind: str, identifiers: Iterable[str]) -> bool:
             return function_name_of(target) in ids
         except ValueError:
             return False
+    if kind == "kms":
+        # The key's ARN, or its id (the last segment of the ARN); an alias ARN names no key.
+        return any(target == i.rsplit("/", 1)[-1] and ":" not in target for i in ids)
+    if kind == "esm":
+        # arn:aws:lambda:REGION:ACCOUNT:event-source-mapping:UUID
+        parts = target.split(":")
+        return len(parts) == 7 and parts[2] == "lambda" and parts[5] == "event-source-mapping" and parts[6] in ids
     # role/[path/]NAME, security-group/ID, network-acl/ID: the last path segment names the resource.
     service = {"role": ":iam::", "ec2": ":ec2:"}[kind]
     return target.startswith("arn:") and service in target and target.rsplit("/", 1)[-1] in ids
@@ -85,11 +106,22 @@ def _target_reason(action: RemediationAction, names: str, kind: str, identifiers
 
 
 def check_action(
-    action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
+    action: RemediationAction,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    clients: AwsClients | None = None,
 ) -> list[str]:
-    """Reasons to reject the action; empty when it may be proposed. Never raises on model output."""
+    """Reasons to reject the action; empty when it may be proposed. Never raises on model output.
+
+    With ``clients``, a rollback's target version is also read from the account: it must still hold the
+    code the baseline recorded (a function re-created since onboarding numbers its versions again).
+    AWS errors of that read propagate.
+    """
     if action.action_type not in ALLOWED_ACTIONS:
         return [f"action type {action.action_type} is not allowed"]
+    parameters = action.parameters if isinstance(action.parameters, dict) else {}
+    if action.action_type == ActionType.ROLLBACK_ALIAS and str(parameters.get("function_version")).upper() == "$LATEST":
+        return ["$LATEST is never a rollback target: an alias goes back to its baseline's published version"]
     try:
         params = action.typed_parameters()
     except (ValidationError, TypeError, KeyError) as exc:
@@ -109,7 +141,28 @@ def check_action(
         return _target_reason(action, "a security group or NACL", "ec2", changed) + _check_network(
             params, current, baseline
         )
+    if isinstance(params, RollbackAliasParams):
+        return _alias_target_reason(action, params) + _check_alias(params, current, baseline, clients)
+    if isinstance(params, EnableKmsKeyParams):
+        return _target_reason(action, "the key", "kms", [params.key_arn]) + _check_kms(params, current, baseline)
+    if isinstance(params, EnableEventSourceMappingParams):
+        return _target_reason(action, "the event source mapping", "esm", [params.uuid]) + _check_event_source(
+            params, current, baseline
+        )
     return [f"no guardrail knows {action.action_type}"]
+
+
+def _alias_target_reason(action: RemediationAction, p: RollbackAliasParams) -> list[str]:
+    """The function (name or ARN), or the ARN qualified with this alias; never another qualifier."""
+    target = action.target_resource
+    try:
+        named = function_name_of(target) == p.function_name
+    except ValueError:
+        named = False
+    qualifier = target.split(":")[7] if target.startswith("arn:") and target.count(":") == 7 else p.alias_name
+    if named and qualifier == p.alias_name:
+        return []
+    return [f"target_resource {target[:200]} does not name the function or its alias {p.alias_name}"]
 
 
 def _other_function(function_name: str, current: FunctionConfiguration) -> list[str]:
@@ -203,6 +256,90 @@ def _check_network(
     return reasons
 
 
+def version_code_sha256(clients: AwsClients, function_name: str, version: str) -> str | None:
+    """The code hash of a published version; None when the version does not exist."""
+    try:
+        config = clients.get("lambda").get_function_configuration(FunctionName=function_name, Qualifier=version)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise
+    return config["CodeSha256"]
+
+
+def _check_alias(
+    p: RollbackAliasParams,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    clients: AwsClients | None = None,
+) -> list[str]:
+    reasons = _other_function(p.function_name, current)
+    if reasons:
+        return reasons
+    recorded = {a.name: a for a in baseline.aliases}
+    base = recorded.get(p.alias_name)
+    if base is None:
+        known = ", ".join(sorted(recorded)) or "none"
+        return [f"alias {p.alias_name} is not one of the function's aliases recorded in the baseline ({known})"]
+    now = next((a for a in current.aliases if a.name == p.alias_name), None)
+    if now is None:
+        return [f"alias {p.alias_name} no longer exists: there is nothing to point back"]
+    if p.function_version != base.function_version:
+        return [
+            f"version {p.function_version} is not alias {p.alias_name}'s baseline version {base.function_version}: "
+            "anything else is not a restore"
+        ]
+    if now.function_version == base.function_version:
+        return [
+            f"alias {p.alias_name} already routes to its baseline version {base.function_version}: nothing to restore"
+        ]
+    if clients is not None:
+        code = version_code_sha256(clients, p.function_name, p.function_version)
+        if code is None:
+            return [f"version {p.function_version} no longer exists: nothing to roll back to"]
+        if code != base.code_sha256:
+            return [f"version {p.function_version}'s code hash is not the one the baseline recorded"]
+    return []
+
+
+def _check_kms(p: EnableKmsKeyParams, current: FunctionConfiguration, baseline: FunctionConfiguration) -> list[str]:
+    now = {k.key_arn: k for k in current.kms_keys}
+    recorded = {k.key_arn: k for k in baseline.kms_keys}
+    if p.key_arn not in now:
+        names = ", ".join(sorted(now)) or "none: it uses an AWS-managed key"
+        return [f"key {p.key_arn} is not the key the function's configuration names ({names})"]
+    if p.key_arn not in recorded:
+        return [f"key {p.key_arn} was not recorded in the baseline: only a key recorded Enabled there is enabled"]
+    if recorded[p.key_arn].key_state != "Enabled":
+        return [f"key {p.key_arn} was {recorded[p.key_arn].key_state} in the baseline, not Enabled"]
+    state = now[p.key_arn].key_state
+    if state == "Enabled":
+        return [f"key {p.key_arn} is already Enabled: nothing to restore"]
+    if state != "Disabled":
+        return [f"key {p.key_arn} is {state}: EnableKey restores only a Disabled key"]
+    return []
+
+
+def _check_event_source(
+    p: EnableEventSourceMappingParams, current: FunctionConfiguration, baseline: FunctionConfiguration
+) -> list[str]:
+    reasons = _other_function(p.function_name, current)
+    if reasons:
+        return reasons
+    recorded = {m.uuid: m for m in baseline.event_source_mappings}
+    if p.uuid not in recorded:
+        known = ", ".join(sorted(recorded)) or "none"
+        return [f"mapping {p.uuid} is not one of the function's mappings recorded in the baseline ({known})"]
+    if recorded[p.uuid].state != "Enabled":
+        return [f"mapping {p.uuid} was {recorded[p.uuid].state} in the baseline, not Enabled"]
+    now = next((m for m in current.event_source_mappings if m.uuid == p.uuid), None)
+    if now is None:
+        return [f"mapping {p.uuid} no longer invokes the function"]
+    if now.state in ENABLED_STATES:
+        return [f"mapping {p.uuid} is already {now.state}: nothing to restore"]
+    return []
+
+
 def _identity(action: RemediationAction) -> str:
     """What an action does, ignoring the model's prose: two actions with the same identity are duplicates."""
     return _key({"type": str(action.action_type), "parameters": action.parameters})
@@ -213,10 +350,12 @@ def apply_guardrails(
     current: FunctionConfiguration,
     baseline: FunctionConfiguration,
     diagnosed_faults: Iterable[str],
+    clients: AwsClients | None = None,
 ) -> RemediationProposal:
     """The proposal with only surviving actions; rejected ones in ``rejected_actions`` with reasons.
 
-    ``diagnosed_faults``: the fault types of the diagnosis the proposal answers.
+    ``diagnosed_faults``: the fault types of the diagnosis the proposal answers. ``clients``: see
+    :func:`check_action` (without them a rollback's version is judged by the baseline alone).
     """
     diagnosed = {str(f) for f in diagnosed_faults}
     kept: list[RemediationAction] = []
@@ -233,7 +372,7 @@ def apply_guardrails(
         if identity in seen:
             reasons.append(f"duplicates action {seen[identity]}")
         else:
-            reasons += check_action(action, current, baseline)
+            reasons += check_action(action, current, baseline, clients)
             seen[identity] = number
         if reasons:
             # Constructed: an action whose parameters never validated is still reported, never raised.

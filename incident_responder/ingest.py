@@ -3,8 +3,9 @@
 Each alert ends in exactly one outcome:
 
 ``rejected``
-    It means nothing: malformed, a time that is no time, or a function that was never onboarded. It
-    goes to the dead-letter queue with the reason and starts nothing (so it spends no budget).
+    It means nothing: malformed, a time that is no time, a function that was never onboarded, or an
+    alarm on a queue that no onboarded function reads (or that several do: it says which). It goes to
+    the dead-letter queue with the reason and starts nothing (so it spends no budget).
 ``started``
     The first alert of its group: the incident's lifecycle execution is started.
 ``duplicate``
@@ -13,6 +14,10 @@ Each alert ends in exactly one outcome:
 ``attached``
     Another alert for the same function and fault signature within the grouping window: it is
     recorded on the group of the incident already under way, and starts nothing.
+
+An alarm on a queue names no function: the onboarded function whose event source mapping reads the
+queue is found in the baseline table (each baseline lists its ``event_sources``), and the incident
+says so in ``resolved_from``.
 
 The group item (``group#<function>#<signature digest>`` in the incident-state table) is claimed with
 a conditional write, so of any number of concurrent copies exactly one starts the execution; the
@@ -28,9 +33,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from incident_responder.alerts import MalformedAlertError, fault_signature, parse_alert
+from incident_responder.alerts import MalformedAlertError, QueueAlarm, fault_signature, read_alert
 from incident_responder.aws import AwsClients
-from incident_responder.baseline import onboarded_arn
+from incident_responder.baseline import baseline_table_name, onboarded_arn
 from incident_responder.contracts import Incident
 from incident_responder.lifecycle import start_incident
 
@@ -45,6 +50,58 @@ class IngestOutcome(BaseModel):
     execution_arn: str | None = None
     reason: str | None = None
     alerts_in_group: int | None = None
+    resolved_from: str | None = None
+
+
+class UnresolvedAlertError(MalformedAlertError):
+    """An alarm on a queue that no onboarded function reads, or that several do: it starts nothing."""
+
+
+def functions_reading(clients: AwsClients, source_arn: str, table: str | None = None) -> list[str]:
+    """The onboarded functions whose baseline lists ``source_arn`` among the event sources that invoke them.
+
+    A scan of the baseline table (one small item per onboarded function) reading only the two attributes
+    the ingest role may read; AWS errors propagate (the handler's invocation is retried).
+    """
+    names: list[str] = []
+    kwargs: dict[str, Any] = {
+        "TableName": table or baseline_table_name(),
+        "FilterExpression": "contains(event_sources, :source)",
+        "ProjectionExpression": "function_name, event_sources",
+        "ExpressionAttributeValues": {":source": {"S": source_arn}},
+        "ConsistentRead": True,  # a function onboarded a moment ago counts
+    }
+    for page in clients.get("dynamodb").get_paginator("scan").paginate(**kwargs):
+        names += [item["function_name"]["S"] for item in page.get("Items", [])]
+    return sorted(set(names))
+
+
+def resolve_queue_alarm(clients: AwsClients, pending: QueueAlarm, baseline_table: str | None = None) -> Incident:
+    """The incident of an alarm on a queue: its function is the one onboarded function that reads the queue."""
+    functions = functions_reading(clients, pending.queue_arn, baseline_table)
+    alarm = f"alarm {pending.alarm.AlarmName!r} watches queue {pending.queue_name} ({pending.queue_arn})"
+    if not functions:
+        raise UnresolvedAlertError(
+            f"{alarm}, which no onboarded function reads through an event source mapping: onboard the function "
+            "that consumes it (responder onboard <function>), or restore its mapping and onboard it again"
+        )
+    if len(functions) > 1:
+        raise UnresolvedAlertError(
+            f"{alarm}, which several onboarded functions read ({', '.join(functions)}): the alarm does not say "
+            "which one, so none is chosen; alarm on each function's own metrics instead"
+        )
+    return pending.incident(functions[0], f"queue {pending.queue_name} via its event source mapping")
+
+
+def incident_from_alert(
+    clients: AwsClients, message: str | dict[str, Any], baseline_table: str | None = None
+) -> Incident:
+    """:func:`~incident_responder.alerts.parse_alert`, with an alarm on a queue resolved to its function.
+
+    Raises MalformedAlertError (an :class:`UnresolvedAlertError` for a queue no single function reads).
+    """
+    alert = read_alert(message)
+    return resolve_queue_alarm(clients, alert, baseline_table) if isinstance(alert, QueueAlarm) else alert
 
 
 def group_key(incident: Incident) -> str:
@@ -63,10 +120,11 @@ def ingest_alert(
     now: float | None = None,
 ) -> IngestOutcome:
     try:
-        incident = parse_alert(message)
+        incident = incident_from_alert(clients, message, baseline_table)
     except MalformedAlertError as exc:
         return IngestOutcome(outcome="rejected", reason=str(exc))
-    if onboarded_arn(clients, incident.function_name, baseline_table) is None:
+    # A function found through its event source mapping was found in the baseline table: it is onboarded.
+    if incident.resolved_from is None and onboarded_arn(clients, incident.function_name, baseline_table) is None:
         return IngestOutcome(
             outcome="rejected",
             alert_incident_id=incident.incident_id,
@@ -115,6 +173,7 @@ def _start(
         alert_incident_id=incident.incident_id,
         execution_arn=result.execution_arn,
         alerts_in_group=1,
+        resolved_from=incident.resolved_from,
     )
 
 
@@ -136,6 +195,7 @@ def _join_group(
             alert_incident_id=incident.incident_id,
             execution_arn=group["execution_arn"]["S"],
             alerts_in_group=_count(group),
+            resolved_from=incident.resolved_from,
         )
     try:
         # A set: the same attached alert delivered twice is listed once.
@@ -167,6 +227,7 @@ def _join_group(
         alert_incident_id=incident.incident_id,
         execution_arn=updated.get("execution_arn", {}).get("S"),
         alerts_in_group=_count(updated),
+        resolved_from=incident.resolved_from,
     )
 
 

@@ -78,7 +78,9 @@ async def propose(
     def guard(
         proposal: RemediationProposal, results: list[dict[str, Any]]
     ) -> tuple[RemediationProposal, dict[str, Any]]:
-        checked = apply_guardrails(proposal, current, baseline, diagnosed_faults=diagnosis.get("fault_types") or [])
+        checked = apply_guardrails(
+            proposal, current, baseline, diagnosed_faults=diagnosis.get("fault_types") or [], clients=clients
+        )
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
     return await run_agent_over_mcp(

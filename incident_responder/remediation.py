@@ -16,22 +16,29 @@ from pydantic import BaseModel, Field
 
 from incident_responder.account_state import FunctionConfiguration, function_name_of, read_function_configuration
 from incident_responder.aws import AwsClients
-from incident_responder.baseline import Baseline, BaselineNotFoundError, load_baseline
+from incident_responder.baseline import Baseline, BaselineNotFoundError, event_source_mapping_arn, load_baseline
 from incident_responder.contracts import (
     ActionType,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
     FaultType,
     NaclEntry,
     ProposedAction,
+    ProposedEnableEventSourceMapping,
+    ProposedEnableKmsKey,
     ProposedRestoreIamPolicy,
     ProposedRestoreNetworkEgress,
+    ProposedRollbackAlias,
     ProposedUpdateConcurrency,
     ProposedUpdateFunctionConfiguration,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
 )
 from incident_responder.diagnostics import AWS_ERRORS, describe_error
+from incident_responder.guardrails import version_code_sha256
 from incident_responder.iam_policy import statements
 
 ACTIONS_DESCRIPTION = "ready-made actions for submit_proposal: copy them, adding your own reasoning"
@@ -355,5 +362,228 @@ def _function_config_restore_info(
         baseline_memory_size=base.memory_size,
         changes=changes,
         baseline_captured_at=baseline.captured_at,
+        actions=actions,
+    )
+
+
+# -- alias (a deployment regression) --------------------------------------------------------------
+class AliasRestore(BaseModel):
+    alias_name: str
+    current_version: str | None = Field(description="the version the alias routes to now (None: the alias is gone)")
+    baseline_version: str
+    current_code_sha256: str | None = None
+    baseline_code_sha256: str | None = Field(default=None, description="the code hash recorded for baseline_version")
+    baseline_version_code_sha256_now: str | None = Field(
+        default=None, description="what Lambda reports for baseline_version now (None: that version no longer exists)"
+    )
+    refused: str | None = Field(default=None, description="why no rollback is proposed for this alias, when none is")
+
+
+class AliasRestoreInfo(BaseModel):
+    function_name: str
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    aliases: list[AliasRestore] = Field(default_factory=list, description="aliases that route elsewhere than recorded")
+    not_in_baseline: list[str] = Field(default_factory=list, description="aliases the baseline lacks (left alone)")
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    error: str | None = None
+
+
+def get_alias_restore_info(clients: AwsClients, lambda_name: str) -> AliasRestoreInfo:
+    def compute(name: str, current: FunctionConfiguration, baseline: Baseline) -> AliasRestoreInfo:
+        try:
+            return _alias_restore_info(clients, name, current, baseline)
+        except AWS_ERRORS as exc:
+            return AliasRestoreInfo(function_name=name, error=describe_error(exc))
+
+    return _lookup(AliasRestoreInfo, clients, lambda_name, compute)
+
+
+def _alias_restore_info(
+    clients: AwsClients, name: str, current: FunctionConfiguration, baseline: Baseline
+) -> AliasRestoreInfo:
+    now = {a.name: a for a in current.aliases}
+    restores, actions = [], []
+    for base in baseline.configuration.aliases:
+        alias = now.get(base.name)
+        if alias is not None and alias.function_version == base.function_version:
+            continue
+        restore = AliasRestore(
+            alias_name=base.name,
+            current_version=alias.function_version if alias else None,
+            baseline_version=base.function_version,
+            current_code_sha256=alias.code_sha256 if alias else None,
+            baseline_code_sha256=base.code_sha256,
+        )
+        restores.append(restore)
+        if alias is None:
+            restore.refused = "the alias no longer exists: re-creating it is not an action the responder takes"
+            continue
+        restore.baseline_version_code_sha256_now = version_code_sha256(clients, name, base.function_version)
+        if restore.baseline_version_code_sha256_now is None:
+            restore.refused = f"baseline version {base.function_version} no longer exists: nothing to roll back to"
+        elif base.code_sha256 is None or restore.baseline_version_code_sha256_now != base.code_sha256:
+            # Same number, other code: the function was re-created since onboarding. Never route traffic there.
+            restore.refused = (
+                f"version {base.function_version}'s code hash is not the one the baseline recorded: "
+                "it is not the code the function ran when it was onboarded"
+            )
+        if restore.refused:
+            continue
+        arn = f"{baseline.function_arn}:{base.name}" if baseline.function_arn else name
+        actions.append(
+            ProposedRollbackAlias(
+                fault_type=FaultType.DEPLOYMENT_REGRESSION,
+                action_type=ActionType.ROLLBACK_ALIAS,
+                target_resource=arn,
+                parameters=RollbackAliasParams(
+                    function_name=name, alias_name=base.name, function_version=base.function_version
+                ),
+                reasoning=f"alias {base.name} routes to version {alias.function_version}; the baseline version is "
+                f"{base.function_version} (same code hash as recorded)",
+            )
+        )
+    recorded = {a.name for a in baseline.configuration.aliases}
+    return AliasRestoreInfo(
+        function_name=name,
+        drifted=bool(restores),
+        baseline_captured_at=baseline.captured_at,
+        aliases=restores,
+        not_in_baseline=sorted(set(now) - recorded),
+        actions=actions,
+    )
+
+
+# -- KMS keys -------------------------------------------------------------------------------------
+class KeyRestore(BaseModel):
+    key_arn: str
+    current_state: str | None = Field(
+        description="KeyState now (None: the function's configuration no longer names it)"
+    )
+    baseline_state: str | None = Field(description="KeyState recorded at onboarding (None: not recorded)")
+    refused: str | None = Field(default=None, description="why EnableKey is not proposed for this key, when it is not")
+
+
+class KmsRestoreInfo(BaseModel):
+    function_name: str
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    keys: list[KeyRestore] = Field(default_factory=list, description="the function's keys whose state differs")
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    error: str | None = None
+
+
+def get_kms_restore_info(clients: AwsClients, lambda_name: str) -> KmsRestoreInfo:
+    return _lookup(KmsRestoreInfo, clients, lambda_name, _kms_restore_info)
+
+
+def _kms_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> KmsRestoreInfo:
+    before = {k.key_arn: k for k in baseline.configuration.kms_keys}
+    now = {k.key_arn: k for k in current.kms_keys}
+    keys, actions = [], []
+    for arn in sorted(set(before) | set(now)):
+        base, key = before.get(arn), now.get(arn)
+        if base is not None and key is not None and base.key_state == key.key_state:
+            continue
+        restore = KeyRestore(
+            key_arn=arn, current_state=key.key_state if key else None, baseline_state=base.key_state if base else None
+        )
+        keys.append(restore)
+        if key is None:
+            restore.refused = "the function's configuration no longer names this key: not a key state to restore"
+        elif base is None:
+            restore.refused = "the baseline did not record this key: only keys recorded at onboarding are enabled"
+        elif base.key_state != "Enabled":
+            restore.refused = f"the baseline recorded it {base.key_state}, not Enabled"
+        elif key.key_state == "PendingDeletion":
+            restore.refused = "it is scheduled for deletion: cancelling that (CancelKeyDeletion) is a person's decision"
+        elif key.key_state != "Disabled":
+            restore.refused = f"it is {key.key_state}: EnableKey restores only a Disabled key"
+        else:
+            actions.append(
+                ProposedEnableKmsKey(
+                    fault_type=FaultType.KMS_KEY_DISABLED,
+                    action_type=ActionType.ENABLE_KMS_KEY,
+                    target_resource=arn,
+                    parameters=EnableKmsKeyParams(key_arn=arn),
+                    reasoning="the key encrypting the function's environment is Disabled; the baseline recorded "
+                    "it Enabled (it may have been disabled on purpose: a person should confirm)",
+                )
+            )
+    return KmsRestoreInfo(
+        function_name=name,
+        drifted=bool(keys),
+        baseline_captured_at=baseline.captured_at,
+        keys=keys,
+        actions=actions,
+    )
+
+
+# -- event source mappings -------------------------------------------------------------------------
+# Lambda reports a mapping it is turning on as Enabling for a few seconds: that is not drift.
+ENABLED_STATES = ("Enabled", "Enabling")
+
+
+class MappingRestore(BaseModel):
+    uuid: str
+    event_source_arn: str
+    current_state: str | None = Field(description="State now (None: it no longer invokes the function)")
+    baseline_state: str | None
+    refused: str | None = Field(default=None, description="why enabling is not proposed, when it is not")
+
+
+class EventSourceRestoreInfo(BaseModel):
+    function_name: str
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    mappings: list[MappingRestore] = Field(
+        default_factory=list, description="the function's mappings whose state differs"
+    )
+    not_in_baseline: list[str] = Field(
+        default_factory=list, description="mapping UUIDs the baseline lacks (left alone)"
+    )
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    error: str | None = None
+
+
+def get_event_source_restore_info(clients: AwsClients, lambda_name: str) -> EventSourceRestoreInfo:
+    return _lookup(EventSourceRestoreInfo, clients, lambda_name, _event_source_restore_info)
+
+
+def _event_source_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> EventSourceRestoreInfo:
+    now = {m.uuid: m for m in current.event_source_mappings}
+    mappings, actions = [], []
+    for base in baseline.configuration.event_source_mappings:
+        mapping = now.get(base.uuid)
+        state = mapping.state if mapping else None
+        if state == base.state or (base.state == "Enabled" and state in ENABLED_STATES):
+            continue
+        restore = MappingRestore(
+            uuid=base.uuid, event_source_arn=base.event_source_arn, current_state=state, baseline_state=base.state
+        )
+        mappings.append(restore)
+        if base.state != "Enabled":
+            restore.refused = f"the baseline recorded it {base.state}: only mappings enabled then are enabled"
+        elif mapping is None:
+            restore.refused = "it no longer invokes the function (deleted or moved): re-creating it is for a person"
+        elif state != "Disabled":
+            restore.refused = f"it is {state}: look again once Lambda has settled it"
+        else:
+            target = event_source_mapping_arn(baseline.function_arn, base.uuid) if baseline.function_arn else base.uuid
+            actions.append(
+                ProposedEnableEventSourceMapping(
+                    fault_type=FaultType.EVENT_SOURCE_DISABLED,
+                    action_type=ActionType.ENABLE_EVENT_SOURCE_MAPPING,
+                    target_resource=target,
+                    parameters=EnableEventSourceMappingParams(function_name=name, uuid=base.uuid),
+                    reasoning=f"the mapping from {base.event_source_arn} is Disabled; the baseline recorded it Enabled",
+                )
+            )
+    return EventSourceRestoreInfo(
+        function_name=name,
+        drifted=bool(mappings),
+        baseline_captured_at=baseline.captured_at,
+        mappings=mappings,
+        not_in_baseline=sorted(set(now) - {m.uuid for m in baseline.configuration.event_source_mappings}),
         actions=actions,
     )

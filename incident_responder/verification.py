@@ -8,6 +8,13 @@ failing the verification: a bug in the function's own code (diagnosed, or the on
 every actioned configuration is restored), a diagnosed fault nothing was applied for, or another
 fault seen now.
 
+The configuration of a rolled-back alias is restored when it routes to its baseline version with the
+recorded code hash, of a key when its state is the baseline's Enabled, of an event source mapping when
+it is Enabled or Enabling: Lambda reports Enabling for the seconds it takes to resume polling, and the
+action has done all it can; a mapping stuck there shows as a queue that keeps ageing, not here.
+Failures of the function's own code count against a rolled-back deployment unless an application
+error was diagnosed as well (the baseline version's own bug, which the rollback cannot fix).
+
 The deployed probe reads the function's ``AWS/Lambda`` metrics since the apply finished. It cannot
 tell an application's exception from an infrastructure failure; a probe that sees each invocation can
 (:func:`burst_probe`; the lab sets one with :func:`set_health_probe` that invokes its sample workload).
@@ -27,11 +34,14 @@ from incident_responder.aws import AwsClients
 from incident_responder.baseline import diff_configurations, load_baseline
 from incident_responder.contracts import (
     ActionType,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
     FaultType,
     Incident,
     RemediationAction,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RollbackAliasParams,
     UpdateFunctionConfigurationParams,
     incident_from_event,
 )
@@ -156,6 +166,8 @@ def health_probe() -> HealthProbe:
 
 
 _CONNECT_ERRORS = {"ConnectTimeoutError", "ConnectTimeout", "EndpointConnectionError", "ConnectionError"}
+# What the Lambda service returns to the caller when it cannot decrypt the function's environment.
+_KMS_ERRORS = {"KMSDisabledException", "KMSInvalidStateException", "KMSAccessDeniedException", "KMSNotFoundException"}
 
 
 def symptom_of(sample: InvocationSample) -> FaultType | None:
@@ -167,6 +179,8 @@ def symptom_of(sample: InvocationSample) -> FaultType | None:
         return FaultType.TIMEOUT
     if etype in ("Runtime.ExitError", "Runtime.OutOfMemory") or "signal: killed" in message:
         return FaultType.MEMORY_EXHAUSTION
+    if etype in _KMS_ERRORS:
+        return FaultType.KMS_KEY_DISABLED
     if etype in _CONNECT_ERRORS:
         return FaultType.NETWORK_BLOCK
     if etype in ("AccessDenied", "AccessDeniedException") or "AccessDenied" in message or "not authorized" in message:
@@ -242,6 +256,16 @@ def configuration_check(
         prefixes = [
             f"network.subnets.{s.subnet_id}.entries" for s in current.network.subnets if s.network_acl_id in acls
         ]
+    elif isinstance(p, RollbackAliasParams):
+        prefixes = [f"aliases.{p.alias_name}"]  # the version it routes to and that version's code hash
+    elif isinstance(p, EnableKmsKeyParams):
+        prefixes = [f"kms_keys.{p.key_arn}"]
+    elif isinstance(p, EnableEventSourceMappingParams):
+        targets.append(f"event source mapping {p.uuid}")
+        before = next((m.state for m in baseline.event_source_mappings if m.uuid == p.uuid), None)
+        now = next((m.state for m in current.event_source_mappings if m.uuid == p.uuid), None)
+        if before != "Enabled" or now not in ("Enabled", "Enabling"):
+            problems.append(f"event source mapping {p.uuid}: baseline {before}, now {now or 'gone'}")
     differences = [d for d in diff_configurations(baseline, current) if _under(d.path, prefixes)]
     problems += [f"{d.path}: baseline {_short(d.baseline)}, now {_short(d.current)}" for d in differences]
     if problems:
@@ -259,7 +283,15 @@ def _fault_health(fault: FaultType, report: HealthReport, app_error_diagnosed: b
     if report.no_traffic:
         return "no_traffic", "no invocations since the apply"
     if report.samples is not None:
-        seen = [s for s in report.samples if symptom_of(s) == fault]
+        if fault == FaultType.DEPLOYMENT_REGRESSION:
+            # The regression's symptom is the function's own exception.
+            seen = [s for s in report.samples if s.status != "succeeded" and symptom_of(s) is None]
+            if seen and app_error_diagnosed:
+                return "healthy", (
+                    f"{len(seen)} failure(s) left are taken for the diagnosed application error ({report.figures()})"
+                )
+        else:
+            seen = [s for s in report.samples if symptom_of(s) == fault]
         if seen:
             kinds = sorted({s.error_type or s.status for s in seen})
             return "unhealthy", f"{len(seen)} of {len(report.samples)} invocations still show it ({', '.join(kinds)})"
@@ -366,7 +398,8 @@ def _needs_person(
                 detail=f"a bug in the function's own code, which no automated action fixes: {seen}",
             )
         )
-    elif own and all_restored:
+    elif own and all_restored and FaultType.DEPLOYMENT_REGRESSION not in actioned:
+        # (after a rollback the function's own failures are the regression's: its check reports them)
         needs.append(
             NeedsPerson(
                 fault_type=FaultType.APPLICATION_ERROR.value,

@@ -144,9 +144,8 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
 
 
 def _cmd_lab_invoke(args: argparse.Namespace) -> int:
-    from incident_responder.alerts import parse_alert
     from incident_responder.aws import AwsClients
-    from incident_responder.ingest import incident_for_alert
+    from incident_responder.ingest import incident_for_alert, incident_from_alert
     from incident_responder.lab.workload import DataProcessor
 
     clients = AwsClients()
@@ -158,7 +157,8 @@ def _cmd_lab_invoke(args: argparse.Namespace) -> int:
     if result.alert is not None and table:
         # Ingest ran while the alarm was published; an alert joining an incident already under way
         # within the grouping window belongs to that incident, not to an id of its own.
-        shown["incident_id"] = incident_for_alert(clients, table, parse_alert(result.alert))
+        incident = incident_from_alert(clients, result.alert, os.environ.get("BASELINE_TABLE"))
+        shown["incident_id"] = incident_for_alert(clients, table, incident)
     print(json.dumps(shown, indent=2))
     # For people: on stderr, so standard output stays one JSON document.
     if "incident_id" in shown:

@@ -18,16 +18,20 @@ from incident_responder.aws import AwsClients
 from incident_responder.diagnostics import LambdaName
 from incident_responder.mcp_app import create_server
 from incident_responder.remediation import (
+    AliasRestoreInfo,
     ConcurrencyRestoreInfo,
+    EventSourceRestoreInfo,
     FunctionConfigRestoreInfo,
     IamRestoreInfo,
+    KmsRestoreInfo,
     NetworkRestoreInfo,
 )
 from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
     "Read-only lookups for remediation: what differs from the function's recorded baseline and the exact "
-    "parameters that would restore it (IAM policies, reserved concurrency, network egress, timeout and memory). "
+    "parameters that would restore it (IAM policies, reserved concurrency, network egress, timeout and memory, "
+    "the version an alias routes to, the state of the function's KMS key and of its event source mappings). "
     "Nothing here changes the account. Every result has an 'error' field that is set instead of failing."
 )
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
@@ -66,6 +70,26 @@ def build_server(
         """Timeout and memory size against the baseline, and the UpdateFunctionConfiguration changes that restore them."""
         return await anyio.to_thread.run_sync(
             remediation.get_function_config_restore_info, clients, await onboarded(lambda_name)
+        )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_alias_restore_info(lambda_name: LambdaName) -> AliasRestoreInfo:
+        """Aliases routing to another version than recorded, with both versions' code hashes, and the rollback to the
+        baseline version (refused when that version is gone or its code hash is not the recorded one)."""
+        return await anyio.to_thread.run_sync(remediation.get_alias_restore_info, clients, await onboarded(lambda_name))
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_kms_restore_info(lambda_name: LambdaName) -> KmsRestoreInfo:
+        """The state of the KMS key encrypting the function's environment against the baseline, and EnableKey when
+        the baseline recorded it Enabled and it is Disabled now."""
+        return await anyio.to_thread.run_sync(remediation.get_kms_restore_info, clients, await onboarded(lambda_name))
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_event_source_restore_info(lambda_name: LambdaName) -> EventSourceRestoreInfo:
+        """The function's event source mappings (queues, streams) whose state differs from the baseline, and
+        UpdateEventSourceMapping Enabled=true for those recorded Enabled and Disabled now."""
+        return await anyio.to_thread.run_sync(
+            remediation.get_event_source_restore_info, clients, await onboarded(lambda_name)
         )
 
     return mcp

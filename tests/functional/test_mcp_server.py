@@ -270,6 +270,9 @@ def test_remediation_server_lists_its_lookups_and_needs_the_key(clients):
         "get_concurrency_restore_info",
         "get_network_restore_info",
         "get_function_config_restore_info",
+        "get_alias_restore_info",
+        "get_kms_restore_info",
+        "get_event_source_restore_info",
     }
     assert all(t.outputSchema and t.annotations.readOnlyHint for t in tools.values())
     response = call_raw(

@@ -193,18 +193,60 @@ def test_no_bearer_key_is_deployed_or_readable(function):
 def test_mcp_servers_read_only_what_their_tools_need(server):
     statements = role_statements(function_role(server))
     actions = {a for s in statements for a in as_list(s["Action"])}
-    assert all(a.split(":")[1].startswith(("Get", "List", "Describe")) for a in actions if not a.startswith("xray:")), (
-        actions
-    )
+    assert all(
+        a.split(":")[1].startswith(("Get", "List", "Describe", "Lookup")) for a in actions if not a.startswith("xray:")
+    ), actions
     assert "dynamodb:GetItem" in actions and not {"dynamodb:Scan", "dynamodb:Query"} & actions
     wildcard = {a for s in statements if s["Resource"] == "*" for a in as_list(s["Action"])}
+    # Only what supports no resource-level permission; when a difference appeared is the diagnosis's question.
     assert wildcard <= {
         "ec2:DescribeSecurityGroups",
         "ec2:DescribeSubnets",
         "ec2:DescribeNetworkAcls",
+        "lambda:ListEventSourceMappings",
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
-    }, wildcard
+    } | ({"cloudtrail:LookupEvents"} if server == "DiagnosticsMcpFunction" else set()), wildcard
+
+
+# Every role that reads a function's configuration (account_state) may read all of it: aliases and the
+# versions they route to, the environment's key, the event source mappings.
+CONFIGURATION_READERS = [
+    "DiagnosticsMcpFunction",
+    "RemediationMcpFunction",
+    "ProposeFunction",
+    "RemediateFunction",
+    "VerifyFunction",
+]
+
+
+@pytest.mark.parametrize("function", CONFIGURATION_READERS)
+def test_configuration_readers_read_aliases_keys_and_mappings_with_the_narrowest_resources(function):
+    statements = role_statements(function_role(function))
+
+    def resources_of(action: str) -> list[str]:
+        return [
+            str(r)
+            for s in statements
+            if s.get("Effect") == "Allow" and action in as_list(s["Action"])
+            for r in as_list(s["Resource"])
+        ]
+
+    for action in ("lambda:GetFunctionConfiguration", "lambda:ListAliases"):
+        # function:* also matches function:NAME:VERSION, which GetFunctionConfiguration with a qualifier needs.
+        assert resources_of(action) and all(":function:*" in r for r in resources_of(action)), action
+    assert resources_of("kms:DescribeKey") and all(":key/*" in r for r in resources_of("kms:DescribeKey"))
+    assert resources_of("lambda:ListEventSourceMappings") == ["*"]
+
+
+def test_ingest_scans_only_the_baseline_table_and_only_two_attributes():
+    statements = role_statements(function_role("IngestFunction"))
+    (scan,) = [s for s in statements if "dynamodb:Scan" in as_list(s["Action"])]
+    assert ref_name(scan["Resource"]) == "BaselineTable" and as_list(scan["Action"]) == ["dynamodb:Scan"]
+    assert scan["Condition"] == {
+        "ForAllValues:StringEquals": {"dynamodb:Attributes": ["function_name", "event_sources"]},
+        "StringEqualsIfExists": {"dynamodb:Select": "SPECIFIC_ATTRIBUTES"},
+    }
 
 
 # -- 3. only the remediate function changes the account, and only onboarded resources ---------------
@@ -220,6 +262,8 @@ WRITE_PREFIXES = (
     "Replace",
     "Tag",
     "Untag",
+    "Enable",
+    "Disable",
 )
 ACCOUNT_SERVICES = ("lambda:", "iam:", "ec2:", "kms:", "sqs:")
 ONBOARDED = {"StringEquals": {"aws:ResourceTag/incident-responder:onboarded": "true"}}
@@ -238,7 +282,7 @@ def _writes(statements: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]
 def test_no_function_but_remediate_may_change_a_monitored_resource():
     functions = [k for k, v in cfn()["Resources"].items() if v["Type"] == "AWS::Lambda::Function"]
     for function in functions:
-        writes = [a for a, _ in _writes(role_statements(function_role(function))) if not a.startswith("kms:")]
+        writes = [a for a, _ in _writes(role_statements(function_role(function)))]
         assert writes == [] or function == "RemediateFunction", (function, writes)
 
 
@@ -249,6 +293,10 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
         "lambda:PutFunctionConcurrency",
         "lambda:DeleteFunctionConcurrency",
         "lambda:UpdateFunctionConfiguration",
+        "lambda:UpdateAlias",
+        "lambda:UpdateEventSourceMapping",
+        "kms:EnableKey",
+        "kms:DisableKey",
         "iam:PutRolePolicy",
         "iam:DeleteRolePolicy",
         "iam:AttachRolePolicy",
