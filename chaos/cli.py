@@ -23,6 +23,14 @@ examples:
   responder chaos network_block                 # no egress from its security groups / subnets
   responder chaos timeout --seconds 1
   responder chaos memory --mb 128
+  responder chaos --function orders-api bad_deploy --error "TypeError: x is not a function"
+                                                # new version whose code throws; alias live moved to it
+  responder chaos --function orders-api kms_disable      # the key encrypting its environment disabled
+  responder chaos --function queue-consumer esm_disable  # its queue's event source mapping disabled
+  responder chaos --function orders-api downstream_throttle
+                                                # another writer overloads its DynamoDB table (lab only)
+  responder chaos --function orders-api iam_revoke --target dynamodb
+  responder chaos --function queue-consumer iam_revoke --target sqs
   responder chaos apply scenarios/s3-policy-revoked.yaml
   responder chaos status
   responder chaos restore
@@ -35,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--function", default="data-processor", help="function name or ARN (default: data-processor)")
     parser.add_argument("--state-dir", type=Path, help="where originals are kept (default: ~/.local/state/...)")
     sub = parser.add_subparsers(dest="fault", required=True, metavar="COMMAND")
-    p = sub.add_parser("iam_revoke", help="remove the role's S3 and/or CloudWatch Logs permissions")
-    p.add_argument("--target", choices=["s3", "cloudwatch", "both"], default="s3")
+    p = sub.add_parser("iam_revoke", help="remove the role's S3, CloudWatch Logs, DynamoDB or SQS permissions")
+    p.add_argument("--target", choices=["s3", "cloudwatch", "both", "dynamodb", "sqs"], default="s3")
     p = sub.add_parser("throttle", help="set reserved concurrency to 0 (all throttled) or 1")
     p.add_argument("--reserved-concurrency", type=int, choices=[0, 1], default=0)
     sub.add_parser("network_block", help="remove egress from the function's security groups and subnet NACLs")
@@ -44,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=int, default=1)
     p = sub.add_parser("memory", help="lower the function memory size")
     p.add_argument("--mb", type=int, default=128)
+    p = sub.add_parser("bad_deploy", help="publish a version whose code throws and move the function's alias to it")
+    p.add_argument("--error", help="what the code throws (default: a TypeError reading 'id' of undefined)")
+    sub.add_parser("kms_disable", help="disable the customer-managed key encrypting the function's environment")
+    sub.add_parser("esm_disable", help="disable the event source mappings that invoke the function")
+    sub.add_parser("downstream_throttle", help="overload the function's DynamoDB table from another writer (lab only)")
     p = sub.add_parser("apply", help="apply the faults listed in a scenario file, in order")
     p.add_argument("scenario", type=Path)
     sub.add_parser("status", help="show what is injected and the originals kept")
@@ -77,8 +90,12 @@ def run(args: argparse.Namespace) -> int:
             lines = injector.network_block()
         elif args.fault == "timeout":
             lines = injector.timeout(args.seconds)
-        else:
+        elif args.fault == "memory":
             lines = injector.memory(args.mb)
+        elif args.fault == "bad_deploy":
+            lines = injector.bad_deploy(args.error)
+        else:  # kms_disable, esm_disable, downstream_throttle: no parameters
+            lines = getattr(injector, args.fault)()
     except (ChaosError, ScenarioError, ValueError) as exc:
         print(f"chaos: {exc}", file=sys.stderr)
         return 2

@@ -1,14 +1,27 @@
-"""The faults: iam_revoke, throttle, network_block, timeout, memory; and restore.
+"""The faults: iam_revoke, throttle, network_block, timeout, memory, bad_deploy, kms_disable,
+esm_disable, downstream_throttle; and restore.
 
-Each fault reads the function's current state (role from the function, never assumed), records the
-original of every slot it is about to change, then changes it. Slots:
+Each fault reads the function's current state (role, key, mappings, table from the function, never
+assumed), records the original of every slot it is about to change, then changes it. Slots:
 ``iam.inline.<policy>``, ``iam.attached.<arn>``, ``concurrency``, ``timeout``, ``memory``,
-``sg.<group>.egress``, ``nacl.<acl>.egress.<rule>``.
+``sg.<group>.egress``, ``nacl.<acl>.egress.<rule>``, ``alias.<name>`` (the version it routed to),
+``kms.<key id>`` (the key's state), ``esm.<uuid>`` (the mapping's state), ``load.<table>`` (the
+table's write load before another writer overloaded it).
+
+A kind that does not apply to the function (no VPC, no alias, no customer-managed key, no event
+source mapping, no table) raises :class:`ChaosError` before changing anything.
 """
 
 from __future__ import annotations
 
+import base64
+import builtins
+import hashlib
+import io
 import json
+import time
+import zipfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +39,81 @@ from incident_responder.aws import AwsClients
 from incident_responder.iam_policy import action_service, statement_services, statements
 from incident_responder.lab.scenario import Fault
 
-IAM_TARGET_SERVICES = {"s3": {"s3"}, "cloudwatch": {"logs"}, "both": {"s3", "logs"}}
+IAM_TARGET_SERVICES = {
+    "s3": {"s3"},
+    "cloudwatch": {"logs"},
+    "both": {"s3", "logs"},
+    "dynamodb": {"dynamodb"},
+    "sqs": {"sqs"},
+}
 # Lower than any rule a person would write, so the deny is evaluated first.
 NACL_DENY_RULE = 1
+DEFAULT_DEPLOY_ERROR = "TypeError: Cannot read properties of undefined (reading 'id')"
+# How far another writer overloads the table: this many times its provisioned write capacity.
+OVERLOAD_FACTOR = 4
+JS_ERRORS = {"Error", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "EvalError", "URIError"}
+
+
+def _table_of(resource: str) -> str | None:
+    """The table a DynamoDB ARN names (a table, or its indexes and streams), else None."""
+    parts = resource.split(":", 5)
+    if len(parts) < 6 or parts[2] != "dynamodb" or not parts[5].startswith("table/"):
+        return None
+    table = parts[5].split("/")[1]
+    return None if any(c in table for c in "*?") else table
+
+
+def code_sha256(package: bytes) -> str:
+    return base64.b64encode(hashlib.sha256(package).digest()).decode()
+
+
+def _split_error(error: str, default_type: str) -> tuple[str, str]:
+    kind, sep, message = error.partition(":")
+    if sep and kind.strip().isidentifier():
+        return kind.strip(), message.strip()
+    return default_type, error.strip()
+
+
+def broken_package(runtime: str, handler: str, error: str) -> bytes:
+    """A deployment package for ``runtime`` whose handler throws ``error`` ("Type: message") on every call."""
+    if not runtime.startswith(("nodejs", "python")):
+        raise ChaosError(f"bad_deploy writes Node.js or Python code, not code for the {runtime or 'unknown'} runtime")
+    module, _, function = handler.rpartition(".")
+    if not module or not function.isidentifier():
+        raise ChaosError(f"handler {handler!r} does not name a module and a function")
+    if runtime.startswith("nodejs"):
+        error_type, message = _split_error(error, "Error")
+        define = (
+            ""
+            if error_type in JS_ERRORS
+            else f"class {error_type} extends Error {{\n  constructor(message) {{\n    super(message);\n"
+            f"    this.name = {json.dumps(error_type)};\n  }}\n}}\n\n"
+        )
+        filename = f"{module}.mjs"
+        source = (
+            f"{define}export const {function} = async (event) => {{\n"
+            '  const request = typeof event.body === "string" ? JSON.parse(event.body) : event;\n'
+            f"  throw new {error_type}({json.dumps(message)});\n"
+            "};\n"
+        )
+    else:
+        error_type, message = _split_error(error, "Exception")
+        known = getattr(builtins, error_type, None)
+        defined = isinstance(known, type) and issubclass(known, BaseException)
+        define = "" if defined else f"class {error_type}(Exception):\n    pass\n\n\n"
+        filename = module.replace(".", "/") + ".py"
+        source = (
+            f"{define}def {function}(event, context):\n"
+            '    request = event.get("detail", event)\n'
+            f"    raise {error_type}({json.dumps(message)})\n"
+        )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        # A fixed timestamp: the same error always gives the same package (and CodeSha256).
+        info = zipfile.ZipInfo(filename, date_time=(2026, 1, 1, 0, 0, 0))
+        info.external_attr = 0o644 << 16
+        archive.writestr(info, source)
+    return buffer.getvalue()
 
 
 class ChaosError(RuntimeError):
@@ -105,7 +190,8 @@ class FaultInjector:
         return getattr(self, fault.kind)(**params)
 
     def iam_revoke(self, target: str = "s3") -> list[str]:
-        """Remove the role's permissions for S3 (``s3``), CloudWatch Logs (``cloudwatch``) or ``both``."""
+        """Remove the role's permissions for S3 (``s3``), CloudWatch Logs (``cloudwatch``), ``both`` of those,
+        DynamoDB (``dynamodb``) or SQS (``sqs``)."""
         if target not in IAM_TARGET_SERVICES:
             raise ChaosError(f"iam_revoke target must be one of {sorted(IAM_TARGET_SERVICES)}, not {target!r}")
         services = IAM_TARGET_SERVICES[target]
@@ -198,6 +284,196 @@ class FaultInjector:
         self.store.record_fault({"kind": "memory", "mb": mb})
         return [f"memory size set to {mb} MB"]
 
+    def bad_deploy(self, error: str | None = None) -> list[str]:
+        """Deploy code that throws ``error``, publish it as a new version and point the function's alias at it."""
+        error = error or DEFAULT_DEPLOY_ERROR
+        config = self._config()
+        alias = self._alias()
+        name, current = alias["Name"], alias["FunctionVersion"]
+        package = broken_package(config.get("Runtime", ""), config.get("Handler", ""), error)
+        sha = code_sha256(package)
+        current_sha = self._lambda.get_function_configuration(FunctionName=self.function_name, Qualifier=current)[
+            "CodeSha256"
+        ]
+        self.store.remember(f"alias.{name}", {"function_version": current})
+        self.store.record_fault({"kind": "bad_deploy", "error": error})
+        if current_sha == sha:
+            return [f"alias {name} already routes to version {current}, whose code throws {error}"]
+        self._lambda.update_function_code(FunctionName=self.function_name, ZipFile=package)
+        self._wait_updated()
+        version = self._lambda.publish_version(FunctionName=self.function_name, CodeSha256=sha)["Version"]
+        self._lambda.update_alias(FunctionName=self.function_name, Name=name, FunctionVersion=version)
+        return [
+            f"published version {version}, whose code throws {error}",
+            f"alias {name}: version {current} -> {version}",
+        ]
+
+    def kms_disable(self) -> list[str]:
+        """Disable the customer-managed key that encrypts the function's environment."""
+        arn = self._config().get("KMSKeyArn")
+        if not arn:
+            raise ChaosError(
+                f"{self.function_name}'s environment is encrypted with an AWS managed key: "
+                "there is no customer-managed key to disable"
+            )
+        kms = self.clients.get("kms")
+        metadata = kms.describe_key(KeyId=arn)["KeyMetadata"]
+        if metadata.get("KeyManager") == "AWS":
+            raise ChaosError(f"key {arn} is AWS managed: it cannot be disabled")
+        key_id = metadata["KeyId"]  # some emulators take only the id for DisableKey / EnableKey
+        self.store.remember(f"kms.{key_id}", metadata.get("KeyState"))
+        self.store.record_fault({"kind": "kms_disable"})
+        if metadata.get("KeyState") == "Disabled":
+            return [f"KMS key {key_id} is already disabled"]
+        kms.disable_key(KeyId=key_id)
+        return [f"disabled KMS key {key_id} (it encrypts the environment of {self.function_name})"]
+
+    def esm_disable(self) -> list[str]:
+        """Disable every event source mapping that invokes the function."""
+        mappings = self._mappings()
+        if not mappings:
+            raise ChaosError(f"{self.function_name} has no event source mappings: no queue or stream invokes it")
+        changes = []
+        for mapping in mappings:
+            uuid, state = mapping["UUID"], mapping.get("State")
+            self.store.remember(f"esm.{uuid}", state)
+            if state in ("Disabled", "Disabling"):
+                changes.append(f"event source mapping {uuid} is already {state.lower()}")
+                continue
+            self._lambda.update_event_source_mapping(UUID=uuid, Enabled=False)
+            self._wait_mapping(uuid)
+            changes.append(f"disabled event source mapping {uuid} ({mapping.get('EventSourceArn')})")
+        self.store.record_fault({"kind": "esm_disable"})
+        return changes
+
+    def downstream_throttle(self) -> list[str]:
+        """Another writer consumes several times the provisioned write capacity of the function's tables
+        (published as their ``AWS/DynamoDB ConsumedWriteCapacityUnits``; the lab's workloads obey it)."""
+        ddb = self.clients.get("dynamodb")
+        tables = self._tables()
+        if not tables:
+            raise ChaosError(f"{self.function_name} uses no DynamoDB table: there is no dependency to overload")
+        capacity = {}
+        for table in tables:  # all checked before any is touched
+            described = ddb.describe_table(TableName=table)["Table"]
+            units = described.get("ProvisionedThroughput", {}).get("WriteCapacityUnits") or 0
+            if described.get("BillingModeSummary", {}).get("BillingMode") == "PAY_PER_REQUEST" or not units:
+                raise ChaosError(f"table {table} is on-demand: it has no provisioned write capacity to exceed")
+            capacity[table] = units
+        changes = []
+        for table, units in capacity.items():
+            slot = f"load.{table}"
+            latest = self._latest_write_load(table)
+            self.store.remember(slot, {"consumed_write_capacity_units": latest[1] if latest else 0.0})
+            try:
+                self._put_write_load(table, units * 60 * OVERLOAD_FACTOR, self._after(latest))
+            except ClientError as exc:
+                self.store.forget(slot)
+                raise ChaosError(
+                    f"CloudWatch refused the table's load ({exc.response['Error']['Code']}): only AWS publishes AWS/ "
+                    "metrics in a real account, so downstream_throttle runs against the lab"
+                ) from exc
+            changes.append(f"table {table}: another writer consumes {units * OVERLOAD_FACTOR} of {units} write units/s")
+        self.store.record_fault({"kind": "downstream_throttle"})
+        return changes
+
+    # -- what the new kinds act on ---------------------------------------------------------------
+    def _wait_updated(self) -> None:
+        self._lambda.get_waiter("function_updated").wait(
+            FunctionName=self.function_name, WaiterConfig={"Delay": 2, "MaxAttempts": 60}
+        )
+
+    def _alias(self) -> dict[str, Any]:
+        """The alias callers use: ``live`` if the function has it, else its only (or first) alias."""
+        aliases = [
+            alias
+            for page in self._lambda.get_paginator("list_aliases").paginate(FunctionName=self.function_name)
+            for alias in page["Aliases"]
+        ]
+        if not aliases:
+            raise ChaosError(
+                f"{self.function_name} has no alias: its callers invoke $LATEST, there is no alias to move to a new version"
+            )
+        return next((a for a in aliases if a["Name"] == "live"), sorted(aliases, key=lambda a: a["Name"])[0])
+
+    def _mappings(self) -> list[dict[str, Any]]:
+        return [
+            mapping
+            for page in self._lambda.get_paginator("list_event_source_mappings").paginate(
+                FunctionName=self.function_name
+            )
+            for mapping in page["EventSourceMappings"]
+        ]
+
+    def _wait_mapping(self, uuid: str) -> None:
+        """Mappings change state asynchronously; another update fails while one is under way."""
+        for _ in range(60):
+            if self._lambda.get_event_source_mapping(UUID=uuid).get("State") in ("Enabled", "Disabled"):
+                return
+            time.sleep(1)
+
+    def _tables(self) -> list[str]:
+        """The DynamoDB tables the function's role grants access to, or its environment names."""
+        config = self._config()
+        role = read_role(self.clients, config["Role"])
+        documents = [
+            *role.inline_policies.values(),
+            *managed_policy_documents(self.clients, role.attached_policy_arns).values(),
+        ]
+        found: list[str] = []
+        for document in documents:
+            for statement in statements(document):
+                if statement.get("Effect") != "Allow" or "dynamodb" not in statement_services(statement):
+                    continue
+                resources = statement.get("Resource", [])
+                for resource in [resources] if isinstance(resources, str) else resources:
+                    table = _table_of(resource)
+                    if table and table not in found:
+                        found.append(table)
+        existing = set(self.clients.get("dynamodb").list_tables().get("TableNames", []))
+        found = [t for t in found if t in existing]
+        for value in config.get("Environment", {}).get("Variables", {}).values():
+            if value in existing and value not in found:
+                found.append(value)
+        return found
+
+    def _latest_write_load(self, table: str) -> tuple[datetime, float] | None:
+        now = datetime.now(UTC)
+        points = self.clients.get("cloudwatch").get_metric_statistics(
+            Namespace="AWS/DynamoDB",
+            MetricName="ConsumedWriteCapacityUnits",
+            Dimensions=[{"Name": "TableName", "Value": table}],
+            StartTime=now - timedelta(hours=1),
+            EndTime=now + timedelta(minutes=5),
+            Period=1,
+            Statistics=["Sum"],
+        )["Datapoints"]
+        if not points:
+            return None
+        latest = max(points, key=lambda p: p["Timestamp"])
+        return latest["Timestamp"], latest["Sum"]
+
+    @staticmethod
+    def _after(latest: tuple[datetime, float] | None) -> datetime:
+        """Now, or clearly after the latest datapoint (statistics come back to the millisecond): the workloads
+        read the latest one as the load."""
+        now = datetime.now(UTC)
+        return max(now, latest[0] + timedelta(seconds=2)) if latest else now
+
+    def _put_write_load(self, table: str, units_per_minute: float, at: datetime) -> None:
+        self.clients.get("cloudwatch").put_metric_data(
+            Namespace="AWS/DynamoDB",
+            MetricData=[
+                {
+                    "MetricName": "ConsumedWriteCapacityUnits",
+                    "Dimensions": [{"Name": "TableName", "Value": table}],
+                    "Value": units_per_minute,
+                    "Unit": "Count",
+                    "Timestamp": at,
+                }
+            ],
+        )
+
     # -- restore ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         return {"function": self.function_name, "faults": list(self.store.faults), "slots": dict(self.store.slots)}
@@ -232,6 +508,23 @@ class FaultInjector:
             return self._restore_group(rest.removesuffix(".egress"), original or [])
         if kind == "nacl":
             return self._restore_nacl(rest, original)
+        if kind == "alias":
+            # Only the alias moves back (a rollback): the newer version stays published, as in a real account.
+            version = original["function_version"]
+            self._lambda.update_alias(FunctionName=self.function_name, Name=rest, FunctionVersion=version)
+            return f"alias {rest} routes to version {version} again"
+        if kind == "kms":
+            return self._restore_key(rest, original)
+        if kind == "esm":
+            enabled = original in ("Enabled", "Enabling")
+            self._lambda.update_event_source_mapping(UUID=rest, Enabled=enabled)
+            self._wait_mapping(rest)
+            return f"event source mapping {rest} {'enabled' if enabled else 'disabled'} again"
+        if kind == "load":
+            # A datapoint cannot be taken back: a later one says the other writer is back to its usual load.
+            units = original["consumed_write_capacity_units"]
+            self._put_write_load(rest, units, self._after(self._latest_write_load(rest)))
+            return f"table {rest}: the other writer's load is back to {units / 60:g} write units/s"
         raise ChaosError(f"unknown snapshot slot {slot!r}")
 
     def _restore_iam(self, rest: str, original: Any) -> str:
@@ -250,6 +543,16 @@ class FaultInjector:
             return f"inline policy {name} removed (it did not exist)"
         iam.put_role_policy(RoleName=role_name, PolicyName=name, PolicyDocument=json.dumps(original))
         return f"inline policy {name} restored"
+
+    def _restore_key(self, key_id: str, original: str | None) -> str:
+        kms = self.clients.get("kms")
+        if original == "Enabled":
+            kms.enable_key(KeyId=key_id)
+            return f"KMS key {key_id} enabled again"
+        if original == "Disabled":
+            kms.disable_key(KeyId=key_id)
+            return f"KMS key {key_id} left disabled, as it was"
+        return f"KMS key {key_id} was {original}: nothing to put back"
 
     def _restore_group(self, group_id: str, original: list[dict[str, Any]]) -> str:
         ec2 = self.clients.get("ec2")

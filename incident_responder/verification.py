@@ -170,6 +170,14 @@ _CONNECT_ERRORS = {"ConnectTimeoutError", "ConnectTimeout", "EndpointConnectionE
 _KMS_ERRORS = {"KMSDisabledException", "KMSInvalidStateException", "KMSAccessDeniedException", "KMSNotFoundException"}
 
 
+# A downstream service refusing the function's calls for capacity (not the function's own throttles).
+_DEPENDENCY_THROTTLING_ERRORS = (
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+)
+
+
 def symptom_of(sample: InvocationSample) -> FaultType | None:
     """The infrastructure fault an invocation's failure shows, or None: the function's own exception."""
     etype, message = sample.error_type or "", sample.error_message or ""
@@ -183,6 +191,8 @@ def symptom_of(sample: InvocationSample) -> FaultType | None:
         return FaultType.KMS_KEY_DISABLED
     if etype in _CONNECT_ERRORS:
         return FaultType.NETWORK_BLOCK
+    if etype in _DEPENDENCY_THROTTLING_ERRORS or any(e in message for e in _DEPENDENCY_THROTTLING_ERRORS):
+        return FaultType.DEPENDENCY_THROTTLING
     if etype in ("AccessDenied", "AccessDeniedException") or "AccessDenied" in message or "not authorized" in message:
         return FaultType.PERMISSION_LOSS
     if sample.status == "succeeded":

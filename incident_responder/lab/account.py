@@ -1,19 +1,30 @@
-"""The lab account's resources: the sample workload ``data-processor`` and what the responder needs.
+"""The lab account's resources: the sample workloads and what the responder needs.
 
 ``create_sample_account`` builds, in whatever account the clients reach (normally the lab):
 an S3 bucket with an input object, the function's role with inline S3 and CloudWatch Logs policies,
-its log group, a VPC path (subnet, security group, custom NACL), the function itself with reserved
-concurrency, timeout and memory, the incidents SNS topic, the baseline table and the MCP API key.
+its log group, a VPC path (subnet, security group, custom NACL), the function ``data-processor``
+itself with reserved concurrency, timeout and memory, the incidents SNS topic, the baseline table
+and the MCP API key.
+
+``create_orders_api`` adds ``orders-api`` (Node.js, invoked through its alias ``live`` with published
+versions, a PROVISIONED DynamoDB table, its environment encrypted with a customer-managed KMS key) and
+``create_queue_consumer`` adds ``queue-consumer`` (Python, fed by an SQS queue with a dead-letter queue
+through an event source mapping). Each function's deployed source is below; the lab emulates its
+behaviour (workload.py). Packages are zipped with fixed timestamps, so a source always has the same
+CodeSha256.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
 import secrets
 import zipfile
 from dataclasses import dataclass
+from typing import Any
 
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name
@@ -21,6 +32,9 @@ from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
 from incident_responder.store import RecordStore
 
 FUNCTION_NAME = "data-processor"
+ORDERS_API = "orders-api"
+QUEUE_CONSUMER = "queue-consumer"
+SAMPLE_WORKLOADS = (FUNCTION_NAME, ORDERS_API, QUEUE_CONSUMER)
 INCIDENT_TOPIC = "incident-alerts"
 INPUT_KEY = "incoming/orders-0001.json"
 
@@ -64,11 +78,118 @@ class SampleAccount:
     api_key: str
 
 
-def _zip(source: str) -> bytes:
+# orders-api as deployed (index.mjs, an ES module; the AWS SDK v3 is part of the nodejs20.x runtime).
+ORDERS_API_SOURCE = """// orders-api: stores an order in DynamoDB (invoked through the alias "live").
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
+
+const ddb = new DynamoDBClient({});
+const TABLE = process.env.TABLE_NAME;
+
+export const handler = async (event) => {
+  const order = typeof event.body === "string" ? JSON.parse(event.body) : event;
+  console.log(`Creating order ${order.orderId} (${order.items.length} items)`);
+  const existing = await ddb.send(new GetItemCommand({ TableName: TABLE, Key: { order_id: { S: order.orderId } } }));
+  if (existing.Item) {
+    return { statusCode: 200, body: JSON.stringify({ orderId: order.orderId, duplicate: true }) };
+  }
+  const total = order.items.reduce((sum, item) => sum + item.price * item.qty, 0);
+  await ddb.send(
+    new PutItemCommand({
+      TableName: TABLE,
+      Item: { order_id: { S: order.orderId }, total: { N: String(total) }, status: { S: "NEW" } },
+    }),
+  );
+  console.log(`Order ${order.orderId} stored`);
+  return { statusCode: 201, body: JSON.stringify({ orderId: order.orderId, total }) };
+};
+"""
+
+# queue-consumer as deployed (app.py): one invocation per batch of SQS messages.
+QUEUE_CONSUMER_SOURCE = '''"""queue-consumer: processes order events from its SQS queue, a batch per invocation."""
+import json
+import logging
+
+logger = logging.getLogger()
+logger.setLevel(logging.INFO)
+
+
+def handler(event, context):
+    records = event["Records"]
+    logger.info("Received %d messages", len(records))
+    for record in records:
+        order = json.loads(record["body"])
+        process(order)
+    logger.info("Processed %d orders", len(records))
+    return {"batchItemFailures": []}
+
+
+def process(order):
+    total = sum(item["price"] * item["qty"] for item in order["items"])
+    return {"order_id": order["order_id"], "total": total}
+'''
+
+
+def deployment_package(filename: str, source: str) -> bytes:
+    """A zip with one file and a fixed timestamp: the same source always gives the same CodeSha256."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("app.py", source)
+        info = zipfile.ZipInfo(filename, date_time=(2026, 1, 1, 0, 0, 0))
+        info.external_attr = 0o644 << 16
+        archive.writestr(info, source)
     return buffer.getvalue()
+
+
+def code_sha256(package: bytes) -> str:
+    """Lambda's CodeSha256: the base64 SHA-256 of the deployment package."""
+    return base64.b64encode(hashlib.sha256(package).digest()).decode()
+
+
+# The sources the lab ships, by the CodeSha256 of their package: (handler file, source).
+SHIPPED_SOURCES = {
+    code_sha256(deployment_package(filename, source)): (filename, source)
+    for filename, source in (
+        ("app.py", _FUNCTION_SOURCE),
+        ("index.mjs", ORDERS_API_SOURCE),
+        ("app.py", QUEUE_CONSUMER_SOURCE),
+    )
+}
+
+
+def _zip(source: str) -> bytes:
+    return deployment_package("app.py", source)
+
+
+def _logs_policy(region: str, account: str, log_group: str) -> dict[str, Any]:
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "WriteOwnLogs",
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": f"arn:aws:logs:{region}:{account}:log-group:{log_group}:*",
+            }
+        ],
+    }
+
+
+def _create_role(clients: AwsClients, role_name: str, policies: dict[str, dict[str, Any]]) -> str:
+    """A Lambda execution role with ``policies`` inline; its ARN."""
+    iam = clients.get("iam")
+    role_arn = iam.create_role(
+        RoleName=role_name,
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    for name, document in policies.items():
+        iam.put_role_policy(RoleName=role_name, PolicyName=name, PolicyDocument=json.dumps(document))
+    return role_arn
 
 
 def create_table(clients: AwsClients, logical_id: str, name: str) -> None:
@@ -110,18 +231,6 @@ def create_sample_account(
     orders = [{"order_id": f"o-{i}", "items": [{"price": 9.5, "qty": i + 1}]} for i in range(20)]
     s3.put_object(Bucket=bucket, Key=INPUT_KEY, Body=json.dumps(orders).encode())
 
-    iam = clients.get("iam")
-    role_arn = iam.create_role(
-        RoleName=role_name,
-        AssumeRolePolicyDocument=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
-                ],
-            }
-        ),
-    )["Role"]["Arn"]
     policies = {
         "s3-access": {
             "Version": "2012-10-17",
@@ -134,17 +243,7 @@ def create_sample_account(
                 }
             ],
         },
-        "cloudwatch-logs": {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "WriteOwnLogs",
-                    "Effect": "Allow",
-                    "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                    "Resource": f"arn:aws:logs:{region}:{account}:log-group:{log_group}:*",
-                }
-            ],
-        },
+        "cloudwatch-logs": _logs_policy(region, account, log_group),
         "vpc-access": {
             "Version": "2012-10-17",
             "Statement": [
@@ -161,11 +260,8 @@ def create_sample_account(
             ],
         },
     }
-    for name, document in policies.items():
-        iam.put_role_policy(RoleName=role_name, PolicyName=name, PolicyDocument=json.dumps(document))
-
-    logs = clients.get("logs")
-    logs.create_log_group(logGroupName=log_group)
+    role_arn = _create_role(clients, role_name, policies)
+    clients.get("logs").create_log_group(logGroupName=log_group)
 
     ec2 = clients.get("ec2")
     vpc_id = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
@@ -237,4 +333,198 @@ def create_sample_account(
         artifacts_bucket=artifacts,
         api_key_parameter=DEFAULT_API_KEY_PARAMETER,
         api_key=key,
+    )
+
+
+@dataclass(frozen=True)
+class OrdersApiResources:
+    function_name: str
+    function_arn: str
+    alias_name: str
+    alias_arn: str
+    version: str
+    role_name: str
+    table_name: str
+    table_arn: str
+    kms_key_id: str
+    kms_key_arn: str
+    kms_alias: str
+    log_group: str
+
+
+@dataclass(frozen=True)
+class QueueConsumerResources:
+    function_name: str
+    function_arn: str
+    role_name: str
+    queue_name: str
+    queue_url: str
+    queue_arn: str
+    dead_letter_queue_name: str
+    dead_letter_queue_url: str
+    dead_letter_queue_arn: str
+    event_source_mapping_uuid: str
+    batch_size: int
+    log_group: str
+
+
+def _wait_updated(clients: AwsClients, function_name: str) -> None:
+    # Real Lambda applies code and configuration asynchronously; publishing waits for it.
+    clients.get("lambda").get_waiter("function_updated").wait(
+        FunctionName=function_name, WaiterConfig={"Delay": 2, "MaxAttempts": 60}
+    )
+
+
+def create_orders_api(
+    clients: AwsClients, *, function_name: str = ORDERS_API, environment: dict[str, str] | None = None
+) -> OrdersApiResources:
+    """``orders-api``: Node.js behind the alias ``live`` (version 1), a PROVISIONED table, a KMS-encrypted
+    environment, reserved concurrency 20, no VPC. Not idempotent: use a fresh lab."""
+    account = clients.account_id()
+    region = clients.region
+    table = f"{function_name}-orders"
+    role_name = f"{function_name}-role"
+    log_group = f"/aws/lambda/{function_name}"
+
+    ddb = clients.get("dynamodb")
+    table_arn = ddb.create_table(
+        TableName=table,
+        AttributeDefinitions=[{"AttributeName": "order_id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "order_id", "KeyType": "HASH"}],
+        BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+    )["TableDescription"]["TableArn"]
+
+    kms = clients.get("kms")
+    key = kms.create_key(Description=f"{function_name} environment variables", KeyUsage="ENCRYPT_DECRYPT")[
+        "KeyMetadata"
+    ]
+    kms_alias = f"alias/{function_name}-env"
+    kms.create_alias(AliasName=kms_alias, TargetKeyId=key["KeyId"])
+
+    role_arn = _create_role(
+        clients,
+        role_name,
+        {
+            "dynamodb-access": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ReadWriteOrders",
+                        "Effect": "Allow",
+                        "Action": ["dynamodb:GetItem", "dynamodb:PutItem"],
+                        "Resource": table_arn,
+                    }
+                ],
+            },
+            "cloudwatch-logs": _logs_policy(region, account, log_group),
+        },
+    )
+    clients.get("logs").create_log_group(logGroupName=log_group)
+
+    lam = clients.get("lambda")
+    function_arn = lam.create_function(
+        FunctionName=function_name,
+        Runtime="nodejs20.x",
+        Role=role_arn,
+        Handler="index.handler",
+        Code={"ZipFile": deployment_package("index.mjs", ORDERS_API_SOURCE)},
+        Timeout=10,
+        MemorySize=256,
+        KMSKeyArn=key["Arn"],
+        Environment={"Variables": {"TABLE_NAME": table, **(environment or {})}},
+    )["FunctionArn"]
+    lam.put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=20)
+    _wait_updated(clients, function_name)
+    version = lam.publish_version(FunctionName=function_name, Description="initial release")["Version"]
+    alias_arn = lam.create_alias(FunctionName=function_name, Name="live", FunctionVersion=version)["AliasArn"]
+    return OrdersApiResources(
+        function_name=function_name,
+        function_arn=function_arn,
+        alias_name="live",
+        alias_arn=alias_arn,
+        version=version,
+        role_name=role_name,
+        table_name=table,
+        table_arn=table_arn,
+        kms_key_id=key["KeyId"],
+        kms_key_arn=key["Arn"],
+        kms_alias=kms_alias,
+        log_group=log_group,
+    )
+
+
+def create_queue_consumer(clients: AwsClients, *, function_name: str = QUEUE_CONSUMER) -> QueueConsumerResources:
+    """``queue-consumer``: Python fed by ``<name>-queue`` (redrive to ``<name>-dlq`` after 3 receives) through an
+    event source mapping of batch size 10; no reserved concurrency, no VPC. Not idempotent: use a fresh lab."""
+    from incident_responder.lab.workload import take_over_queue_polling
+
+    take_over_queue_polling()  # before anything can reach the queue: the lab's emulation polls it, not moto
+    account = clients.account_id()
+    region = clients.region
+    role_name = f"{function_name}-role"
+    log_group = f"/aws/lambda/{function_name}"
+    batch_size = 10
+
+    sqs = clients.get("sqs")
+    dlq_name = f"{function_name}-dlq"
+    dlq_url = sqs.create_queue(QueueName=dlq_name, Attributes={"MessageRetentionPeriod": str(14 * 86400)})["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    queue_name = f"{function_name}-queue"
+    queue_url = sqs.create_queue(
+        QueueName=queue_name,
+        Attributes={
+            # At least six times the function's timeout, as Lambda recommends for an event source.
+            "VisibilityTimeout": "180",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "3"}),
+        },
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+    role_arn = _create_role(
+        clients,
+        role_name,
+        {
+            "sqs-access": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ConsumeOwnQueue",
+                        "Effect": "Allow",
+                        "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+                        "Resource": queue_arn,
+                    }
+                ],
+            },
+            "cloudwatch-logs": _logs_policy(region, account, log_group),
+        },
+    )
+    clients.get("logs").create_log_group(logGroupName=log_group)
+
+    lam = clients.get("lambda")
+    function_arn = lam.create_function(
+        FunctionName=function_name,
+        Runtime="python3.12",
+        Role=role_arn,
+        Handler="app.handler",
+        Code={"ZipFile": deployment_package("app.py", QUEUE_CONSUMER_SOURCE)},
+        Timeout=30,
+        MemorySize=256,
+    )["FunctionArn"]
+    mapping = lam.create_event_source_mapping(
+        EventSourceArn=queue_arn, FunctionName=function_name, BatchSize=batch_size, Enabled=True
+    )
+    return QueueConsumerResources(
+        function_name=function_name,
+        function_arn=function_arn,
+        role_name=role_name,
+        queue_name=queue_name,
+        queue_url=queue_url,
+        queue_arn=queue_arn,
+        dead_letter_queue_name=dlq_name,
+        dead_letter_queue_url=dlq_url,
+        dead_letter_queue_arn=dlq_arn,
+        event_source_mapping_uuid=mapping["UUID"],
+        batch_size=batch_size,
+        log_group=log_group,
     )

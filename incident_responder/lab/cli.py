@@ -146,10 +146,10 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
 def _cmd_lab_invoke(args: argparse.Namespace) -> int:
     from incident_responder.aws import AwsClients
     from incident_responder.ingest import incident_for_alert, incident_from_alert
-    from incident_responder.lab.workload import DataProcessor
+    from incident_responder.lab.workload import workload_for
 
     clients = AwsClients()
-    result = DataProcessor(clients, args.function).invoke(
+    result = workload_for(clients, args.function).invoke(
         invocations=args.count, log_lines=args.log_line, app_error=args.app_error
     )
     shown = result.model_dump(mode="json")
@@ -276,7 +276,11 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             "invoke",
             help="invoke the sample workload once as a concurrent burst; prints the incident id its alarm starts",
         )
-        invoke.add_argument("--function", default="data-processor", help="(default: data-processor)")
+        invoke.add_argument(
+            "--function",
+            default="data-processor",
+            help="data-processor, orders-api or queue-consumer (default: data-processor)",
+        )
         invoke.add_argument("--count", type=int, default=3, help="invocations in the burst (default: 3)")
         invoke.add_argument("--log-line", action="append", default=[], help="extra raw line the function logs")
         invoke.add_argument("--app-error", help="a bug in the function's own code, e.g. \"KeyError: 'order_id'\"")

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from incident_responder.contracts import FaultType
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
 
@@ -135,11 +136,19 @@ def run_scenario(pipeline: LabPipeline, scenario: Scenario, approval: Approver =
             app_error=scenario.workload.app_error,
             notify=False,
         )
-        # A bug in the code is no configuration fault: only the application's own errors may remain.
-        healthy = again.healthy or all(
-            i.status == "succeeded" or i.error_type == scenario.workload.app_error for i in again.invocations
+        # What no action fixes may remain: the application's own bug, and a dependency that is still saturated
+        # (its throttling errors). A burst that invoked nothing (a queue nobody reads) or left messages behind is
+        # not healthy.
+        app_error = scenario.workload.app_error
+        remaining = {app_error, app_error.partition(":")[0].strip()} if app_error else set()
+        if FaultType.DEPENDENCY_THROTTLING in scenario.expect.fault_types:
+            remaining.add("ProvisionedThroughputExceededException")
+        healthy = again.healthy or (
+            bool(again.invocations)
+            and not again.messages_left
+            and all(i.status == "succeeded" or i.error_type in remaining for i in again.invocations)
         )
-        mitigated = record.end_state["matches_baseline"] and (healthy or bool(scenario.workload.app_error))
+        mitigated = record.end_state["matches_baseline"] and healthy
     return score(scenario, record, mitigated, approval)
 
 

@@ -5,13 +5,14 @@
 
 ``start`` runs moto, deploys ``template.yaml`` (stack.py), puts each of the template's function URLs
 in front of its function's own handler (function_url.py: SigV4 checked as AWS_IAM requires, each in
-its own process with the function's environment), creates and onboards ``data-processor``. ``run``
+its own process with the function's environment), creates and onboards the sample workloads
+(``data-processor``, ``orders-api``, ``queue-consumer``). ``run``
 applies a scenario's faults with chaos, lets the workload fail and raise its alarm on the stack's SNS
 topic; from there everything is the deployed path: SNS -> ingest -> Step Functions -> investigate ->
 signed MCP requests -> the function URL -> ``handlers/diagnostics_mcp.py``, then the closed loop: the
 critic, the approval request in the lab's inbox (approver.py: a person opening the link and pressing
 the button on the approval page, or not), the remediate function, the settle wait, the verify function
-(its health probe in the lab: a real invocation burst of the workload), and rollback. What EventBridge
+(its health probe in the lab: a real invocation burst of the incident's workload), and rollback. What EventBridge
 would do when an execution ends (reconcile) the pipeline does itself.
 """
 
@@ -32,18 +33,24 @@ from pydantic import BaseModel
 
 from chaos.faults import FaultInjector
 from incident_responder.account_state import configuration_from
-from incident_responder.alerts import parse_alert
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import diff_configurations, load_baseline, record_baseline
-from incident_responder.ingest import incident_for_alert
+from incident_responder.ingest import incident_for_alert, incident_from_alert
 from incident_responder.lab import approver
-from incident_responder.lab.account import SampleAccount, create_sample_account
+from incident_responder.lab.account import (
+    OrdersApiResources,
+    QueueConsumerResources,
+    SampleAccount,
+    create_orders_api,
+    create_queue_consumer,
+    create_sample_account,
+)
 from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
 from incident_responder.lab.function_url import start_function_url
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
-from incident_responder.lab.workload import BurstResult, DataProcessor
+from incident_responder.lab.workload import BurstResult, Workload, take_over_queue_polling, workload_for
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
 from incident_responder.store import load_record
 from incident_responder.verification import burst_probe, set_health_probe
@@ -133,6 +140,14 @@ class LabPipeline:
     stack_overrides: dict[str, str]
     stack_parameters: dict[str, str]
     inbox_url: str = ""
+    orders_api: OrdersApiResources | None = None
+    queue_consumer: QueueConsumerResources | None = None
+
+    @property
+    def workload_names(self) -> list[str]:
+        """The sample workloads created and onboarded in this lab."""
+        others = [w.function_name for w in (self.orders_api, self.queue_consumer) if w is not None]
+        return [self.sample.function_name, *others]
 
     @classmethod
     @contextmanager
@@ -195,8 +210,9 @@ class LabPipeline:
                             timeout=function.timeout_seconds,
                         )
                     )
-                sample = create_sample_account(clients, responder_resources=False)
-                record_baseline(clients, sample.function_name)
+                # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
+                take_over_queue_polling()
+                sample, orders_api, queue_consumer = _create_workloads(clients)
                 pipeline = cls(
                     lab,
                     clients,
@@ -208,6 +224,8 @@ class LabPipeline:
                     overrides,
                     parameters,
                     approver.create_inbox(clients, stack.output("ApprovalTopicArn")),
+                    orders_api,
+                    queue_consumer,
                 )
                 set_health_probe(pipeline.verification_probe())
                 yield pipeline
@@ -231,7 +249,7 @@ class LabPipeline:
 
     def refresh(self, model: str = "offline") -> None:
         """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
-        the sample workload (table names are stable in the lab, so the servers stay valid)."""
+        the sample workloads (table names are stable in the lab, so the servers stay valid)."""
         self.lab.reset()
         self.stack = deploy_stack(
             self.clients,
@@ -241,8 +259,7 @@ class LabPipeline:
             parameters={**self.stack_parameters, "ResponderModel": model},
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
-        self.sample = create_sample_account(self.clients, responder_resources=False)
-        record_baseline(self.clients, self.sample.function_name)
+        self.sample, self.orders_api, self.queue_consumer = _create_workloads(self.clients)
         self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
@@ -251,7 +268,7 @@ class LabPipeline:
         """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
 
         def burst(clients: AwsClients, function_name: str) -> list[Any]:
-            return DataProcessor(clients, function_name).invoke(3, notify=False).invocations
+            return workload_for(clients, function_name).invoke(3, notify=False).invocations
 
         return burst_probe(burst)
 
@@ -260,8 +277,9 @@ class LabPipeline:
     def state_machine_arn(self) -> str:
         return self.stack.output("StateMachineArn")
 
-    def workload(self, function: str | None = None) -> DataProcessor:
-        return DataProcessor(
+    def workload(self, function: str | None = None) -> Workload:
+        """The emulator of ``function`` (default: data-processor), alarming on the stack's incident topic."""
+        return workload_for(
             self.clients, function or self.sample.function_name, alert_topic_arn=self.stack.output("IncidentTopicArn")
         )
 
@@ -294,9 +312,9 @@ class LabPipeline:
         if burst.alert is None:
             return self._record(None, None, burst, started)
         # The incident the alert started, or the one under way for its fault that it joined.
-        incident_id = incident_for_alert(
-            self.clients, self.stack.physical["IncidentStateTable"], parse_alert(burst.alert)
-        )
+        # (An alarm on a queue names no function: resolved, as ingest does, through the onboarded mappings.)
+        incident = incident_from_alert(self.clients, burst.alert, self.stack.physical["BaselineTable"])
+        incident_id = incident_for_alert(self.clients, self.stack.physical["IncidentStateTable"], incident)
         arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
         at_alert = self._configuration(scenario.workload.function)
         loop = scenario.lifecycle
@@ -459,6 +477,18 @@ class LabPipeline:
             approval=approval or None,
             remediation=remediation or None,
         )
+
+
+def _create_workloads(
+    clients: AwsClients,
+) -> tuple[SampleAccount, OrdersApiResources, QueueConsumerResources]:
+    """The three sample workloads, each onboarded (its baseline recorded)."""
+    sample = create_sample_account(clients, responder_resources=False)
+    orders_api = create_orders_api(clients)
+    queue_consumer = create_queue_consumer(clients)
+    for name in (sample.function_name, orders_api.function_name, queue_consumer.function_name):
+        record_baseline(clients, name)
+    return sample, orders_api, queue_consumer
 
 
 def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:

@@ -79,6 +79,7 @@ class Lab:
 
         for noisy in ("werkzeug", "moto.stepfunctions"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
+        _answer_cloudtrail_lookups()
         if self.port:
             _ensure_free(self.host, self.port)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
@@ -149,6 +150,15 @@ class Lab:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _answer_cloudtrail_lookups() -> None:
+    """moto has no CloudTrail LookupEvents: its server prints a traceback and answers 500, which botocore retries.
+    The lab records no management events, so it answers as an account with no trail history does: no events."""
+    from moto.cloudtrail.responses import CloudTrailResponse
+
+    if not hasattr(CloudTrailResponse, "lookup_events"):
+        CloudTrailResponse.lookup_events = lambda self: json.dumps({"Events": []})  # type: ignore[attr-defined]
 
 
 def _ensure_free(host: str, port: int) -> None:

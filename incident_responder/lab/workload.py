@@ -1,78 +1,77 @@
-"""The sample workload ``data-processor``, emulated against whatever account it is given.
+"""The lab's sample workloads, emulated against whatever account they are given.
 
 moto records configuration but enforces none of it (a revoked policy denies nothing, reserved
-concurrency 0 throttles nothing, a removed egress rule blocks nothing). So the workload reads the
-account state the real function would run into, decides each invocation's fate from it, and leaves
-only the traces the real function and the Lambda service would leave: runtime log lines in
-``/aws/lambda/<name>`` (none at all when its role cannot write logs), ``AWS/Lambda`` metrics, and a
-CloudWatch alarm notification on the incidents topic. Nothing names the injected fault.
+concurrency 0 throttles nothing, a removed egress rule blocks nothing, a disabled key or event source
+mapping stops nothing). So each workload reads the account state the real function would run into,
+decides each invocation's fate from it, and leaves only the traces the real function and the AWS
+services would leave: runtime log lines in ``/aws/lambda/<name>`` (none at all when its role cannot
+write logs), ``AWS/Lambda`` metrics (and its dependencies' ``AWS/DynamoDB`` / ``AWS/SQS`` metrics),
+and a CloudWatch alarm notification on the incidents topic. Nothing names the injected fault. What
+every function shares (throttling, the platform's lines, logs, metrics, alarms) is emulation.py; each
+workload here supplies what it does:
+
+* ``data-processor`` (Python, in a VPC): reads an object from S3 and writes the result back. Its
+  network path (security groups, NACLs) must reach S3; its role must allow GetObject and PutObject.
+* ``orders-api`` (Node.js, invoked through its alias ``live``): runs the code of the version ``live``
+  routes to (a version whose code throws fails every invocation with that error), reads and writes
+  its DynamoDB table (its role must allow GetItem and PutItem; a table whose latest consumed write
+  capacity, ``AWS/DynamoDB ConsumedWriteCapacityUnits``, exceeds what is provisioned throttles its
+  writes: ``ProvisionedThroughputExceededException`` after the SDK's retries). Its environment is
+  encrypted with a customer-managed key: while the key is not enabled the Lambda service refuses every
+  invocation (emulation.py). Its timeout and memory are read from the function's configuration, as
+  the responder's baseline records them (a real published version keeps the settings it was
+  published with).
+* ``queue-consumer`` (Python, fed by SQS): a producer sends messages to its queue; while its event
+  source mapping is enabled and its role may receive from the queue, Lambda's poller receives them
+  in batches, invokes the function once per batch and deletes what succeeded. Otherwise the function
+  is never invoked: the messages wait, ``AWS/SQS ApproximateAgeOfOldestMessage`` grows and the queue's
+  age alarm fires (the lab compresses the minutes that takes, as it does for every alarm period).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import math
-import os
+import secrets
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from incident_responder.account_state import (
-    NetworkState,
-    managed_policy_documents,
-    read_function_configuration,
-)
+from incident_responder.account_state import NetworkState
 from incident_responder.aws import AwsClients
-from incident_responder.iam_policy import is_allowed
-from incident_responder.lab.account import INCIDENT_TOPIC, INPUT_KEY
+from incident_responder.lab.account import INPUT_KEY, ORDERS_API, QUEUE_CONSUMER
+from incident_responder.lab.emulation import (
+    REGION_NAMES,
+    AccountView,
+    AlarmSpec,
+    BurstResult,
+    Invocation,
+    InvocationOutcome,
+    Workload,
+    WorkloadProfile,
+)
+from incident_responder.lab.runtimes import Frame, NodeRuntime, RaisedError, locate, split_error
+
+__all__ = [
+    "REGION_NAMES",
+    "BurstResult",
+    "DataProcessor",
+    "InvocationOutcome",
+    "OrdersApi",
+    "QueueConsumer",
+    "Workload",
+    "WorkloadProfile",
+    "egress_to_s3_allowed",
+    "take_over_queue_polling",
+    "workload_for",
+]
 
 # A public S3 address in us-east-1: where the function's HTTPS connection goes.
 S3_DESTINATION = ipaddress.ip_address("52.217.0.10")
 EPHEMERAL_PORTS = (1024, 65535)
-REGION_NAMES = {
-    "us-east-1": "US East (N. Virginia)",
-    "us-east-2": "US East (Ohio)",
-    "us-west-2": "US West (Oregon)",
-    "eu-west-1": "Europe (Ireland)",
-    "eu-central-1": "Europe (Frankfurt)",
-}
 
 
-@dataclass(frozen=True)
-class WorkloadProfile:
-    """What one invocation of the sample function needs; the function's own nature, not its config."""
-
-    work_seconds_at_512mb: float = 2.4  # CPU scales with memory, as in Lambda
-    peak_memory_mb: int = 300
-    connect_timeout_seconds: float = 5.0
-    connect_attempts: int = 2
-    init_seconds: float = 0.35
-
-
-class InvocationOutcome(BaseModel):
-    request_id: str
-    status: Literal["succeeded", "failed", "timed_out", "throttled"]
-    error_type: str | None = None
-    error_message: str | None = None
-    duration_ms: float = 0.0
-    logged: bool = Field(description="whether the invocation's log lines reached CloudWatch Logs")
-
-
-class BurstResult(BaseModel):
-    function_name: str
-    invocations: list[InvocationOutcome]
-    alert: dict[str, Any] | None = None
-    alert_message_id: str | None = None
-
-    @property
-    def healthy(self) -> bool:
-        return all(i.status == "succeeded" and i.logged for i in self.invocations)
-
-
+# -- data-processor ---------------------------------------------------------------------------------
 def _covers(cidr: str | None, address: ipaddress.IPv4Address) -> bool:
     return bool(cidr) and address in ipaddress.ip_network(cidr, strict=False)
 
@@ -121,230 +120,68 @@ def egress_to_s3_allowed(network: NetworkState) -> bool:
     return sg_ok and acl_ok
 
 
-def _ts(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+def _traceback(error_type: str, message: str, line: int, code: str) -> RaisedError:
+    return RaisedError(error_type, message, [Frame("/var/task/app.py", line, "handler", code=code)])
 
 
-def _alarm_time() -> str:
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}+0000"
+def _session_name(role_arn: str) -> str:
+    return role_arn.rsplit("/", 1)[-1].removesuffix("-role")
 
 
-def _traceback(error_type: str, message: str, line: int, code: str) -> str:
-    return (
-        f"[ERROR] {error_type}: {message}\nTraceback (most recent call last):\n"
-        f'  File "/var/task/app.py", line {line}, in handler\n    {code}'
-    )
+class DataProcessor(Workload):
+    """``data-processor``: an S3 object in, the processed object out."""
 
+    default_function_name = "data-processor"
 
-class DataProcessor:
-    """Invokes the sample function as Lambda would, against the account behind ``clients``."""
-
-    def __init__(
-        self,
-        clients: AwsClients,
-        function_name: str = "data-processor",
-        profile: WorkloadProfile | None = None,
-        alert_topic_arn: str | None = None,
-    ):
-        self.clients = clients
-        self.function_name = function_name
-        self.profile = profile or WorkloadProfile()
-        # Where the function's alarms notify (AlarmActions); by default the lab's "incident-alerts" topic.
-        self.alert_topic_arn = alert_topic_arn or os.environ.get("INCIDENT_TOPIC_ARN")
-
-    # -- decisions -------------------------------------------------------------------------------
-    def _policies(self, config: Any) -> list[dict[str, Any]]:
-        docs = list(config.role.inline_policies.values())
-        docs += managed_policy_documents(self.clients, config.role.attached_policy_arns).values()
-        return docs
-
-    def invoke(
-        self,
-        invocations: int = 3,
-        log_lines: list[str] | None = None,
-        app_error: str | None = None,
-        *,
-        notify: bool = True,
-    ) -> BurstResult:
-        """One concurrent burst of ``invocations``, then an alarm notification if it went badly (``notify``
-        False: the alarm is evaluated and returned but not sent, as a verification's own traffic must not
-        start another incident)."""
-        config = read_function_configuration(self.clients, self.function_name)
-        lam_config = self.clients.get("lambda").get_function_configuration(FunctionName=self.function_name)
-        bucket = lam_config.get("Environment", {}).get("Variables", {}).get("INPUT_BUCKET", "")
-        account = lam_config["FunctionArn"].split(":")[4]
-        region = self.clients.region
-        policies = self._policies(config)
-        log_group = f"/aws/lambda/{self.function_name}"
-        log_arn = f"arn:aws:logs:{region}:{account}:log-group:{log_group}:log-stream:"
-        can_log = is_allowed(policies, "logs:CreateLogStream", log_arn) and is_allowed(
-            policies, "logs:PutLogEvents", log_arn
-        )
-        runnable = invocations if config.reserved_concurrency is None else min(invocations, config.reserved_concurrency)
-        facts = {
-            "network_ok": egress_to_s3_allowed(config.network),
-            "can_get": is_allowed(policies, "s3:GetObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY}"),
-            "can_put": is_allowed(
-                policies, "s3:PutObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY.replace('incoming/', 'processed/')}"
+    def facts(self, view: AccountView) -> dict[str, Any]:
+        bucket = view.environment.get("INPUT_BUCKET", "")
+        return {
+            "network_ok": egress_to_s3_allowed(view.config.network),
+            "can_get": view.allowed("s3:GetObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY}"),
+            "can_put": view.allowed(
+                "s3:PutObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY.replace('incoming/', 'processed/')}"
             ),
-            "role_arn": config.role.role_arn,
+            "role_arn": view.role_arn,
             "bucket": bucket,
         }
-        start = self._burst_start(log_group)
-        outcomes: list[InvocationOutcome] = []
-        for index in range(invocations):
-            request_id = str(uuid.uuid4())
-            if index >= runnable:
-                outcomes.append(
-                    InvocationOutcome(
-                        request_id=request_id,
-                        status="throttled",
-                        error_type="TooManyRequestsException",
-                        error_message="Rate Exceeded.",
-                        logged=False,
-                    )
-                )
-                continue
-            outcome, lines = self._run_one(request_id, start, config, facts, log_lines or [], app_error)
-            if can_log:
-                self._write_logs(log_group, start, request_id, lines)
-            outcomes.append(outcome.model_copy(update={"logged": can_log}))
-        result = BurstResult(function_name=self.function_name, invocations=outcomes)
-        self._put_metrics(outcomes, start)
-        alert = self._alarm(result, start, account, region, log_group)
-        if alert is not None and not notify:
-            return result.model_copy(update={"alert": alert})
-        if alert is not None:
-            topic_arn = self.alert_topic_arn or f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
-            region_name = REGION_NAMES.get(region, region)
-            message_id = self.clients.get("sns").publish(
-                TopicArn=topic_arn,
-                Subject=f'ALARM: "{alert["AlarmName"]}" in {region_name}'[:100],
-                Message=json.dumps(alert),
-            )["MessageId"]
-            result = result.model_copy(update={"alert": alert, "alert_message_id": message_id})
-        return result
 
-    def _run_one(
+    def handle(
         self,
-        request_id: str,
-        start: datetime,
-        config: Any,
+        ctx: Invocation,
+        view: AccountView,
         facts: dict[str, Any],
+        event: Any,
         extra: list[str],
         app_error: str | None,
-    ) -> tuple[InvocationOutcome, list[tuple[float, str]]]:
+    ) -> None:
         p = self.profile
-        lines: list[tuple[float, str]] = [(0.0, f"START RequestId: {request_id} Version: $LATEST")]
-
-        def info(at: float, text: str) -> None:
-            lines.append((at, f"[INFO]\t{_ts(start + timedelta(seconds=at))}\t{request_id}\t{text}"))
-
         key = INPUT_KEY
-        info(0.01, f"Processing s3://{facts['bucket']}/{key}")
-        for raw in extra:
-            lines.append((0.02, raw))
-        t = 0.02
-        error: tuple[str, str, str] | None = None  # (type, message, log text)
-        oom = False
-        memory_used = 88
-        url = f"https://{facts['bucket']}.s3.amazonaws.com/{key}"
+        get_line = 'body = s3.get_object(Bucket=os.environ["INPUT_BUCKET"], Key=key)["Body"].read()'
+        ctx.info(f"Processing s3://{facts['bucket']}/{key}", at=0.01)
+        ctx.spend(0.02)
+        ctx.log_raw(extra)
+        if facts["thrown"] is not None:
+            ctx.fail(facts["thrown"])
         if not facts["network_ok"]:
-            t += p.connect_timeout_seconds * p.connect_attempts
+            ctx.spend(p.connect_timeout_seconds * p.connect_attempts)
+            url = f"https://{facts['bucket']}.s3.amazonaws.com/{key}"
             msg = f'Connect timeout on endpoint URL: "{url}"'
-            error = (
-                "ConnectTimeoutError",
-                msg,
-                _traceback(
-                    "ConnectTimeoutError",
-                    msg,
-                    10,
-                    'body = s3.get_object(Bucket=os.environ["INPUT_BUCKET"], Key=key)["Body"].read()',
-                ),
-            )
-        elif not facts["can_get"]:
-            t += 0.08
+            ctx.fail(_traceback("ConnectTimeoutError", msg, 10, get_line))
+        if not facts["can_get"]:
+            ctx.spend(0.08)
             msg = self._access_denied("GetObject", "s3:GetObject", f"{facts['bucket']}/{key}", facts["role_arn"])
-            error = (
-                "ClientError",
-                msg,
-                _traceback(
-                    "ClientError",
-                    msg,
-                    10,
-                    'body = s3.get_object(Bucket=os.environ["INPUT_BUCKET"], Key=key)["Body"].read()',
-                ),
-            )
-        elif app_error:
-            t += 0.12
+            ctx.fail(_traceback("ClientError", msg, 10, get_line))
+        if app_error:
+            ctx.spend(0.12)
             etype, _, emsg = app_error.partition(":")
-            error = (
-                etype.strip(),
-                emsg.strip(),
-                _traceback(etype.strip(), emsg.strip(), 11, "orders = [transform(o) for o in json.loads(body)]"),
-            )
-        elif config.memory_size < p.peak_memory_mb:
-            t += 1.2
-            oom = True
-            memory_used = config.memory_size
-        else:
-            t += p.work_seconds_at_512mb * 512 / min(config.memory_size, 1769)
-            memory_used = p.peak_memory_mb + 1
-            if not facts["can_put"]:
-                target = f"{facts['bucket']}/{key.replace('incoming/', 'processed/')}"
-                msg = self._access_denied("PutObject", "s3:PutObject", target, facts["role_arn"])
-                error = ("ClientError", msg, _traceback("ClientError", msg, 12, "s3.put_object(...)"))
-        timed_out = t > config.timeout
-        if timed_out:
-            t = float(config.timeout)
-            lines.append((t, f"{_ts(start + timedelta(seconds=t))} {request_id} Task timed out after {t:.2f} seconds"))
-            status, etype, emsg = "timed_out", "Sandbox.Timedout", f"Task timed out after {t:.2f} seconds"
-        elif oom:
-            lines.append(
-                (t, f"RequestId: {request_id} Error: Runtime exited with error: signal: killed\nRuntime.ExitError")
-            )
-            status, etype, emsg = "failed", "Runtime.ExitError", "Runtime exited with error: signal: killed"
-        elif error:
-            lines.append((t, error[2]))
-            status, etype, emsg = "failed", error[0], error[1]
-        else:
-            info(t, f"Processed 20 orders -> s3://{facts['bucket']}/{key.replace('incoming/', 'processed/')}")
-            status, etype, emsg = "succeeded", None, None
-        duration_ms = t * 1000
-        lines.append((t, f"END RequestId: {request_id}"))
-        lines.append(
-            (
-                t,
-                f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
-                f"{math.ceil(duration_ms)} ms\tMemory Size: {config.memory_size} MB\tMax Memory Used: "
-                f"{memory_used} MB\tInit Duration: {p.init_seconds * 1000:.2f} ms"
-                + ("\tStatus: timeout" if timed_out else ""),
-            )
-        )
-        outcome = InvocationOutcome(
-            request_id=request_id,
-            status=status,
-            error_type=etype,
-            error_message=emsg,
-            duration_ms=round(duration_ms, 2),
-            logged=False,
-        )
-        return outcome, lines
-
-    def _burst_start(self, log_group: str) -> datetime:
-        """Now, or just after the group's newest event: simulated durations never reorder bursts."""
-        now = datetime.now(UTC)
-        try:
-            streams = self.clients.get("logs").describe_log_streams(
-                logGroupName=log_group, orderBy="LastEventTime", descending=True, limit=1
-            )["logStreams"]
-        except self.clients.get("logs").exceptions.ResourceNotFoundException:
-            return now
-        if streams and streams[0].get("lastEventTimestamp"):
-            latest = datetime.fromtimestamp((streams[0]["lastEventTimestamp"] + 1) / 1000, UTC)
-            return max(now, latest)
-        return now
+            ctx.fail(_traceback(etype.strip(), emsg.strip(), 11, "orders = [transform(o) for o in json.loads(body)]"))
+        ctx.peak(p.peak_memory_mb)
+        ctx.compute(p.work_seconds_at_512mb)
+        processed = key.replace("incoming/", "processed/")
+        if not facts["can_put"]:
+            msg = self._access_denied("PutObject", "s3:PutObject", f"{facts['bucket']}/{processed}", facts["role_arn"])
+            ctx.fail(_traceback("ClientError", msg, 12, "s3.put_object(...)"))
+        ctx.info(f"Processed 20 orders -> s3://{facts['bucket']}/{processed}")
 
     @staticmethod
     def _access_denied(operation: str, action: str, resource: str, role_arn: str) -> str:
@@ -352,98 +189,418 @@ class DataProcessor:
         account = role_arn.split(":")[4]
         return (
             f"An error occurred (AccessDenied) when calling the {operation} operation: User: "
-            f"arn:aws:sts::{account}:assumed-role/{role_name}/{role_name.removesuffix('-role')} is not authorized "
+            f"arn:aws:sts::{account}:assumed-role/{role_name}/{_session_name(role_arn)} is not authorized "
             f'to perform: {action} on resource: "arn:aws:s3:::{resource}" because no identity-based policy '
             f"allows the {action} action"
         )
 
-    # -- traces ----------------------------------------------------------------------------------
-    def _write_logs(self, log_group: str, start: datetime, request_id: str, lines: list[tuple[float, str]]) -> None:
-        logs = self.clients.get("logs")
-        # One execution environment per concurrent invocation, so one stream each, named as Lambda does.
-        stream = f"{start:%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
+
+# -- orders-api -------------------------------------------------------------------------------------
+# How long the table's consumption is looked back on: an overload older than this has passed.
+TABLE_LOAD_WINDOW = timedelta(minutes=15)
+_SDK = "/var/runtime/node_modules/@aws-sdk"
+# The AWS SDK for JavaScript v3 (as bundled with nodejs20.x) between the service's answer and the handler.
+_SDK_FRAMES = (
+    Frame(f"{_SDK}/node_modules/@smithy/smithy-client/dist-cjs/index.js", 867, "throwDefaultError", 20),
+    Frame(f"{_SDK}/node_modules/@smithy/smithy-client/dist-cjs/index.js", 876, None, 5),
+    Frame(f"{_SDK}/client-dynamodb/dist-cjs/index.js", 2293, "de_CommandError", 14),
+    Frame("node:internal/process/task_queues", 95, "process.processTicksAndRejections", 5),
+    Frame(f"{_SDK}/node_modules/@smithy/middleware-serde/dist-cjs/index.js", 35, None, 20, asynchronous=True),
+    Frame(f"{_SDK}/node_modules/@aws-sdk/core/dist-cjs/index.js", 165, None, 18, asynchronous=True),
+    Frame(f"{_SDK}/node_modules/@smithy/middleware-retry/dist-cjs/index.js", 320, None, 38, asynchronous=True),
+    Frame(f"{_SDK}/node_modules/@aws-sdk/middleware-logger/dist-cjs/index.js", 34, None, 22, asynchronous=True),
+)
+PUT_CALL = r"^\s*await ddb\.send\($"  # the PutItem call spans lines: its await stands alone
+THROUGHPUT_EXCEEDED = (
+    "The level of configured provisioned throughput for the table was exceeded. Consider increasing your "
+    "provisioning level with the UpdateTable API."
+)
+
+
+def table_write_load(clients: AwsClients, table: str) -> float | None:
+    """Write capacity units per second the table consumed in its latest ``ConsumedWriteCapacityUnits``
+    datapoint (a minute's sum) within the window; None without one."""
+    now = datetime.now(UTC)
+    points = clients.get("cloudwatch").get_metric_statistics(
+        Namespace="AWS/DynamoDB",
+        MetricName="ConsumedWriteCapacityUnits",
+        Dimensions=[{"Name": "TableName", "Value": table}],
+        StartTime=now - TABLE_LOAD_WINDOW,
+        EndTime=now + timedelta(minutes=1),
+        Period=1,  # every datapoint on its own: the latest one is the load now
+        Statistics=["Sum"],
+    )["Datapoints"]
+    if not points:
+        return None
+    return max(points, key=lambda p: p["Timestamp"])["Sum"] / 60
+
+
+def _dynamodb_request_id() -> str:
+    return secrets.token_hex(26).upper()
+
+
+class OrdersApi(Workload):
+    """``orders-api``: stores an order in its DynamoDB table, invoked through its alias ``live``."""
+
+    default_function_name = ORDERS_API
+    default_profile = WorkloadProfile(
+        work_seconds_at_512mb=0.7, peak_memory_mb=150, init_seconds=0.18, base_memory_mb=82
+    )
+    invoked_alias = "live"
+
+    def facts(self, view: AccountView) -> dict[str, Any]:
+        table = view.environment.get("TABLE_NAME", "")
+        table_arn = f"arn:aws:dynamodb:{view.region}:{view.account}:table/{table}"
+        throttled = False
         try:
-            logs.create_log_stream(logGroupName=log_group, logStreamName=stream)
-        except logs.exceptions.ResourceNotFoundException:
-            logs.create_log_group(logGroupName=log_group)
-            logs.create_log_stream(logGroupName=log_group, logStreamName=stream)
-        base = int(start.timestamp() * 1000)
-        events = [{"timestamp": base + int(at * 1000), "message": text} for at, text in lines]
-        events.sort(key=lambda e: e["timestamp"])
-        logs.put_log_events(logGroupName=log_group, logStreamName=stream, logEvents=events)
-
-    def _put_metrics(self, outcomes: list[InvocationOutcome], start: datetime) -> None:
-        dims = [{"Name": "FunctionName", "Value": self.function_name}]
-        ran = [o for o in outcomes if o.status != "throttled"]
-        data = [
-            {"MetricName": "Invocations", "Value": len(ran), "Unit": "Count"},
-            {"MetricName": "Errors", "Value": sum(o.status != "succeeded" for o in ran), "Unit": "Count"},
-            {"MetricName": "Throttles", "Value": len(outcomes) - len(ran), "Unit": "Count"},
-        ] + [{"MetricName": "Duration", "Value": o.duration_ms, "Unit": "Milliseconds"} for o in ran]
-        for datum in data:
-            datum.update(Dimensions=dims, Timestamp=start)
-        self.clients.get("cloudwatch").put_metric_data(Namespace="AWS/Lambda", MetricData=data)
-
-    def _alarm(
-        self, result: BurstResult, start: datetime, account: str, region: str, log_group: str
-    ) -> dict[str, Any] | None:
-        """The CloudWatch alarm notification the function's standard alarms would send, if any fires."""
-        ran = [o for o in result.invocations if o.status != "throttled"]
-        errors = sum(o.status != "succeeded" for o in ran)
-        throttles = len(result.invocations) - len(ran)
-        if errors:
-            name, metric, namespace, value = f"{self.function_name}-errors", "Errors", "AWS/Lambda", errors
-            dims = [{"value": self.function_name, "name": "FunctionName"}]
-            op, threshold, missing = "GreaterThanOrEqualToThreshold", 1.0, "notBreaching"
-        elif throttles:
-            name, metric, namespace, value = f"{self.function_name}-throttles", "Throttles", "AWS/Lambda", throttles
-            dims = [{"value": self.function_name, "name": "FunctionName"}]
-            op, threshold, missing = "GreaterThanOrEqualToThreshold", 1.0, "notBreaching"
-        elif ran and not any(o.logged for o in ran):
-            # Invocations happened but the log group received nothing: the heartbeat alarm on IncomingLogEvents.
-            name, metric, namespace, value = f"{self.function_name}-no-logs", "IncomingLogEvents", "AWS/Logs", 0
-            dims = [{"value": log_group, "name": "LogGroupName"}]
-            op, threshold, missing = "LessThanThreshold", 1.0, "breaching"
-        else:
-            return None
-        stamp = start.strftime("%d/%m/%y %H:%M:%S")
-        if missing == "breaching":
-            reason = (
-                "Threshold Crossed: no datapoints were received for 1 period and 1 missing datapoint was "
-                "treated as [Breaching]."
-            )
-        else:
-            reason = (
-                f"Threshold Crossed: 1 datapoint [{float(value)} ({stamp})] was greater than or equal to the "
-                f"threshold ({threshold})."
-            )
+            described = self.clients.get("dynamodb").describe_table(TableName=table)["Table"]
+        except self.clients.get("dynamodb").exceptions.ResourceNotFoundException:
+            described = None
+        if described is not None:
+            provisioned = described.get("ProvisionedThroughput", {}).get("WriteCapacityUnits") or 0
+            load = table_write_load(self.clients, table)
+            throttled = bool(provisioned) and load is not None and load > provisioned
         return {
-            "AlarmName": name,
-            "AlarmDescription": f"{self.function_name} {metric} alarm",
-            "AWSAccountId": account,
-            "AlarmConfigurationUpdatedTimestamp": "2026-01-01T00:00:00.000+0000",
-            "NewStateValue": "ALARM",
-            "NewStateReason": reason,
-            "StateChangeTime": _alarm_time(),
-            "Region": REGION_NAMES.get(region, region),
-            "AlarmArn": f"arn:aws:cloudwatch:{region}:{account}:alarm:{name}",
-            "OldStateValue": "OK",
-            "OKActions": [],
-            "AlarmActions": [self.alert_topic_arn or f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"],
-            "InsufficientDataActions": [],
-            "Trigger": {
-                "MetricName": metric,
-                "Namespace": namespace,
-                "StatisticType": "Statistic",
-                "Statistic": "SUM",
-                "Unit": None,
-                "Dimensions": dims,
-                "Period": 60,
-                "EvaluationPeriods": 1,
-                "DatapointsToAlarm": 1,
-                "ComparisonOperator": op,
-                "Threshold": threshold,
-                "TreatMissingData": missing,
-                "EvaluateLowSampleCountPercentage": "",
-            },
+            "table": table,
+            "table_arn": table_arn,
+            "can_get": view.allowed("dynamodb:GetItem", table_arn),
+            "can_put": view.allowed("dynamodb:PutItem", table_arn),
+            "throttled": throttled,
+            "throttled_writes": 0,
         }
+
+    def deliveries(self, invocations: int, view: AccountView, facts: dict[str, Any]) -> list[Any]:
+        return [
+            {"orderId": f"o-{uuid.uuid4().hex[:8]}", "items": [{"sku": "A-1", "price": 9.5, "qty": n % 3 + 1}]}
+            for n in range(invocations)
+        ]
+
+    def _sdk_error(
+        self, view: AccountView, error_type: str, message: str, call: str, *, status: int = 400, attempts: int = 1
+    ) -> RaisedError:
+        # IAM's denials come from the request layer, the rest from DynamoDB itself.
+        service = (
+            "com.amazon.coral.service" if error_type == "AccessDeniedException" else "com.amazonaws.dynamodb.v20120810"
+        )
+        details = {
+            "name": error_type,
+            "$fault": "client",
+            "$metadata": {
+                "httpStatusCode": status,
+                "requestId": _dynamodb_request_id(),
+                "attempts": attempts,
+                "totalRetryDelay": 0 if attempts == 1 else 112,
+            },
+            "__type": f"{service}#{error_type}",
+        }
+        handler = NodeRuntime().handler_frame(
+            view.code.filename or "index.mjs", view.code.source, call, asynchronous=True
+        )
+        return RaisedError(error_type, message, [*_SDK_FRAMES, handler], details)
+
+    def _access_denied(self, view: AccountView, facts: dict[str, Any], action: str, call: str) -> RaisedError:
+        role = view.role_arn.rsplit("/", 1)[-1]
+        message = (
+            f"User: arn:aws:sts::{view.account}:assumed-role/{role}/{self.function_name} is not authorized to "
+            f"perform: {action} on resource: {facts['table_arn']} because no identity-based policy allows the "
+            f"{action} action"
+        )
+        return self._sdk_error(view, "AccessDeniedException", message, call)
+
+    def handle(
+        self,
+        ctx: Invocation,
+        view: AccountView,
+        facts: dict[str, Any],
+        event: Any,
+        extra: list[str],
+        app_error: str | None,
+    ) -> None:
+        source, filename = view.code.source, view.code.filename or "index.mjs"
+        ctx.spend(0.01)
+        ctx.log_raw(extra)
+        if facts["thrown"] is not None:
+            ctx.spend(0.01)
+            ctx.fail(facts["thrown"])
+        ctx.info(f"Creating order {event['orderId']} ({len(event['items'])} items)")
+        ctx.spend(0.04)  # GetItem
+        if not facts["can_get"]:
+            ctx.fail(self._access_denied(view, facts, "dynamodb:GetItem", r"await ddb\.send\(new GetItemCommand"))
+        if app_error:
+            ctx.spend(0.01)
+            error_type, message = split_error(app_error, "Error")
+            line, column = locate(source, "order.items.reduce")
+            handler_file = f"file:///var/task/{filename}"
+            # Thrown inside the reduce callback, as V8 reports it.
+            frames = [
+                Frame(handler_file, line, None, column + len("order.items.reduce(")),
+                Frame("<anonymous>", 0, "Array.reduce"),
+                Frame(handler_file, line, "Runtime.handler", column + len("order.items.")),
+                *NodeRuntime.RUNTIME_FRAMES,
+            ]
+            ctx.fail(RaisedError(error_type, message, frames))
+        ctx.peak(self.profile.peak_memory_mb)
+        ctx.compute(self.profile.work_seconds_at_512mb)
+        if facts["throttled"]:
+            ctx.spend(0.34)  # the SDK's three attempts with backoff
+            facts["throttled_writes"] += 3
+            ctx.fail(
+                self._sdk_error(
+                    view,
+                    "ProvisionedThroughputExceededException",
+                    THROUGHPUT_EXCEEDED,
+                    PUT_CALL,
+                    attempts=3,
+                )
+            )
+        ctx.spend(0.03)  # PutItem
+        if not facts["can_put"]:
+            ctx.fail(self._access_denied(view, facts, "dynamodb:PutItem", PUT_CALL))
+        ctx.info(f"Order {event['orderId']} stored")
+
+    def after_burst(
+        self, view: AccountView, facts: dict[str, Any], outcomes: list[InvocationOutcome], start: datetime
+    ) -> dict[str, Any]:
+        if facts["throttled_writes"]:
+            table = facts["table"]
+            dims = [{"Name": "TableName", "Value": table}]
+            self.clients.get("cloudwatch").put_metric_data(
+                Namespace="AWS/DynamoDB",
+                MetricData=[
+                    {
+                        "MetricName": "WriteThrottleEvents",
+                        "Dimensions": dims,
+                        "Value": facts["throttled_writes"],
+                        "Unit": "Count",
+                        "Timestamp": start,
+                    },
+                    {
+                        "MetricName": "ThrottledRequests",
+                        "Dimensions": [*dims, {"Name": "Operation", "Value": "PutItem"}],
+                        "Value": facts["throttled_writes"],
+                        "Unit": "Count",
+                        "Timestamp": start,
+                    },
+                ],
+            )
+        return {}
+
+
+# -- queue-consumer ---------------------------------------------------------------------------------
+QUEUE_AGE_THRESHOLD = 300.0
+MAX_POLLS = 100  # a burst's poller stops here even if producers keep the queue full
+
+
+def take_over_queue_polling() -> None:
+    """Stop moto invoking a queue's mapped function itself: it does so the moment a message arrives, with
+    its echo backend, and deletes the message. The lab's workloads poll instead (QueueConsumer), honouring
+    the mapping's state and the role's permissions. Effective where moto serves the lab (this process);
+    elsewhere harmless."""
+    try:
+        from moto.sqs.models import Queue
+    except ImportError:
+        return
+    if isinstance(Queue.__dict__.get("lambda_event_source_mappings"), property):
+        return
+
+    class _Registered(dict):
+        """Still the registry moto's Lambda writes to; shows its poll-on-send nothing to invoke."""
+
+        def items(self):  # type: ignore[override]
+            return {}.items()
+
+    def get(queue: Any) -> dict[str, Any]:
+        value = queue.__dict__.get("lambda_event_source_mappings")
+        if not isinstance(value, _Registered):
+            value = _Registered(value or {})
+            queue.__dict__["lambda_event_source_mappings"] = value
+        return value
+
+    def set_(queue: Any, value: dict[str, Any]) -> None:
+        queue.__dict__["lambda_event_source_mappings"] = _Registered(value)
+
+    Queue.lambda_event_source_mappings = property(get, set_)  # type: ignore[attr-defined]
+
+
+class QueueConsumer(Workload):
+    """``queue-consumer``: Lambda's poller feeds it batches from its SQS queue."""
+
+    default_function_name = QUEUE_CONSUMER
+    default_profile = WorkloadProfile(
+        work_seconds_at_512mb=0.9, peak_memory_mb=140, init_seconds=0.3, base_memory_mb=76
+    )
+
+    def facts(self, view: AccountView) -> dict[str, Any]:
+        mapping = next((m for m in view.config.event_source_mappings if ":sqs:" in m.event_source_arn), None)
+        facts: dict[str, Any] = {"mapping": mapping, "sent": 0, "received": 0, "deleted": 0, "unprocessed": 0}
+        if mapping is None:
+            return facts
+        _, _, _, _, owner, queue_name = mapping.event_source_arn.split(":")
+        sqs = self.clients.get("sqs")
+        queue_url = sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=owner)["QueueUrl"]
+        facts.update(
+            queue_name=queue_name,
+            queue_url=queue_url,
+            polled=mapping.state == "Enabled" and view.allowed("sqs:ReceiveMessage", mapping.event_source_arn),
+            can_delete=view.allowed("sqs:DeleteMessage", mapping.event_source_arn),
+            batch_size=mapping.batch_size or 10,
+        )
+        return facts
+
+    def deliveries(self, invocations: int, view: AccountView, facts: dict[str, Any]) -> list[Any]:
+        if facts["mapping"] is None:
+            return []
+        take_over_queue_polling()
+        sqs = self.clients.get("sqs")
+        url, batch_size = facts["queue_url"], facts["batch_size"]
+        # The producers: a batch's worth of order events for each invocation the burst stands for.
+        bodies = [
+            json.dumps({"order_id": f"o-{uuid.uuid4().hex[:8]}", "items": [{"price": 9.5, "qty": n % 3 + 1}]})
+            for n in range(invocations * batch_size)
+        ]
+        for first in range(0, len(bodies), 10):
+            entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[first : first + 10])]
+            sqs.send_message_batch(QueueUrl=url, Entries=entries)
+        facts["sent"] = len(bodies)
+        if not facts["polled"]:
+            return []  # the mapping is off, or Lambda may not receive: nothing invokes the function
+        batches = []
+        for _ in range(MAX_POLLS):
+            batch: list[dict[str, Any]] = []
+            while len(batch) < batch_size:
+                got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=min(10, batch_size - len(batch))).get(
+                    "Messages", []
+                )
+                if not got:
+                    break
+                batch += got
+            if not batch:
+                break
+            facts["received"] += len(batch)
+            batches.append(batch)
+        return batches
+
+    def settle(self, view: AccountView, facts: dict[str, Any], event: Any, outcome: InvocationOutcome) -> None:
+        # A failed or throttled batch stays in the queue: visible again after its visibility timeout.
+        if outcome.status != "succeeded" or not facts["can_delete"]:
+            facts["unprocessed"] += len(event)
+            return
+        sqs = self.clients.get("sqs")
+        for first in range(0, len(event), 10):
+            chunk = event[first : first + 10]
+            sqs.delete_message_batch(
+                QueueUrl=facts["queue_url"],
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+        facts["deleted"] += len(event)
+
+    def handle(
+        self,
+        ctx: Invocation,
+        view: AccountView,
+        facts: dict[str, Any],
+        event: Any,
+        extra: list[str],
+        app_error: str | None,
+    ) -> None:
+        source, filename = view.code.source, view.code.filename or "app.py"
+        ctx.spend(0.01)
+        ctx.log_raw(extra)
+        if facts["thrown"] is not None:
+            ctx.spend(0.01)
+            ctx.fail(facts["thrown"])
+        ctx.info(f"Received {len(event)} messages")
+        if app_error:
+            ctx.spend(0.02)
+            error_type, message = split_error(app_error, "Exception")
+            frames = [
+                Frame(f"/var/task/{filename}", locate(source, "process(order)")[0], "handler", code="process(order)"),
+                Frame(
+                    f"/var/task/{filename}",
+                    locate(source, "total = sum(")[0],
+                    "process",
+                    code='total = sum(item["price"] * item["qty"] for item in order["items"])',
+                ),
+            ]
+            ctx.fail(RaisedError(error_type, message, frames))
+        ctx.peak(self.profile.peak_memory_mb)
+        ctx.compute(self.profile.work_seconds_at_512mb)
+        ctx.info(f"Processed {len(event)} orders")
+
+    def after_burst(
+        self, view: AccountView, facts: dict[str, Any], outcomes: list[InvocationOutcome], start: datetime
+    ) -> dict[str, Any]:
+        if facts["mapping"] is None:
+            return {}
+        attributes = self.clients.get("sqs").get_queue_attributes(
+            QueueUrl=facts["queue_url"], AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        visible = int(attributes.get("ApproximateNumberOfMessages", 0))
+        if not facts["polled"] and visible:
+            # Nobody reads the queue: the oldest message ages until the alarm's next minute sees it past the
+            # threshold (the lab jumps to that datapoint instead of waiting for it).
+            age = QUEUE_AGE_THRESHOLD + (60 - start.second) % 60
+        else:
+            age = max((o.duration_ms for o in outcomes), default=0.0) / 1000 + 1.0
+        facts["age"] = float(round(age))
+        dims = [{"Name": "QueueName", "Value": facts["queue_name"]}]
+        figures = {
+            "ApproximateAgeOfOldestMessage": (facts["age"], "Seconds"),
+            "ApproximateNumberOfMessagesVisible": (visible, "Count"),
+            "NumberOfMessagesSent": (facts["sent"], "Count"),
+            "NumberOfMessagesReceived": (facts["received"], "Count"),
+            "NumberOfMessagesDeleted": (facts["deleted"], "Count"),
+        }
+        self.clients.get("cloudwatch").put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {"MetricName": name, "Dimensions": dims, "Value": value, "Unit": unit, "Timestamp": start}
+                for name, (value, unit) in figures.items()
+            ],
+        )
+        facts["visible"] = visible
+        return {"messages_left": visible + facts["unprocessed"]}
+
+    def extra_alarm(
+        self, view: AccountView, facts: dict[str, Any], result: BurstResult, start: datetime
+    ) -> AlarmSpec | None:
+        if facts["mapping"] is None or facts.get("age", 0) < QUEUE_AGE_THRESHOLD:
+            return None
+        queue = facts["queue_name"]
+        return AlarmSpec(
+            f"{queue}-age",
+            f"{queue} ApproximateAgeOfOldestMessage alarm",
+            "ApproximateAgeOfOldestMessage",
+            "AWS/SQS",
+            facts["age"],
+            [{"value": queue, "name": "QueueName"}],
+            "GreaterThanOrEqualToThreshold",
+            QUEUE_AGE_THRESHOLD,
+            "missing",
+            statistic="MAXIMUM",
+        )
+
+
+# -- choosing the emulator --------------------------------------------------------------------------
+WORKLOADS: dict[str, type[Workload]] = {
+    DataProcessor.default_function_name: DataProcessor,
+    OrdersApi.default_function_name: OrdersApi,
+    QueueConsumer.default_function_name: QueueConsumer,
+}
+
+
+def workload_for(clients: AwsClients, function_name: str, alert_topic_arn: str | None = None) -> Workload:
+    """The emulator of ``function_name``: a sample workload by name, else by its shape (fed by an SQS
+    mapping: a queue consumer; Node.js: the orders API; otherwise a copy of data-processor)."""
+    kind = WORKLOADS.get(function_name)
+    if kind is None:
+        lam = clients.get("lambda")
+        mappings = lam.list_event_source_mappings(FunctionName=function_name).get("EventSourceMappings", [])
+        runtime = lam.get_function_configuration(FunctionName=function_name).get("Runtime", "")
+        if any(":sqs:" in m.get("EventSourceArn", "") for m in mappings):
+            kind = QueueConsumer
+        elif runtime.startswith("nodejs"):
+            kind = OrdersApi
+        else:
+            kind = DataProcessor
+    return kind(clients, function_name, alert_topic_arn=alert_topic_arn)

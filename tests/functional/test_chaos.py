@@ -117,7 +117,7 @@ def test_network_block_needs_a_vpc(clients, sample):
 
 def test_bad_values_are_refused_before_any_change(clients, sample):
     before = read_function_configuration(clients, "data-processor")
-    for call in (lambda c: c.timeout(0), lambda c: c.memory(64), lambda c: c.iam_revoke("dynamodb")):
+    for call in (lambda c: c.timeout(0), lambda c: c.memory(64), lambda c: c.iam_revoke("redis")):
         with pytest.raises(ChaosError):
             call(injector(clients))
     assert read_function_configuration(clients, "data-processor") == before

@@ -1,0 +1,260 @@
+"""How each Lambda runtime prints what happens in an invocation, and what a deployed version's code throws.
+
+A printer writes the lines the runtime itself writes to CloudWatch Logs: the function's own log
+lines and an unhandled error (Python: ``[ERROR] Type: message`` and a traceback; Node.js:
+``ERROR\\tInvoke Error \\t{"errorType":...,"errorMessage":...,"stack":[...]}``). The platform lines
+(START, END, REPORT, ``Task timed out``, ``Runtime.ExitError``) are the same for every runtime.
+
+The lab's workloads run the code of the version that is invoked: :func:`read_handler_source` finds
+it (the sources the lab ships by their CodeSha256, anything else from moto's Lambda backend when moto
+runs in this process), and :func:`thrown_error` reads the error a handler throws before it does
+anything (what a broken deployment does).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import math
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from incident_responder.aws import AwsClients
+
+
+def timestamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One stack frame: where the error passed (``code`` is the source line, Python prints it)."""
+
+    file: str
+    line: int
+    function: str | None = None
+    column: int = 1
+    code: str = ""
+    asynchronous: bool = False  # Node.js: "at async fn (...)"
+
+
+@dataclass(frozen=True)
+class RaisedError:
+    """An unhandled error as the runtime reports it; ``details`` are the extra own properties Node prints
+    (the AWS SDK's ``name``, ``$fault``, ``$metadata``...)."""
+
+    error_type: str
+    message: str
+    frames: list[Frame] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Runtime:
+    """A runtime's own log format."""
+
+    name = ""
+    task_root = "/var/task"
+
+    def info(self, moment: datetime, request_id: str, text: str) -> str:
+        raise NotImplementedError
+
+    def error(self, moment: datetime, request_id: str, error: RaisedError) -> str:
+        raise NotImplementedError
+
+    # -- the platform's lines, the same for every runtime ---------------------------------------------
+    @staticmethod
+    def start(request_id: str, version: str) -> str:
+        return f"START RequestId: {request_id} Version: {version}"
+
+    @staticmethod
+    def end(request_id: str) -> str:
+        return f"END RequestId: {request_id}"
+
+    @staticmethod
+    def timed_out(moment: datetime, request_id: str, seconds: float) -> str:
+        return f"{timestamp(moment)} {request_id} Task timed out after {seconds:.2f} seconds"
+
+    @staticmethod
+    def killed(request_id: str) -> str:
+        return f"RequestId: {request_id} Error: Runtime exited with error: signal: killed\nRuntime.ExitError"
+
+    @staticmethod
+    def report(
+        request_id: str, duration_ms: float, memory_size: int, memory_used: int, init_ms: float, timed_out: bool
+    ) -> str:
+        return (
+            f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
+            f"{math.ceil(round(duration_ms, 2))} ms\tMemory Size: {memory_size} MB\tMax Memory Used: "
+            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + ("\tStatus: timeout" if timed_out else "")
+        )
+
+
+class PythonRuntime(Runtime):
+    name = "python"
+
+    def info(self, moment: datetime, request_id: str, text: str) -> str:
+        return f"[INFO]\t{timestamp(moment)}\t{request_id}\t{text}"
+
+    def error(self, moment: datetime, request_id: str, error: RaisedError) -> str:
+        head = f"[ERROR] {error.error_type}: {error.message}" if error.message else f"[ERROR] {error.error_type}"
+        frames = "".join(f'\n  File "{f.file}", line {f.line}, in {f.function}\n    {f.code}' for f in error.frames)
+        return f"{head}\nTraceback (most recent call last):{frames}"
+
+
+class NodeRuntime(Runtime):
+    name = "nodejs"
+    # Where the runtime's own frames are (Node.js 20 on Lambda), below the handler's.
+    RUNTIME_FRAMES = (Frame("file:///var/runtime/index.mjs", 1173, "Runtime.handleOnceNonStreaming", 29),)
+
+    def info(self, moment: datetime, request_id: str, text: str) -> str:
+        return f"{timestamp(moment)}\t{request_id}\tINFO\t{text}"
+
+    def error(self, moment: datetime, request_id: str, error: RaisedError) -> str:
+        stack = [f"{error.error_type}: {error.message}" if error.message else error.error_type]
+        for f in error.frames:
+            where = f"{f.file}:{f.line}:{f.column}" if f.line else f.file  # "(<anonymous>)": no position
+            prefix = "async " if f.asynchronous else ""
+            stack.append(f"    at {prefix}{f.function} ({where})" if f.function else f"    at {prefix}{where}")
+        body = {"errorType": error.error_type, "errorMessage": error.message, **error.details, "stack": stack}
+        return f"{timestamp(moment)}\t{request_id}\tERROR\tInvoke Error \t{json.dumps(body, separators=(',', ':'))}"
+
+    def handler_frame(self, filename: str, source: str | None, pattern: str, *, asynchronous: bool = False) -> Frame:
+        line, column = locate(source, pattern, regex=True)
+        return Frame(f"file://{self.task_root}/{filename}", line, "Runtime.handler", column, asynchronous=asynchronous)
+
+
+def runtime_for(runtime: str | None) -> Runtime:
+    """The printer for a Lambda ``Runtime`` value (python3.12, nodejs20.x, ...)."""
+    return NodeRuntime() if (runtime or "").startswith("nodejs") else PythonRuntime()
+
+
+def locate(source: str | None, needle: str, *, regex: bool = False) -> tuple[int, int]:
+    """(line, column) of the first line of ``source`` containing ``needle`` (a pattern when ``regex``),
+    1-based; (1, 1) if absent."""
+    for number, text in enumerate((source or "").splitlines(), start=1):
+        if regex:
+            match = re.search(needle, text)
+            # A pattern anchored on indentation still points at the code, not at the spaces before it.
+            index = match.start() + len(match.group()) - len(match.group().lstrip()) if match else -1
+        else:
+            index = text.find(needle)
+        if index >= 0:
+            return number, index + 1
+    return 1, 1
+
+
+def split_error(text: str, default_type: str = "Error") -> tuple[str, str]:
+    """``"TypeError: x is not a function"`` -> ("TypeError", "x is not a function"); no type -> the default."""
+    kind, sep, message = text.partition(":")
+    if sep and re.fullmatch(r"[A-Za-z_$][\w$.]*", kind.strip()):
+        return kind.strip(), message.strip()
+    return default_type, text.strip()
+
+
+# -- the deployed code -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DeployedCode:
+    version: str  # the version that runs: "$LATEST" or a published version's number
+    code_sha256: str
+    filename: str | None  # the handler's file, when the package could be read
+    source: str | None
+
+
+class UnreadableCode(RuntimeError):
+    """The code of the version that runs can be neither recognised nor read from here."""
+
+
+_NODE_EXTENSIONS = (".mjs", ".js", ".cjs")
+
+
+def handler_files(handler: str, runtime: str | None) -> list[str]:
+    """The files a handler setting (``index.handler``, ``app.handler``) can name in the package."""
+    module = handler.rsplit(".", 1)[0]
+    if (runtime or "").startswith("nodejs"):
+        return [module + ext for ext in _NODE_EXTENSIONS]
+    return [module.replace(".", "/") + ".py"]
+
+
+def _moto_package(clients: AwsClients, function_name: str, version: str, code_sha256: str) -> bytes | None:
+    """The package of ``version`` from moto's Lambda backend, when moto serves this account from this process."""
+    try:
+        from moto.awslambda.utils import get_backend
+    except ImportError:
+        return None
+    account = clients.account_id()
+    try:
+        function = get_backend(account, clients.region).get_function(
+            function_name, None if version == "$LATEST" else version
+        )
+    except Exception:  # noqa: BLE001 - moto here is not the one serving the account
+        return None
+    # Only the very package the account reports: another moto's function of the same name is not it.
+    if getattr(function, "code_sha_256", None) != code_sha256:
+        return None
+    return getattr(function, "code_bytes", None) or None
+
+
+def read_handler_source(
+    clients: AwsClients, function_name: str, qualifier: str | None, shipped: dict[str, tuple[str, str]]
+) -> DeployedCode:
+    """The handler source of the version ``qualifier`` (an alias, a version, or None: $LATEST) routes to."""
+    lam = clients.get("lambda")
+    kwargs = {"FunctionName": function_name, **({"Qualifier": qualifier} if qualifier else {})}
+    config = lam.get_function_configuration(**kwargs)
+    version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
+    if sha in shipped:
+        filename, source = shipped[sha]
+        return DeployedCode(version, sha, filename, source)
+    package = _moto_package(clients, function_name, version, sha)
+    if package is None:
+        raise UnreadableCode(
+            f"{function_name} version {version} runs code the lab did not ship (CodeSha256 {sha}) and moto does not "
+            "run in this process: invoke the workload from the process that runs the lab"
+        )
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        names = set(archive.namelist())
+        for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
+            if candidate in names:
+                return DeployedCode(version, sha, candidate, archive.read(candidate).decode("utf-8", "replace"))
+    return DeployedCode(version, sha, None, None)
+
+
+_NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
+_PY_RAISE = re.compile(r"""^\s*raise\s+([A-Za-z_][\w.]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
+
+
+def _literal(text: str | None) -> str:
+    if not text:
+        return ""
+    if text.startswith('"'):
+        return json.loads(text)
+    try:
+        return str(ast.literal_eval(text))
+    except (ValueError, SyntaxError):
+        return text[1:-1]
+
+
+def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """The error the handler's code throws outright (``throw new X("...")`` / ``raise X("...")``), if any."""
+    if not code.source or not code.filename:
+        return None
+    pattern = _NODE_THROW if isinstance(runtime, NodeRuntime) else _PY_RAISE
+    for number, text in enumerate(code.source.splitlines(), start=1):
+        match = pattern.search(text)
+        if not match:
+            continue
+        error_type, message = match.group(1), _literal(match.group(2))
+        if isinstance(runtime, NodeRuntime):
+            column = text.find("new ", match.start()) + 1
+            frames = [
+                Frame(f"file://{runtime.task_root}/{code.filename}", number, "Runtime.handler", column),
+                *NodeRuntime.RUNTIME_FRAMES,
+            ]
+        else:
+            frames = [Frame(f"{runtime.task_root}/{code.filename}", number, "handler", code=text.strip())]
+        return RaisedError(error_type, message, frames)
+    return None
