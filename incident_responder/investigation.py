@@ -124,6 +124,7 @@ async def investigate(
         provider=provider,
         limits=limits,
         remaining_ms=remaining_ms,
+        function_name=incident.function_name,
     )
 
 

@@ -91,6 +91,7 @@ async def propose(
         provider=provider,
         limits=limits,
         remaining_ms=remaining_ms,
+        function_name=incident.function_name,
     )
 
 

@@ -255,6 +255,7 @@ async def review(
         provider=provider,
         limits=limits,
         remaining_ms=remaining_ms,
+        function_name=incident.function_name,
     )
 
 

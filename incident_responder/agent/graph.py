@@ -447,8 +447,10 @@ async def run_agent(
     *,
     limits: Limits = Limits(),
     remaining_ms: Callable[[], int] | None = None,
+    function_name: str | None = None,
 ) -> AgentRun:
-    """Run one agent to its end. ``provider`` must already be open (entered)."""
+    """Run one agent to its end. ``provider`` must already be open (entered). ``function_name``: the incident's
+    function, the only one its tools may be called for."""
     started = time.monotonic()
     if spec.recursion_limit is not None and spec.recursion_limit < limits.recursion_limit:
         limits = replace(limits, recursion_limit=spec.recursion_limit)
@@ -459,7 +461,8 @@ async def run_agent(
             return int((deadline - time.monotonic()) * 1000)
 
     tools = [t for t in await provider.list_tools() if spec.tool_filter(t) and t.name != spec.terminal_tool]
-    context = RunContext.create(spec, model, ToolExecutor(provider, tools), tools, limits, remaining_ms)
+    executor = ToolExecutor(provider, tools, function_name=function_name)
+    context = RunContext.create(spec, model, executor, tools, limits, remaining_ms)
     initial: AgentState = {"messages": [SystemMessage(spec.system_prompt), HumanMessage(user_message)]}
     # LangGraph's own limit is only a backstop: the watchdog ends runs well before it.
     config = {"recursion_limit": limits.recursion_limit * 4 + 10}
@@ -497,13 +500,18 @@ async def run_agent_over_mcp(
     provider: ToolProvider | None = None,
     limits: Limits = Limits(),
     remaining_ms: Callable[[], int] | None = None,
+    function_name: str | None = None,
 ) -> AgentRun:
     """:func:`run_agent` over sessions to ``servers`` (opened and closed here), or over an open ``provider``."""
     from incident_responder.agent.tools import McpToolProvider
 
     if provider is not None:
-        return await run_agent(spec, model, provider, user_message, limits=limits, remaining_ms=remaining_ms)
+        return await run_agent(
+            spec, model, provider, user_message, limits=limits, remaining_ms=remaining_ms, function_name=function_name
+        )
     if not servers:
         raise ValueError(f"{spec.name}: no MCP server to run over")
     async with McpToolProvider(servers) as opened:
-        return await run_agent(spec, model, opened, user_message, limits=limits, remaining_ms=remaining_ms)
+        return await run_agent(
+            spec, model, opened, user_message, limits=limits, remaining_ms=remaining_ms, function_name=function_name
+        )

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel, Field
 
+from incident_responder.account_state import function_name_of
 from incident_responder.agent.errors import McpAuthError, McpConnectionError, McpInitError
 from incident_responder.mcp_client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
 
@@ -312,9 +313,24 @@ def _schema_errors(schema: dict[str, Any] | None, value: Any) -> list[str]:
 class ToolExecutor:
     """Validates, calls and checks tools of one provider."""
 
-    def __init__(self, provider: ToolProvider, specs: list[ToolSpec]):
+    def __init__(self, provider: ToolProvider, specs: list[ToolSpec], function_name: str | None = None):
         self.provider = provider
         self.specs = {s.name: s for s in specs}
+        # The incident's function: a run answers for it alone, so a call about another function (two incidents
+        # under way at once, or text in a log naming one) is refused here, before any server sees it.
+        self.function_name = function_name
+
+    def _other_function(self, arguments: dict[str, Any]) -> str | None:
+        named = arguments.get("lambda_name")
+        if self.function_name is None or not isinstance(named, str):
+            return None
+        try:
+            other = function_name_of(named)
+        except ValueError:
+            return None  # the server's own validation answers a malformed name
+        if other == self.function_name:
+            return None
+        return f"this incident is about {self.function_name}; tools may be called for it only, not for {other[:64]}"
 
     async def run(self, name: str, arguments: Any) -> ToolOutcome:
         spec = self.specs.get(name)
@@ -328,6 +344,8 @@ class ToolExecutor:
             return ToolOutcome(
                 False, error=f"invalid arguments for {name}: {'; '.join(problems)}", provider_called=False
             )
+        if refusal := self._other_function(arguments):
+            return ToolOutcome(False, error=f"{name}: {refusal}", provider_called=False)
         raw = await self.provider.call_tool(name, arguments)
         if raw.is_error:
             return ToolOutcome(False, error=f"{name} failed: {raw.text or 'tool error'}"[:2000])

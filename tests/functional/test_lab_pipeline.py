@@ -182,6 +182,48 @@ def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigat
     assert drain_dead_letters(pipeline) == []
 
 
+def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline):
+    """data-processor's timeout is lowered while orders-api gets a bad deployment: two alerts, two executions
+    side by side, each with its own baseline, its own diagnosis and its own proposal, nothing of the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from incident_responder.store import load_record
+
+    faults = {"data-processor": {"kind": "timeout", "seconds": 1}, "orders-api": {"kind": "bad_deploy"}}
+    for function, fault in faults.items():
+        pipeline.inject(
+            Scenario.model_validate({"name": function, "faults": [fault], "workload": {"function": function}})
+        )
+    bursts = {function: pipeline.workload(function).invoke(3) for function in faults}
+    assert all(b.alert is not None for b in bursts.values())
+    runs = {r["name"]: r["executionArn"] for r in executions(pipeline)}
+    assert len(runs) == 2
+    with ThreadPoolExecutor(2) as pool:
+        ends = dict(zip(runs, pool.map(pipeline.follow, runs.values()), strict=True))
+    assert {e["status"] for e in ends.values()} == {"SUCCEEDED"}
+    # Side by side: each started before the other ended.
+    first, second = ends.values()
+    assert first["startDate"] < second["stopDate"] and second["startDate"] < first["stopDate"]
+
+    by_function = {get_incident_state(pipeline.clients, name)["function_name"]: name for name in runs}
+    assert sorted(by_function) == ["data-processor", "orders-api"]
+    expected = {
+        "data-processor": (["timeout"], {"function_name": "data-processor", "timeout": 30, "memory_size": None}),
+        "orders-api": (
+            ["deployment_regression"],
+            {"function_name": "orders-api", "alias_name": "live", "function_version": "1"},
+        ),
+    }
+    for function, incident_id in by_function.items():
+        other = next(f for f in faults if f != function)
+        diagnosis = load_record(pipeline.clients, incident_id, "investigation")["summary"]["diagnosis"]
+        proposal = load_record(pipeline.clients, incident_id, "proposal")["summary"]["proposal"]
+        fault_types, parameters = expected[function]
+        assert diagnosis["fault_types"] == fault_types, (function, diagnosis["root_cause"])
+        assert [a["parameters"] for a in proposal["actions"]] == [parameters]
+        assert other not in json.dumps([diagnosis, proposal]), f"{function}'s incident mentions {other}"
+
+
 def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
     topic = pipeline.stack.output("IncidentTopicArn")
     sns = pipeline.clients.get("sns")

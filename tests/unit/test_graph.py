@@ -214,3 +214,28 @@ def test_unparseable_arguments_are_answered_with_an_error():
     result, provider = run(model)
     assert "could not be parsed" in tool_messages(model)[0].content
     assert provider.calls == [] and result.end_reason == "submitted"
+
+
+def test_a_run_calls_tools_for_its_own_function_only():
+    """Two incidents under way at once must not read each other's function: a call naming another function (by
+    name or ARN) is refused before the server sees it; the incident's own function goes through."""
+    import asyncio
+
+    from incident_responder.agent.tools import ToolExecutor
+    from tests.fakes import logs_provider
+
+    provider = logs_provider()
+    executor = ToolExecutor(provider, asyncio.run(provider.list_tools()), function_name="orders-api")
+    other = asyncio.run(executor.run("get_recent_logs", {"lambda_name": "data-processor"}))
+    other_arn = asyncio.run(
+        executor.run(
+            "get_recent_logs", {"lambda_name": "arn:aws:lambda:us-east-1:123456789012:function:data-processor:live"}
+        )
+    )
+    assert not other.ok and not other.provider_called and "orders-api" in other.error
+    assert not other_arn.ok and not other_arn.provider_called
+    own = asyncio.run(executor.run("get_recent_logs", {"lambda_name": "orders-api"}))
+    assert own.ok and provider.calls == [("get_recent_logs", {"lambda_name": "orders-api"})]
+    # The refusal is the executor's, not the tool's schema: without a function the same call goes through.
+    unscoped = ToolExecutor(provider, asyncio.run(provider.list_tools()))
+    assert asyncio.run(unscoped.run("get_recent_logs", {"lambda_name": "data-processor"})).ok
