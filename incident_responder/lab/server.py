@@ -80,6 +80,7 @@ class Lab:
         for noisy in ("werkzeug", "moto.stepfunctions"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
         _answer_cloudtrail_lookups()
+        _serialize_dynamodb_writes()
         if self.port:
             _ensure_free(self.host, self.port)
         self._server = ThreadedMotoServer(ip_address=self.host, port=self.port, verbose=False)
@@ -159,6 +160,28 @@ def _answer_cloudtrail_lookups() -> None:
 
     if not hasattr(CloudTrailResponse, "lookup_events"):
         CloudTrailResponse.lookup_events = lambda self: json.dumps({"Events": []})  # type: ignore[attr-defined]
+
+
+_DYNAMODB_WRITES = threading.RLock()
+
+
+def _serialize_dynamodb_writes() -> None:
+    """DynamoDB applies a conditional write atomically; moto checks the condition and writes without a lock, so
+    two concurrent requests can both pass it. The responder relies on that atomicity (one approval click
+    decides, one alert of a group starts the execution): the lab's server applies writes one at a time."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
+        method = getattr(DynamoDBBackend, name)
+        if getattr(method, "_lab_serialized", False):
+            continue
+
+        def serialized(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            with _DYNAMODB_WRITES:
+                return _method(*args, **kwargs)
+
+        serialized._lab_serialized = True  # type: ignore[attr-defined]
+        setattr(DynamoDBBackend, name, serialized)
 
 
 def _ensure_free(host: str, port: int) -> None:
