@@ -84,6 +84,7 @@ AWS_ERROR_CATEGORIES: dict[str, Category] = {
 # Connection failures the SDKs (and the Node.js network stack under them) report before any service answers.
 NETWORK_ERRORS = {
     "ConnectTimeoutError",
+    "ConnectTimeout",
     "ConnectionError",
     "EndpointConnectionError",
     "ConnectionClosedError",
@@ -181,6 +182,13 @@ def aws_error_category(error_type: str | None) -> Category | None:
     if error_type in NETWORK_ERRORS or name in NETWORK_ERRORS:
         return "network"
     return None
+
+
+def service_error_code(error_type: str | None, message: str | None) -> str | None:
+    """The AWS error code behind an error: botocore's ClientError names it only in its message."""
+    if m := _BOTOCORE_MESSAGE.match((message or "").strip()):
+        return m.group("code")
+    return error_type
 
 
 def classify_error_type(error_type: str | None) -> tuple[Origin, Category] | None:

@@ -46,6 +46,7 @@ from incident_responder.contracts import (
     incident_from_event,
 )
 from incident_responder.executor import ApplyResult, InvalidRemediationInputError, egress_grants, parse_actions
+from incident_responder.log_records import aws_error_category, service_error_code
 
 Health = Literal["healthy", "unhealthy", "no_traffic"]
 
@@ -165,17 +166,14 @@ def health_probe() -> HealthProbe:
     return _probe
 
 
-_CONNECT_ERRORS = {"ConnectTimeoutError", "ConnectTimeout", "EndpointConnectionError", "ConnectionError"}
-# What the Lambda service returns to the caller when it cannot decrypt the function's environment.
-_KMS_ERRORS = {"KMSDisabledException", "KMSInvalidStateException", "KMSAccessDeniedException", "KMSNotFoundException"}
-
-
-# A downstream service refusing the function's calls for capacity (not the function's own throttles).
-_DEPENDENCY_THROTTLING_ERRORS = (
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-)
+# What each kind of AWS error shows (one table: incident_responder.log_records); "throttled" here is a downstream
+# service refusing the function's calls, the function's own throttles are TooManyRequestsException from Lambda.
+_FAULT_FOR_CATEGORY = {
+    "kms": FaultType.KMS_KEY_DISABLED,
+    "network": FaultType.NETWORK_BLOCK,
+    "throttled": FaultType.DEPENDENCY_THROTTLING,
+    "access_denied": FaultType.PERMISSION_LOSS,
+}
 
 
 def symptom_of(sample: InvocationSample) -> FaultType | None:
@@ -187,13 +185,10 @@ def symptom_of(sample: InvocationSample) -> FaultType | None:
         return FaultType.TIMEOUT
     if etype in ("Runtime.ExitError", "Runtime.OutOfMemory") or "signal: killed" in message:
         return FaultType.MEMORY_EXHAUSTION
-    if etype in _KMS_ERRORS:
-        return FaultType.KMS_KEY_DISABLED
-    if etype in _CONNECT_ERRORS:
-        return FaultType.NETWORK_BLOCK
-    if etype in _DEPENDENCY_THROTTLING_ERRORS or any(e in message for e in _DEPENDENCY_THROTTLING_ERRORS):
-        return FaultType.DEPENDENCY_THROTTLING
-    if etype in ("AccessDenied", "AccessDeniedException") or "AccessDenied" in message or "not authorized" in message:
+    category = aws_error_category(service_error_code(etype, message))
+    if category in _FAULT_FOR_CATEGORY:
+        return _FAULT_FOR_CATEGORY[category]
+    if "AccessDenied" in message or "not authorized" in message:
         return FaultType.PERMISSION_LOSS
     if sample.status == "succeeded":
         # Ran, but its log lines never arrived: the role cannot write its logs.
