@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
 
-.PHONY: install tools demo test lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
+.PHONY: install tools demo test test-fast lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
 
 # Idempotent bootstrap: re-installs only when pyproject.toml changes.
 $(STAMP): pyproject.toml
@@ -36,6 +36,10 @@ demo: $(STAMP)
 test: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=10
+
+# The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=10 -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -76,29 +80,33 @@ clean:
 	rm -rf $(VENV) $(TOOLS) build .aws-sam *.egg-info .pytest_cache .ruff_cache out
 
 # ---------------------------------------------------------------- sam build targets
-# Functions get the project's source, precompiled for the runtime (cold start); the layer gets the
-# dependencies as manylinux wheels for the runtime's Python, whatever Python runs the build.
+# Functions get the project's source, precompiled for the runtime (cold start); the layers get the
+# dependencies as manylinux wheels for the runtime's Python, whatever Python runs the build
+# (scripts/build_layers.py; what it leaves out and why: requirements/lambda-exclude.txt).
+# `python scripts/artifacts.py` prints each artifact's size.
 LAMBDA_PYTHON_VERSION := 3.12
 PY_RUNTIME ?= $(firstword $(shell command -v python$(LAMBDA_PYTHON_VERSION) 2>/dev/null) $(wildcard $(HOME)/.pyenv/versions/$(LAMBDA_PYTHON_VERSION)*/bin/python$(LAMBDA_PYTHON_VERSION)))
-PIP_FOR_LAMBDA := $(PYTHON) -m pip install --quiet --platform manylinux2014_x86_64 --implementation cp \
-	--python-version $(LAMBDA_PYTHON_VERSION) --only-binary=:all: --upgrade --no-compile
+# Hash-based .pyc (PEP 552): sam package dates every file in its zips 1980-01-01, so a timestamp-based .pyc
+# never matches its source on Lambda and each cold start would compile every module again (into a read-only
+# file system, so for every new environment). Unchecked: the artifacts are never edited after the build.
+compile_for_runtime = if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q -j 0 --invalidation-mode unchecked-hash $(1); fi
 
 define copy_source
 	mkdir -p $(ARTIFACTS_DIR)
 	cp -r incident_responder handlers mcp $(ARTIFACTS_DIR)/
 	rm -rf $(ARTIFACTS_DIR)/incident_responder/lab  # the lab never ships
 	find $(ARTIFACTS_DIR) -name __pycache__ -type d -prune -exec rm -rf {} +
-	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR); fi
+	$(call compile_for_runtime,$(ARTIFACTS_DIR))
 endef
 
 build-IngestFunction build-InvestigateFunction build-ProposeFunction build-DiagnosticsMcpFunction build-RemediationMcpFunction build-ReconcileFunction build-SweepFunction build-ReviewFunction build-ApprovalRequestFunction build-ApprovalEndpointFunction build-RemediateFunction build-VerifyFunction:
 	$(copy_source)
 
 build-DependenciesLayer:
-	$(PIP_FOR_LAMBDA) --target $(ARTIFACTS_DIR)/python -r requirements/lambda.txt
-	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi
+	$(PYTHON) scripts/build_layers.py dependencies $(ARTIFACTS_DIR)/python
+	$(call compile_for_runtime,$(ARTIFACTS_DIR)/python)
 
 # Only attached when ModelBaseUrl is set; built to fit the layer above (same versions, no duplicates).
 build-OpenAiCompatibleLayer:
-	$(PYTHON) scripts/build_openai_layer.py $(ARTIFACTS_DIR)/python
-	if [ -n "$(PY_RUNTIME)" ]; then PYENV_VERSION=$(LAMBDA_PYTHON_VERSION) $(PY_RUNTIME) -m compileall -q $(ARTIFACTS_DIR)/python; fi
+	$(PYTHON) scripts/build_layers.py openai $(ARTIFACTS_DIR)/python
+	$(call compile_for_runtime,$(ARTIFACTS_DIR)/python)
