@@ -1,10 +1,12 @@
 """The read-only diagnostics tools, as plain functions returning pydantic results.
 
-The MCP server (``mcp/diagnostics/server.py``) only registers these. Every result carries an
-``error`` field instead of raising: an AWS error (missing function, access denied to the server's
-own role, unreachable endpoint) is itself evidence for the investigating agent, and a stack trace
-never leaves the server. Environment variables of the inspected function are never read into a
-result: :class:`LambdaConfig` is built from an allow-list of fields.
+The MCP server (``mcp/diagnostics/server.py``) only registers these. A result sets its ``error``
+field instead of raising: an AWS error (missing function, access denied to the server's own role,
+unreachable endpoint) is itself evidence for the investigating agent, and a stack trace never
+leaves the server. Results are serialized without the fields left at their default
+(:class:`incident_responder.log_records.Compact`): a model reads every result again in every turn.
+Environment variables of the inspected function are never read into a result: :class:`LambdaConfig`
+is built from an allow-list of fields.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
+from pydantic import AfterValidator, Field, WithJsonSchema
 
 from incident_responder.account_state import (
     LAMBDA_NAME_PATTERN,
@@ -33,7 +35,7 @@ from incident_responder.baseline import (
     diff_configurations,
     load_baseline,
 )
-from incident_responder.log_records import InvocationSummary, LogErrorSummary, summarize
+from incident_responder.log_records import Compact, InvocationSummary, LogErrorSummary, fold
 
 
 def _check_lambda_name(value: str) -> str:
@@ -75,23 +77,39 @@ AWS_ERRORS = (ClientError, BotoCoreError)
 
 
 # -- get_recent_logs ------------------------------------------------------------------------------
-class LogEvent(BaseModel):
-    timestamp: str = Field(description="ISO 8601 UTC")
+# Said in every tool's description, since a model sees the descriptions, not the output schemas.
+OMITTED_NOTE = "Fields at their default (null, empty, false, 0; a line's count 1) are left out."
+
+
+class LogEvent(Compact):
+    """One line of the window, with its repeats folded into it: ``message`` is the first occurrence's real text."""
+
+    timestamp: str = Field(description="ISO 8601 UTC of the first occurrence")
     message: str
     truncated: bool = Field(default=False, description=f"message was cut to {MAX_MESSAGE_CHARS} characters")
+    count: int = Field(
+        default=1, description="occurrences in the window (the same line with other times, ids or numbers)"
+    )
+    last_timestamp: str | None = Field(default=None, description="ISO 8601 UTC of the last occurrence, when count > 1")
 
 
-class RecentLogs(BaseModel):
+class RecentLogs(Compact):
+    ALWAYS = frozenset({"events", "errors"})  # no line, or no error, is a finding
+
     log_group: str
     window_minutes: int
-    events: list[LogEvent] = Field(default_factory=list, description=f"newest {MAX_EVENTS}, oldest first")
+    events: list[LogEvent] = Field(
+        default_factory=list,
+        description=f"the newest {MAX_EVENTS} events, oldest first, as lines: repeats folded into the first "
+        "occurrence (count, last_timestamp); the platform's START, END and REPORT lines left out (see invocations)",
+    )
     errors: list[LogErrorSummary] = Field(
         default_factory=list,
         description="the errors those events report, read by their structure (runtime, SDK and platform formats) "
         "and grouped; first_event / last_event index events",
     )
     invocations: InvocationSummary | None = Field(
-        default=None, description="what the platform's START and REPORT lines say (None: no such line)"
+        default=None, description="what the platform's START and REPORT lines say (left out: no such line)"
     )
     error: str | None = None
 
@@ -101,7 +119,9 @@ def _iso(ms: int) -> str:
 
 
 def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) -> RecentLogs:
-    """The newest 30 log events of ``/aws/lambda/<name>`` in the last ``minutes``, in time order.
+    """The newest 30 log events of ``/aws/lambda/<name>`` in the last ``minutes``, in time order, folded
+    (:func:`incident_responder.log_records.fold`): repeats counted into their first occurrence, the platform's
+    START / END / REPORT lines summarized in ``invocations``.
 
     Reads streams newest-first and stops once no remaining stream can hold a newer event, so the
     cost and the response size stay bounded whatever the size of the log group.
@@ -143,23 +163,38 @@ def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) ->
         result.error = describe_error(exc)
         return result
     newest = sorted(collected, key=lambda e: e["timestamp"])[-MAX_EVENTS:]
-    result.events = [
-        LogEvent(
-            timestamp=_iso(e["timestamp"]),
-            message=e["message"][:MAX_MESSAGE_CHARS],
-            truncated=len(e["message"]) > MAX_MESSAGE_CHARS,
-        )
-        for e in newest
-    ]
-    # Read whole messages (a Node.js error's JSON rarely fits in the cut), in the order returned.
-    errors, invocations = summarize([e["message"] for e in newest], [e.get("stream") for e in newest])
-    result.errors = errors
-    result.invocations = invocations if invocations.reports or invocations.versions else None
+    result.events, result.errors, result.invocations = fold_events(newest)
     return result
 
 
+def fold_events(
+    events: list[dict[str, Any]],
+) -> tuple[list[LogEvent], list[LogErrorSummary], InvocationSummary | None]:
+    """A window of CloudWatch events (``timestamp`` in ms, ``message``, ``stream``: the log stream's name, which
+    says the version), oldest first, as get_recent_logs returns it: folded lines, the errors (indexing them)
+    and what the platform's lines say (None when there is no such line)."""
+    # Whole messages are read (a Node.js error's JSON rarely fits in the cut); only what is shown is cut.
+    window = fold([e["message"] for e in events], [e.get("stream") for e in events])
+    lines = []
+    for folded in window.events:
+        first, last = events[folded.first], events[folded.last]
+        lines.append(
+            LogEvent(
+                timestamp=_iso(first["timestamp"]),
+                message=first["message"][:MAX_MESSAGE_CHARS],
+                truncated=len(first["message"]) > MAX_MESSAGE_CHARS,
+                count=folded.count,
+                last_timestamp=_iso(last["timestamp"]) if folded.count > 1 else None,
+            )
+        )
+    invocations = window.invocations
+    return lines, window.errors, invocations if invocations.reports or invocations.versions else None
+
+
 # -- get_iam_state --------------------------------------------------------------------------------
-class IamState(BaseModel):
+class IamState(Compact):
+    ALWAYS = frozenset({"attached_policy_arns", "inline_policies"})  # none at all is a finding
+
     function_name: str
     role_name: str | None = None
     role_arn: str | None = None
@@ -182,20 +217,20 @@ def get_iam_state(clients: AwsClients, lambda_name: str) -> IamState:
 
 
 # -- get_lambda_config ----------------------------------------------------------------------------
-class LambdaVpcConfig(BaseModel):
+class LambdaVpcConfig(Compact):
     SubnetIds: list[str] = Field(default_factory=list)
     SecurityGroupIds: list[str] = Field(default_factory=list)
     VpcId: str | None = None
 
 
-class EventSourceMappingInfo(BaseModel):
+class EventSourceMappingInfo(Compact):
     UUID: str
     EventSourceArn: str | None = None
     State: str | None = Field(default=None, description="Enabled, Disabled, Enabling, Disabling, Updating, ...")
     BatchSize: int | None = None
 
 
-class LambdaConfig(BaseModel):
+class LambdaConfig(Compact):
     FunctionName: str
     FunctionArn: str | None = None
     Runtime: str | None = None
@@ -208,11 +243,11 @@ class LambdaConfig(BaseModel):
     LastUpdateStatus: str | None = None
     ReservedConcurrentExecutions: int | None = Field(
         default=None,
-        description="None: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
+        description="unset: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
     )
     VpcConfig: LambdaVpcConfig | None = None
     KMSKeyArn: str | None = Field(
-        default=None, description="customer-managed key encrypting the environment (None: an AWS-owned key)"
+        default=None, description="customer-managed key encrypting the environment (unset: an AWS-owned key)"
     )
     KMSKeyState: str | None = Field(
         default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
@@ -284,7 +319,9 @@ def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
 
 
 # -- get_network_config ---------------------------------------------------------------------------
-class NetworkConfig(NetworkState):
+class NetworkConfig(NetworkState, Compact):
+    ALWAYS = frozenset({"in_vpc"})
+
     function_name: str
     in_vpc: bool = False
     error: str | None = None
@@ -302,7 +339,9 @@ def get_network_config(clients: AwsClients, lambda_name: str) -> NetworkConfig:
 
 
 # -- get_config_drift -----------------------------------------------------------------------------
-class ConfigDrift(BaseModel):
+class ConfigDrift(Compact):
+    ALWAYS = frozenset({"drifted", "differences"})
+
     function_name: str
     baseline_captured_at: str | None = None
     drifted: bool = False

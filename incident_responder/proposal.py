@@ -84,7 +84,7 @@ async def propose(
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
     return await run_agent_over_mcp(
-        resolver_spec(guard, incident.incident_id),
+        resolver_spec(guard, incident.incident_id, diagnosis.get("fault_types")),
         proposal_message(incident, diagnosis),
         model=model,
         servers=servers,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from incident_responder.agent.critic import CRITIC, review_message
+from incident_responder.agent.critic import critic_spec, review_message
 from incident_responder.agent.evidence import verified_evidence_by_fault
 from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
@@ -247,8 +247,9 @@ async def review(
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
     """The critic's run over the remediation lookups; model and MCP errors are raised typed."""
+    faults = [a.fault_type for a in actions] + list(diagnosis.get("fault_types") or [])
     return await run_agent_over_mcp(
-        CRITIC,
+        critic_spec(faults),
         review_message(incident, diagnosis, actions),
         model=model,
         servers=servers,

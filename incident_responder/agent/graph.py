@@ -36,7 +36,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
 from incident_responder.agent.errors import classify_model_error
-from incident_responder.agent.tools import McpServerConfig, ToolExecutor, ToolProvider, ToolSpec
+from incident_responder.agent.tools import McpServerConfig, ToolExecutor, ToolProvider, ToolSpec, model_facing_schema
 from incident_responder.contracts import TokenUsage
 
 
@@ -132,12 +132,17 @@ def model_tool_schema(model: type[BaseModel]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return walk(inline_refs(model.model_json_schema()))
+    return model_facing_schema(walk(inline_refs(model.model_json_schema())))
+
+
+def compact_json(data: Any) -> str:
+    """JSON as the model reads it: no indentation or spaces between tokens (they only cost tokens)."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def untrusted_json(data: Any) -> str:
     """JSON that cannot close the tag quoting it (``</`` is escaped, as JSON allows)."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
+    return compact_json(data).replace("</", "<\\/")
 
 
 # The tags that quote data in the agents' messages, spelled here only: the prompts name them, the
@@ -160,8 +165,8 @@ def quote_untrusted(tool: str, data: dict[str, Any]) -> str:
 
 
 def quote_block(tag: str, data: Any) -> str:
-    """Trusted data (built by the system, not quoted from anyone) inside ``<tag>``, as indented JSON."""
-    return f"<{tag}>\n{json.dumps(data, indent=2, sort_keys=True)}\n</{tag}>"
+    """Trusted data (built by the system, not quoted from anyone) inside ``<tag>``, as compact JSON."""
+    return f"<{tag}>\n{compact_json(data)}\n</{tag}>"
 
 
 def quote_untrusted_block(tag: str, data: Any, note: str) -> str:

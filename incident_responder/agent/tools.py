@@ -42,11 +42,53 @@ class ToolSpec:
     server: str = "in-memory"
 
     def as_model_tool(self) -> dict[str, Any]:
-        """The OpenAI-style function description every LangChain chat model's ``bind_tools`` accepts."""
+        """The OpenAI-style function description every LangChain chat model's ``bind_tools`` accepts: the
+        description on one line and the input schema as :func:`model_facing_schema` shows it. The executor
+        validates every call's arguments against the server's own schema first, so a ``pattern`` that its
+        field's description already puts in words is left to it."""
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.input_schema},
+            "function": {
+                "name": self.name,
+                "description": " ".join(self.description.split()),
+                "parameters": model_facing_schema(self.input_schema, validated=True),
+            },
         }
+
+
+# Keywords whose value is a map of names to schemas: the names are not keywords.
+_SCHEMA_MAPS = {"properties", "$defs", "definitions", "patternProperties"}
+_COMPOSITE = {"anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not"}
+
+
+def model_facing_schema(schema: Any, *, validated: bool = False) -> Any:
+    """A JSON schema as a model is shown it, every call: the same constraints, without what only repeats
+    them. ``title`` (pydantic's copy of each name) is left out, and ``anyOf: [X, {"type": "null"}]`` is written
+    as X with ``"type": [X's type, "null"]``, which JSON Schema defines as the same. ``validated``: values are
+    checked against the full schema before use, so a described field's ``pattern`` is left out as well (its
+    description says the format in words; a value that does not match is answered with the validator's message)."""
+    if isinstance(schema, list):
+        return [model_facing_schema(item, validated=validated) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key == "pattern" and validated and isinstance(schema.get("description"), str):
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: model_facing_schema(sub, validated=validated) for name, sub in value.items()}
+        else:
+            out[key] = model_facing_schema(value, validated=validated)
+    variants = out.get("anyOf")
+    if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants:
+        (other,) = [v for v in variants if v != {"type": "null"}] or [None]
+        if isinstance(other, dict) and isinstance(other.get("type"), str) and not _COMPOSITE & other.keys():
+            rest = {k: v for k, v in out.items() if k != "anyOf"}
+            if not rest.keys() & other.keys():
+                return {**other, "type": [other["type"], "null"], **rest}
+    return out
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,29 @@ INSTRUCTIONS = (
     "Read-only diagnostics for AWS Lambda functions: recent logs (with the errors they report, read by "
     "their structure), IAM role and policies, function configuration (with its KMS key, aliases and event "
     "source mappings), VPC egress path, and drift against the function's recorded known-good baseline "
-    "(with when each difference appeared). Every result has an 'error' field that is set instead of failing."
+    "(with when each difference appeared). A result sets its 'error' field instead of failing (left out when "
+    "there is none)."
 )
+# What a model reads about each tool (it is shown these, not the output schemas): what the result holds, and
+# that unset fields are left out.
+DESCRIPTIONS = {
+    "get_recent_logs": "The newest 30 events of /aws/lambda/<name> in the last N minutes, oldest first, as lines: "
+    "a line repeated (with other times, request ids or numbers) is one event with its count and last_timestamp, "
+    "message being its first occurrence's real text (cut to 500 chars); the platform's START, END and REPORT lines "
+    "are left out and summarized in 'invocations' (reports, versions, max duration and memory used, memory size, "
+    "timeouts, invocations at their memory limit). 'errors': the errors the events report (Python and Node.js runtimes, AWS SDKs, the Lambda "
+    "platform), grouped by type with origin (application, aws_service, platform), count and the events they are in.",
+    "get_iam_state": "The function's execution role, its attached managed policy ARNs and full inline policy "
+    "documents.",
+    "get_lambda_config": "Runtime, handler, role, memory, timeout, state, reserved concurrency (unset: no "
+    "reservation), VPC config, the environment's KMS key and its state (unset: an AWS-owned key), aliases (name -> "
+    "version) and event source mappings (never the environment variables).",
+    "get_network_config": "Egress rules of the function's security groups and the NACL entries of its subnets.",
+    "get_config_drift": "Differences (path, baseline value, current value, and when it appeared where the account "
+    "records it: changed_at, changed_at_source) between the function and its recorded baseline; drifted false and "
+    "no differences: the configuration matches the baseline.",
+}
+DESCRIPTIONS = {name: f"{text} {diagnostics.OMITTED_NOTE}" for name, text in DESCRIPTIONS.items()}
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 
 
@@ -46,35 +67,26 @@ def build_server(
     mcp = create_server("incident-diagnostics", INSTRUCTIONS, **server_kwargs)
 
     # boto3 blocks: each call runs in a worker thread so concurrent requests are not serialized.
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_recent_logs"])
     async def get_recent_logs(lambda_name: LambdaName, minutes: Minutes = 10) -> RecentLogs:
-        """Newest 30 events (oldest first, each cut to 500 chars) of /aws/lambda/<name> in the last N minutes, and
-        'errors': the errors they report (Python and Node.js runtimes, AWS SDKs, the Lambda platform), grouped by
-        type with origin (application, aws_service, platform), count and the events they are in."""
         return await anyio.to_thread.run_sync(
             diagnostics.get_recent_logs, clients, await onboarded(lambda_name), minutes
         )
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_iam_state"])
     async def get_iam_state(lambda_name: LambdaName) -> IamState:
-        """The function's execution role, its attached managed policy ARNs and full inline policy documents."""
         return await anyio.to_thread.run_sync(diagnostics.get_iam_state, clients, await onboarded(lambda_name))
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_lambda_config"])
     async def get_lambda_config(lambda_name: LambdaName) -> LambdaConfig:
-        """Runtime, handler, role, memory, timeout, state, reserved concurrency, VPC config, the environment's KMS
-        key and its state, aliases (name -> version) and event source mappings (never the environment variables)."""
         return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, clients, await onboarded(lambda_name))
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_network_config"])
     async def get_network_config(lambda_name: LambdaName) -> NetworkConfig:
-        """Egress rules of the function's security groups and the NACL entries of its subnets."""
         return await anyio.to_thread.run_sync(diagnostics.get_network_config, clients, await onboarded(lambda_name))
 
-    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_config_drift"])
     async def get_config_drift(lambda_name: LambdaName) -> ConfigDrift:
-        """Differences (path, baseline value, current value, and when it appeared where the account records it:
-        changed_at, changed_at_source) between the function and its recorded baseline."""
         return await anyio.to_thread.run_sync(diagnostics.get_config_drift, clients, await onboarded(lambda_name))
 
     return mcp

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from langchain_core.messages import AIMessage
 
 from incident_responder.agent import offline
 from incident_responder.agent.graph import run_agent
@@ -20,8 +21,7 @@ from incident_responder.agent.supervisor import SUPERVISOR, incident_message
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
 from incident_responder.baseline import Difference
 from incident_responder.contracts import Incident
-from incident_responder.diagnostics import MAX_MESSAGE_CHARS, ConfigDrift, LogEvent, RecentLogs
-from incident_responder.log_records import summarize
+from incident_responder.diagnostics import MAX_MESSAGE_CHARS, ConfigDrift, RecentLogs, fold_events
 from tests.fakes import NAME_SCHEMA
 
 FN = "orders-api"
@@ -30,6 +30,7 @@ KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-123456
 UUID = "a1b2c3d4-5678-90ab-cdef-111122223333"
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:queue-consumer-queue"
 TS = "2026-11-23T18:44:05.108Z"
+MS = 1795459445108  # TS in milliseconds
 RID = "6a1c7d6e-1111-4f00-9a3e-0c2f1b2d3e4f"
 ROLE = {
     "function_name": FN,
@@ -60,16 +61,15 @@ def invocation(version: str, *lines: str) -> list[str]:
 
 
 def logs(lines: list[str], streams: list[str] | None = None) -> dict[str, Any]:
-    """What get_recent_logs returns for these lines: events cut to 500 characters, errors read whole."""
-    errors, invocations = summarize(lines, streams)
+    """What get_recent_logs returns for these lines (its own folding): platform lines left out, repeats folded,
+    events cut to 500 characters, errors read whole."""
+    streams = streams or [None] * len(lines)
+    window = [
+        {"timestamp": MS + i, "message": m, "stream": s} for i, (m, s) in enumerate(zip(lines, streams, strict=True))
+    ]
+    events, errors, invocations = fold_events(window)
     return RecentLogs(
-        log_group=f"/aws/lambda/{FN}",
-        window_minutes=10,
-        events=[
-            LogEvent(timestamp=TS, message=m[:MAX_MESSAGE_CHARS], truncated=len(m) > MAX_MESSAGE_CHARS) for m in lines
-        ],
-        errors=errors,
-        invocations=invocations if invocations.reports else None,
+        log_group=f"/aws/lambda/{FN}", window_minutes=10, events=events, errors=errors, invocations=invocations
     ).model_dump(mode="json")
 
 
@@ -156,7 +156,7 @@ def returning(result: dict[str, Any]):
 
 
 def diagnose(the_incident: Incident, **results: dict[str, Any]):
-    """Run the offline supervisor with these tool results; (diagnosis, run, tools called in order)."""
+    """Run the offline supervisor with these tool results; (diagnosis, run, the tools called in each turn)."""
     tools = {name: (ToolSpec(name, name, NAME_SCHEMA), returning(result)) for name, result in results.items()}
     provider = InMemoryToolProvider(tools)
     run = anyio.run(lambda: run_agent(SUPERVISOR, offline.OfflineChatModel(), provider, incident_message(the_incident)))
@@ -164,7 +164,9 @@ def diagnose(the_incident: Incident, **results: dict[str, Any]):
     assert all(args == {"lambda_name": FN} for _, args in provider.calls)
     # Every claim points at this run's tool output (an unknown cause has nothing to point at).
     assert run.report["grounded_ratio"] == 1.0 or run.payload.fault_types == ["unknown"], run.report["checks"]
-    return run.payload, run, [name for name, _ in provider.calls]
+    turns = [[c["name"] for c in m.tool_calls] for m in run.messages if isinstance(m, AIMessage) and m.tool_calls]
+    assert [name for turn in turns for name in turn] == [name for name, _ in provider.calls] + ["submit_diagnosis"]
+    return run.payload, run, turns[:-1]
 
 
 def faults(diagnosis) -> set[str]:
@@ -199,7 +201,7 @@ def test_a_bad_deploy_is_a_regression_and_its_errors_are_not_an_application_erro
         **tools(get_recent_logs=logs(lines, ["2026/11/23/[3]ab12"] * len(lines)), get_config_drift=drift(*ALIAS_MOVED)),
     )
     assert faults(diagnosis) == {"deployment_regression"}
-    assert called == ["get_recent_logs", "get_config_drift"]
+    assert called == [["get_recent_logs", "get_config_drift"]]
     assert cites(diagnosis, "get_config_drift", "differences[1].path", "aliases.live.function_version")
     assert cites(diagnosis, "get_config_drift", "differences[1].current", "3")
     # What changed, and when: the version's publication time, cited.
@@ -216,9 +218,12 @@ def test_a_bad_deploy_is_a_regression_and_its_errors_are_not_an_application_erro
 def test_a_node_error_with_nothing_changed_is_an_application_error():
     lines = invocation("2", TYPE_ERROR) * 2
     diagnosis, _, called = diagnose(incident(), **tools(get_recent_logs=logs(lines)))
-    assert faults(diagnosis) == {"application_error"} and called == ["get_recent_logs", "get_config_drift"]
+    assert faults(diagnosis) == {"application_error"} and called == [["get_recent_logs", "get_config_drift"]]
     assert cites(diagnosis, "get_recent_logs", "errors[0].error_type", "TypeError")
-    assert cites(diagnosis, "get_recent_logs", "events[1].message", "TypeError")
+    # The same error in both invocations is one line, counted twice; the platform's lines are left out.
+    assert cites(diagnosis, "get_recent_logs", "events[0].message", "TypeError")
+    (line,) = logs(lines)["events"]
+    assert line["count"] == 2 and line["last_timestamp"] > line["timestamp"]
 
 
 def test_errors_of_the_baseline_version_stay_an_application_error_beside_a_regression():
@@ -237,16 +242,46 @@ def test_bad_deploy_and_timeout():
         incident(), **tools(get_recent_logs=logs(lines), get_config_drift=drift(*ALIAS_MOVED, timeout))
     )
     assert faults(diagnosis) == {"deployment_regression", "timeout"}
-    assert called == ["get_recent_logs", "get_lambda_config", "get_config_drift"]
-    assert cites(diagnosis, "get_recent_logs", "events[5].message", "Task timed out after 1.00 seconds")
+    # The drift read beside the logs already shows the timeout's baseline and current value: no config read.
+    assert called == [["get_recent_logs", "get_config_drift"]]
+    assert cites(diagnosis, "get_recent_logs", "events[1].message", "Task timed out after 1.00 seconds")
     assert diagnosis.severity == "critical"
+
+
+DENIED = node_error(
+    "AccessDeniedException",
+    "User: arn:aws:sts::123456789012:assumed-role/orders-api-role/orders-api is not authorized to perform: "
+    "dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:123456789012:table/orders",
+    frames=1,
+)
+POLICY_REMOVED = Difference(
+    path="role.inline_policies.dynamodb-access", baseline=ROLE["inline_policies"]["dynamodb-access"], current=None
+)
+
+
+@pytest.mark.parametrize(
+    "differences, turns, found",
+    [
+        # The drift shows the role's change (the baseline document and its absence now): nothing to read again.
+        ([POLICY_REMOVED], [["get_recent_logs", "get_config_drift"]], {"permission_loss"}),
+        # The role matches its baseline: the errors still point at it, so it is read.
+        ([], [["get_recent_logs", "get_config_drift"], ["get_iam_state"]], {"unknown"}),
+    ],
+)
+def test_the_part_the_errors_point_at_is_read_unless_the_drift_shows_it(differences, turns, found):
+    diagnosis, _, called = diagnose(
+        incident(), **tools(get_recent_logs=logs(invocation("2", DENIED)), get_config_drift=drift(*differences))
+    )
+    assert called == turns and faults(diagnosis) == found
+    if not differences:
+        assert any("role matches its baseline" in gap for gap in diagnosis.investigation_gaps)
 
 
 # -- a disabled key --------------------------------------------------------------------------------
 def test_errors_without_a_log_line_and_a_disabled_key_is_the_key_not_iam():
     diagnosis, _, called = diagnose(incident(), **tools(get_config_drift=drift(KEY_DISABLED)))
     assert faults(diagnosis) == {"kms_key_disabled"}
-    assert called == ["get_recent_logs", "get_iam_state", "get_config_drift"]
+    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state"]]
     assert cites(diagnosis, "get_config_drift", "differences[0].current", "Disabled")
     assert KEY_ARN in diagnosis.affected_resources and diagnosis.severity == "critical"
 
@@ -254,7 +289,7 @@ def test_errors_without_a_log_line_and_a_disabled_key_is_the_key_not_iam():
 def test_errors_without_a_log_line_and_nothing_drifted_is_not_called_iam():
     diagnosis, _, called = diagnose(incident(), **tools())
     assert faults(diagnosis) == {"unknown"} and diagnosis.confidence == "low"
-    assert called == ["get_recent_logs", "get_iam_state", "get_config_drift"]
+    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state"]]
 
 
 def test_without_a_baseline_the_key_state_in_the_configuration_decides():
@@ -262,7 +297,7 @@ def test_without_a_baseline_the_key_state_in_the_configuration_decides():
         incident(), **tools(get_config_drift=NO_BASELINE, get_lambda_config=config(KMSKeyState="Disabled"))
     )
     assert faults(diagnosis) == {"kms_key_disabled"} and diagnosis.confidence == "medium"
-    assert called == ["get_recent_logs", "get_iam_state", "get_config_drift", "get_lambda_config"]
+    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state", "get_lambda_config"]]
     assert cites(diagnosis, "get_lambda_config", "KMSKeyState", "Disabled")
 
 
@@ -271,7 +306,9 @@ def test_an_alert_naming_a_kms_error_is_checked_against_the_configuration():
         source="alert", metric_name=None, namespace=None, alarm_name=None, error_type="KMSDisabledException"
     )
     diagnosis, _, called = diagnose(alert, **tools())
-    assert "get_lambda_config" in called and faults(diagnosis) == {"unknown"}  # the key is Enabled: text is not proof
+    assert "get_lambda_config" in called[0] and faults(diagnosis) == {
+        "unknown"
+    }  # the key is Enabled: text is not proof
     assert any("alert names a KMS error" in gap for gap in diagnosis.investigation_gaps)
     diagnosis, _, _ = diagnose(alert, **tools(get_config_drift=drift(KEY_DISABLED)))
     assert faults(diagnosis) == {"kms_key_disabled"}
@@ -289,7 +326,7 @@ def test_kms_and_throttling():
     )
     assert faults(diagnosis) == {"throttling", "kms_key_disabled"}
     assert list(map(str, diagnosis.fault_types)) == ["kms_key_disabled", "throttling"]  # the contract's priority
-    assert called == ["get_lambda_config", "get_config_drift"]
+    assert called == [["get_lambda_config", "get_config_drift"]]
 
 
 # -- a disabled event source mapping ---------------------------------------------------------------
@@ -311,7 +348,7 @@ def test_a_queue_alarm_leads_to_the_mapping_and_its_drift():
         queue_alarm(),
         **tools(get_lambda_config=config(EventSourceMappings=MAPPINGS), get_config_drift=drift(MAPPING_DISABLED)),
     )
-    assert faults(diagnosis) == {"event_source_disabled"} and called == ["get_lambda_config", "get_config_drift"]
+    assert faults(diagnosis) == {"event_source_disabled"} and called == [["get_lambda_config", "get_config_drift"]]
     assert cites(diagnosis, "get_config_drift", "differences[0].changed_at", "2026-11-23T18:41:07.000Z")
     assert f"{FN_ARN.replace('function:' + FN, 'event-source-mapping:' + UUID)}" in diagnosis.affected_resources
 
@@ -344,7 +381,7 @@ def test_a_queue_alarm_with_its_mappings_enabled_reads_what_the_function_logs():
     diagnosis, _, called = diagnose(
         queue_alarm(), **tools(get_lambda_config=config(EventSourceMappings=enabled), get_recent_logs=logs([crash]))
     )
-    assert called == ["get_lambda_config", "get_recent_logs", "get_config_drift"]
+    assert called == [["get_lambda_config", "get_config_drift"], ["get_recent_logs"]]
     assert faults(diagnosis) == {"application_error"}
 
 
@@ -352,7 +389,7 @@ def test_a_queue_alarm_with_its_mappings_enabled_reads_what_the_function_logs():
 def test_a_throttled_table_with_nothing_changed_is_a_dependency_fault():
     lines = invocation("2", THROUGHPUT) * 3
     diagnosis, _, called = diagnose(incident(), **tools(get_recent_logs=logs(lines)))
-    assert faults(diagnosis) == {"dependency_throttling"} and called == ["get_recent_logs", "get_config_drift"]
+    assert faults(diagnosis) == {"dependency_throttling"} and called == [["get_recent_logs", "get_config_drift"]]
     assert cites(diagnosis, "get_recent_logs", "errors[0].error_type", "ProvisionedThroughputExceededException")
     assert "nothing in the function's configuration changed" in diagnosis.root_cause
     assert not diagnosis.remediation_plan[0].action.startswith("restore")
@@ -382,7 +419,7 @@ def test_node_decoys_are_data_not_errors():
     lines = invocation("2", *decoys, TYPE_ERROR)
     diagnosis, _, called = diagnose(incident(), **tools(get_recent_logs=logs(lines)))
     assert faults(diagnosis) == {"application_error"}
-    assert called == ["get_recent_logs", "get_config_drift"]  # no IAM or config look-up for text
+    assert called == [["get_recent_logs", "get_config_drift"]]  # no IAM or config look-up for text
 
 
 # -- the message history is read through the tags graph.py writes -----------------------------------
@@ -411,8 +448,12 @@ def test_an_older_server_without_an_errors_summary_is_read_from_the_events(metri
     short = node_error("ProvisionedThroughputExceededException", "Throughput exceeded", frames=1)
     assert len(short) <= MAX_MESSAGE_CHARS  # what an older server cut off could not be read whole
     lines = invocation("2", short)
-    result = logs(lines)
-    del result["errors"]
+    # An older server: every event as it was written (the platform's lines too), no errors summary.
+    result = {
+        "log_group": f"/aws/lambda/{FN}",
+        "window_minutes": 10,
+        "events": [{"timestamp": TS, "message": m} for m in lines],
+    }
     diagnosis, _, _ = diagnose(incident(metric_name=metric), **tools(get_recent_logs=result))
     assert faults(diagnosis) == {"dependency_throttling"}
     assert cites(diagnosis, "get_recent_logs", "events[1].message", "ProvisionedThroughputExceededException")

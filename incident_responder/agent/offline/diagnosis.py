@@ -28,6 +28,12 @@ _SECONDS = re.compile(r"after (?P<seconds>\d+(?:\.\d+)?) seconds")
 # -- investigation ---------------------------------------------------------------------------------
 def next_diagnostic_tool(obs: Observations, available: set[str]) -> str | None:
     """The next tool a careful SRE would call, or None when it is time to conclude."""
+    return next(iter(next_diagnostic_tools(obs, available)), None)
+
+
+def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
+    """The tools a careful SRE would call next, together in one turn: every one that what is known so far
+    already calls for (none waits on another's result); empty when it is time to conclude."""
     metric = obs.incident.get("metric_name")
     plan: list[str] = []
     fallback: list[str] = []  # what to read when drift cannot be known
@@ -51,30 +57,45 @@ def next_diagnostic_tool(obs: Observations, available: set[str]) -> str | None:
     plan.append("get_config_drift")
     if "get_config_drift" in obs.called and obs.drift() is None:
         plan += fallback
-    for tool in plan:
-        if tool in available and tool not in obs.called:
-            return tool
-    return None
+    return [tool for tool in dict.fromkeys(plan) if tool in available and tool not in obs.called]
+
+
+# What part of the configuration each kind of log error points at: the tool that reads it, and the drift
+# paths that show the same part (baseline and current value) when it changed.
+POINTS_AT = {
+    "access_denied": ("get_iam_state", ("role",)),
+    "network": ("get_network_config", ("network",)),
+    "timeout": ("get_lambda_config", ("timeout",)),
+    "out_of_memory": ("get_lambda_config", ("memory_size",)),
+    "runtime_exit": ("get_lambda_config", ("memory_size", "timeout")),
+    "kms": ("get_lambda_config", ("kms_keys",)),
+    None: ("get_iam_state", ("role",)),  # errors without a line logged: can the role write logs?
+}
 
 
 def _after_the_logs(obs: Observations, fallback: list[str]) -> list[str]:
-    """The logs, then the part of the configuration their errors point at (``fallback``: what to read when
-    drift cannot be known)."""
+    """The logs, then the part of the configuration their errors point at, unless the drift (read in the same
+    turn) already shows that part changed: it gives the baseline and the current value, so reading the part
+    again would only repeat them (``fallback``: what to read when drift cannot be known)."""
     plan = ["get_recent_logs"]
     if obs.logs_read():
-        categories = {e.category for e in obs.log_errors()}
+        categories: set[str | None] = {e.category for e in obs.log_errors()} & POINTS_AT.keys()
         if not obs.logs():  # errors without a line logged: the role's logging, or nothing ran at all
-            plan.append("get_iam_state")
+            categories.add(None)
             fallback.append("get_lambda_config")
-        if "access_denied" in categories:
-            plan.append("get_iam_state")
-        if "network" in categories:
-            plan.append("get_network_config")
-        if categories & {*LIMIT_CATEGORIES, "kms"}:
-            plan.append("get_lambda_config")
+        plan += [POINTS_AT[c][0] for c in sorted(categories, key=str) if not _drift_shows(obs, POINTS_AT[c][1])]
     elif "get_recent_logs" in obs.called:
         fallback += ["get_iam_state", "get_lambda_config"]
     return plan
+
+
+def _drift_shows(obs: Observations, parts: tuple[str, ...]) -> bool:
+    """Whether the drift (when known) has a difference in one of these parts of the configuration."""
+    return any(
+        d.get("path") == part or str(d.get("path", "")).startswith(f"{part}.")
+        for d in obs.drift() or []
+        for part in parts
+    )
 
 
 # -- conclusion ------------------------------------------------------------------------------------
@@ -269,7 +290,15 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
 
 
 def _report_point(b: _Builder) -> int | None:
-    """An invocation whose memory use reached its memory size (the REPORT line)."""
+    """Invocations whose memory use reached their memory size (the platform's REPORT lines, which the tool
+    summarizes; an older server listed them among the events)."""
+    if at_limit := b.obs.invocations().get("at_memory_limit"):
+        return b.point(
+            "get_recent_logs",
+            "invocations.at_memory_limit",
+            at_limit,
+            f"memory used reached the memory size in {at_limit} invocation(s)",
+        )
     for i, event in enumerate(b.obs.logs()):
         record = parse_event(str(event.get("message", "")))
         if (

@@ -14,38 +14,44 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from incident_responder.agent.graph import DIAGNOSIS_TAG, PROPOSAL_TAG
-from incident_responder.agent.offline.diagnosis import build_diagnosis, next_diagnostic_tool
+from incident_responder.agent.offline.diagnosis import build_diagnosis, next_diagnostic_tools
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.proposal import build_proposal, next_remediation_tool
-from incident_responder.agent.offline.review import build_review, next_review_tool
+from incident_responder.agent.offline.proposal import build_proposal, next_remediation_tools
+from incident_responder.agent.offline.review import build_review, next_review_tools
 
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def next_call(obs: Observations, available: set[str]) -> dict[str, Any] | None:
-    """The tool call the agent whose terminal tool is bound makes next: a lookup, or its submission."""
+def next_calls(obs: Observations, available: set[str]) -> list[dict[str, Any]]:
+    """The tool calls the agent whose terminal tool is bound makes next, in one turn: the lookups that what is
+    known so far calls for (together, as a model calls independent tools), or else its submission."""
     terminal = next((name for name in sorted(available) if name.startswith("submit_")), None)
     tools = available - {terminal}
     function = obs.function_name
-    tool: str | None = None
+    lookups: list[str] = []
     if terminal == "submit_diagnosis":
-        tool = next_diagnostic_tool(obs, tools) if function else None
-        submission = None if tool else build_diagnosis(obs)
+        lookups = next_diagnostic_tools(obs, tools) if function else []
+        submission = None if lookups else build_diagnosis(obs)
     elif terminal == "submit_proposal":
         diagnosis = obs.quoted.get(DIAGNOSIS_TAG) or {}
-        tool = next_remediation_tool(obs, diagnosis, tools) if function else None
-        submission = None if tool else build_proposal(obs, diagnosis)
+        lookups = next_remediation_tools(obs, diagnosis, tools) if function else []
+        submission = None if lookups else build_proposal(obs, diagnosis)
     elif terminal == "submit_review":
         actions = (obs.quoted.get(PROPOSAL_TAG) or {}).get("actions", [])
-        tool = next_review_tool(obs, actions, tools) if function else None
-        submission = None if tool else build_review(obs, actions)
+        lookups = next_review_tools(obs, actions, tools) if function else []
+        submission = None if lookups else build_review(obs, actions)
     else:
-        return None
-    if tool is not None:
-        return {"name": tool, "args": {"lambda_name": function}}
-    return {"name": terminal, "args": submission}
+        return []
+    if lookups:
+        return [{"name": tool, "args": {"lambda_name": function}} for tool in lookups]
+    return [{"name": terminal, "args": submission}]
+
+
+def next_call(obs: Observations, available: set[str]) -> dict[str, Any] | None:
+    """The first of :func:`next_calls`."""
+    return next(iter(next_calls(obs, available)), None)
 
 
 class OfflineChatModel(BaseChatModel):
@@ -70,15 +76,15 @@ class OfflineChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         available = {t["function"]["name"] for t in tools or []}
-        call = next_call(Observations(messages), available)
-        if call is None:
+        calls = next_calls(Observations(messages), available)
+        if not calls:
             message = AIMessage(content="I have no tool that fits this request.")
         else:
-            call["id"] = (
-                f"call_{uuid.uuid5(uuid.NAMESPACE_OID, json.dumps(call, sort_keys=True) + str(len(messages))).hex[:16]}"
-            )
-            call["type"] = "tool_call"
-            message = AIMessage(content="", tool_calls=[call])
+            for call in calls:
+                seed = json.dumps(call, sort_keys=True) + str(len(messages))
+                call["id"] = f"call_{uuid.uuid5(uuid.NAMESPACE_OID, seed).hex[:16]}"
+                call["type"] = "tool_call"
+            message = AIMessage(content="", tool_calls=calls)
         prompt_chars = sum(
             len(m.content) if isinstance(m.content, str) else len(json.dumps(m.content)) for m in messages
         )

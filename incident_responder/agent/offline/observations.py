@@ -21,7 +21,7 @@ from incident_responder.agent.graph import (
     TOOL_RESULT_TAG,
     read_blocks,
 )
-from incident_responder.log_records import classify_error_type, summarize
+from incident_responder.log_records import LogErrorSummary, classify_error_type, summarize
 
 # SQS metrics that say a queue is not being drained.
 QUEUE_METRICS = {"ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible"}
@@ -35,10 +35,12 @@ class SeenError:
     index: int | None  # its index in the result's ``errors``; None when read from the events by the model
 
     def __getattr__(self, name: str) -> Any:
-        try:
+        if name in self.summary:
             return self.summary[name]
-        except KeyError:
-            raise AttributeError(name) from None
+        field = LogErrorSummary.model_fields.get(name)
+        if field is None or field.is_required():
+            raise AttributeError(name)
+        return field.get_default(call_default_factory=True)  # the tool leaves unset fields out
 
 
 class Observations:
@@ -95,6 +97,10 @@ class Observations:
 
     def logs(self) -> list[dict[str, Any]]:
         return self.results.get("get_recent_logs", {}).get("events", [])
+
+    def invocations(self) -> dict[str, Any]:
+        """What the platform's START and REPORT lines said (the tool summarizes them instead of listing them)."""
+        return self.results.get("get_recent_logs", {}).get("invocations") or {}
 
     def log_errors(self) -> list[SeenError]:
         """The errors the logs report: the tool's own summary, or (from an older server) read here."""

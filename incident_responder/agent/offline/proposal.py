@@ -6,20 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.resolver import LOOKUP_FOR_FAULT
 from incident_responder.contracts import UNRESOLVABLE_FAULTS
 from incident_responder.log_records import classify_error_type
 
-# The remediation lookup that computes each fault's restore from the baseline.
-LOOKUP_FOR_FAULT = {
-    "permission_loss": "get_iam_restore_info",
-    "kms_key_disabled": "get_kms_restore_info",
-    "throttling": "get_concurrency_restore_info",
-    "event_source_disabled": "get_event_source_restore_info",
-    "network_block": "get_network_restore_info",
-    "deployment_regression": "get_alias_restore_info",
-    "timeout": "get_function_config_restore_info",
-    "memory_exhaustion": "get_function_config_restore_info",
-}
 # What a person should look at for a fault no action fixes.
 FOR_A_PERSON = {
     "application_error": (
@@ -36,11 +26,13 @@ FOR_A_PERSON = {
 
 
 def next_remediation_tool(obs: Observations, diagnosis: dict[str, Any], available: set[str]) -> str | None:
-    for fault in diagnosis.get("fault_types", []):
-        tool = LOOKUP_FOR_FAULT.get(fault)
-        if tool and tool in available and tool not in obs.called:
-            return tool
-    return None
+    return next(iter(next_remediation_tools(obs, diagnosis, available)), None)
+
+
+def next_remediation_tools(obs: Observations, diagnosis: dict[str, Any], available: set[str]) -> list[str]:
+    """The lookups of every diagnosed fault not looked up yet, all in one turn (none depends on another)."""
+    lookups = (LOOKUP_FOR_FAULT.get(fault) for fault in diagnosis.get("fault_types", []))
+    return [tool for tool in dict.fromkeys(lookups) if tool and tool in available and tool not in obs.called]
 
 
 def _error_names(diagnosis: dict[str, Any], fault: str) -> str:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.proposal import LOOKUP_FOR_FAULT, next_remediation_tool
+from incident_responder.agent.offline.proposal import LOOKUP_FOR_FAULT, next_remediation_tools
 from incident_responder.contracts import PARAMETERS_FOR_ACTION
 
 # The parameter that says what an action sets, cited as the evidence for a verdict (in this order).
@@ -35,7 +35,12 @@ NO_DRIFT = {
 
 
 def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> str | None:
-    return next_remediation_tool(obs, {"fault_types": [a.get("fault_type") for a in actions]}, available)
+    return next(iter(next_review_tools(obs, actions, available)), None)
+
+
+def next_review_tools(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> list[str]:
+    """The lookups of every proposed action's fault, all in one turn."""
+    return next_remediation_tools(obs, {"fault_types": [a.get("fault_type") for a in actions]}, available)
 
 
 def _normalized(action: dict[str, Any]) -> dict[str, Any] | None:

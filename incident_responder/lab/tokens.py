@@ -1,0 +1,53 @@
+"""Tokens per incident beside accuracy, so that a saving can never hide a loss.
+
+    token_summary(report.scenarios)   # or the "scenarios" of ``responder eval --json``
+
+gives, over a corpus run, the median, mean and p95 of the tokens each incident cost (every agent's model
+calls: input and output), the same per agent (investigation, proposal, review), and how many scenarios
+passed. Light on purpose: a benchmark script can call it on a saved report without starting a lab.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+# The agents that call a model for an incident, in lifecycle order (the keys of metrics["tokens_by_agent"]).
+AGENTS = ("investigation", "proposal", "review")
+
+
+def _stats(values: list[int]) -> dict[str, float | int | None]:
+    if not values:
+        return {"median": None, "mean": None, "p95": None}
+    ordered = sorted(values)
+    return {
+        "median": statistics.median(ordered),
+        "mean": round(statistics.mean(ordered), 1),
+        "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+    }
+
+
+def token_summary(records: Iterable[BaseModel | Mapping[str, Any]]) -> dict[str, Any]:
+    """Tokens per incident (median, mean, p95), per agent, and accuracy, for scored scenarios.
+
+    ``records``: :class:`incident_responder.lab.evaluation.ScenarioScore` objects, or their JSON (each with
+    ``passed``, ``total_tokens`` and ``tokens_by_agent``). An agent that did not run for an incident (no
+    review when nothing was proposed) counts 0 for it, as it cost nothing.
+    """
+    rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
+    passed = sum(bool(row.get("passed")) for row in rows)
+    return {
+        "incidents": len(rows),
+        "tokens_per_incident": _stats([int(row.get("total_tokens") or 0) for row in rows]),
+        "tokens_per_agent": {
+            agent: _stats([int((row.get("tokens_by_agent") or {}).get(agent) or 0) for row in rows]) for agent in AGENTS
+        },
+        "accuracy": {
+            "passed": passed,
+            "total": len(rows),
+            "ratio": round(passed / len(rows), 3) if rows else None,
+        },
+    }
