@@ -569,6 +569,10 @@ class FaultInjector:
         acl_id, _, rule = rest.partition(".egress.")
         ec2 = self.clients.get("ec2")
         if original is None:
+            acl = ec2.describe_network_acls(NetworkAclIds=[acl_id])["NetworkAcls"][0]
+            if not any(e["Egress"] and e["RuleNumber"] == int(rule) for e in acl.get("Entries", [])):
+                # Already gone (the responder's remediation removed it): nothing to put back.
+                return f"NACL {acl_id}: egress rule {rule} already removed"
             ec2.delete_network_acl_entry(NetworkAclId=acl_id, RuleNumber=int(rule), Egress=True)
             return f"NACL {acl_id}: egress rule {rule} removed"
         fields = {

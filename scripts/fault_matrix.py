@@ -628,7 +628,9 @@ def main() -> int:
         cleanup.enter_context(contextlib.redirect_stdout(devnull))  # what handlers print (EMF metrics): not the table
         # The matrix is about reaching PROPOSAL_READY through failures; the closed loop has its own scenarios.
         p = cleanup.enter_context(
-            LabPipeline.start(parameters={"MaxIncidentsPerFunctionPerHour": "2", "RemediationMode": "propose_only"})
+            LabPipeline.start(
+                parameters={"MaxIncidentsPerFunctionPerHour": "2", "RemediationMode": "propose_only"}, workers=False
+            )
         )
         print(f"lab up in {time.monotonic() - started:.1f} s", file=sys.stderr)
         cases: list[tuple[int, Callable[[Any], Row]]] = [

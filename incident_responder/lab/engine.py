@@ -3,7 +3,8 @@
 moto runs the real ASL (a port of LocalStack's interpreter) but leaves gaps this module fills,
 in the process that hosts the moto server:
 
-* JSONata: moto parses it but ships no evaluator; :func:`install_jsonata` wires in jsonata-python.
+* JSONata: moto parses it but ships no evaluator; :func:`install_jsonata` wires in jsonata-python
+  (jsonata_eval.py: the expression parsed once, the execution's data passed as bindings).
 * SendTaskFailure: moto's request handler drops the ``cause``, which the ASL reads for a rejection's
   reason; :func:`install_jsonata` also passes it through, as AWS does.
 * Lambda tasks: moto's Docker-less Lambda only echoes. :class:`LambdaDispatcher` routes each task to
@@ -34,12 +35,124 @@ _ENV_LOCK = threading.RLock()  # handlers read os.environ; one function's enviro
 
 
 def install_jsonata() -> None:
-    import jsonata
     from moto.stepfunctions.parser.asl.jsonata import jsonata as moto_jsonata
 
-    moto_jsonata.eval_jsonata_expression = lambda expression: jsonata.Jsonata(expression).evaluate(None)
+    from incident_responder.lab.jsonata_eval import evaluate
+
+    # moto's own eval_jsonata_expression calls this module global (the modules that imported the function
+    # by name call it too); the attribute is replaced as well for any caller that looks it up late.
+    moto_jsonata._eval_jsonata = evaluate
+    moto_jsonata.eval_jsonata_expression = evaluate
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
     _pass_task_failure_cause()
+    _validate_each_definition_once()
+    _parse_each_definition_once()
+    _announce_execution_changes()
+
+
+def _parse_each_definition_once() -> None:
+    """Each execution parsed its state machine's definition again (ANTLR, ~0.4 s of CPU in the lab's process,
+    which runs every execution): the parsed program is reused. Its components keep no state of an
+    execution (that lives in each execution's Environment), except the Map state's iteration pools: a definition
+    with a Map or Parallel state is parsed per execution, as moto does."""
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    if getattr(ExecutionWorker._get_evaluation_entrypoint, "lab_cached", False):
+        return
+    programs: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def entrypoint(self: Any) -> Any:
+        definition = self._evaluation_details.state_machine_details.definition
+        if '"Map"' in definition or '"Parallel"' in definition:
+            return AmazonStateLanguageParser.parse(definition)[0]
+        with lock:
+            program = programs.get(definition)
+        if program is None:
+            program = AmazonStateLanguageParser.parse(definition)[0]
+            with lock:
+                programs.setdefault(definition, program)
+        return program
+
+    entrypoint.lab_cached = True  # type: ignore[attr-defined]
+    ExecutionWorker._get_evaluation_entrypoint = entrypoint
+
+
+class Changes:
+    """Counts of changes in the lab's moto that waiters sleep on, instead of asking moto again and again:
+    ``execution`` (an execution's history grew or it ended) and ``table`` (a DynamoDB write, an incident's
+    status among them; server.py bumps it)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._counts: dict[str, int] = {}
+
+    def bump(self, kind: str) -> None:
+        with self._changed:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
+            self._changed.notify_all()
+
+    def seen(self, *kinds: str) -> tuple[int, ...]:
+        with self._changed:
+            return tuple(self._counts.get(kind, 0) for kind in kinds)
+
+    def wait(self, seen: tuple[int, ...], *kinds: str, timeout: float) -> tuple[int, ...]:
+        """The counts of ``kinds`` once one differs from ``seen``, or after ``timeout`` seconds."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.seen(*kinds) != seen, timeout=max(0.0, timeout))
+            return self.seen(*kinds)
+
+
+LAB_CHANGES = Changes()
+# How long a waiter sleeps without news before it looks anyway: moto may run in another process (a lab
+# started by `responder lab up`), where no change reaches this one.
+UNANNOUNCED_LOOK_SECONDS = 0.5
+
+
+def _announce_execution_changes() -> None:
+    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
+    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+    if getattr(EventManager.add_event, "lab_announced", False):
+        return
+    add_event, terminated = EventManager.add_event, BaseExecutionWorkerCommunication.terminated
+
+    def announced_add_event(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return add_event(self, *args, **kwargs)
+        finally:
+            LAB_CHANGES.bump("execution")
+
+    def announced_terminated(self: Any) -> None:
+        try:
+            terminated(self)
+        finally:
+            LAB_CHANGES.bump("execution")
+
+    announced_add_event.lab_announced = True  # type: ignore[attr-defined]
+    EventManager.add_event = announced_add_event
+    BaseExecutionWorkerCommunication.terminated = announced_terminated
+
+
+def _validate_each_definition_once() -> None:
+    """A definition moto's ANTLR parser accepted once is accepted again: each lab (re)deploy creates the same
+    state machines, and parsing them to validate cost half a second a time. Rejections are never cached."""
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    validate = StepFunctionsParserBackend.__dict__["_validate_definition"]
+    if getattr(validate.__func__, "lab_cached", False):
+        return
+    accepted: set[str] = set()
+    original = validate.__func__
+
+    def validate_once(definition: str) -> None:
+        if definition not in accepted:
+            original(definition=definition)
+            accepted.add(definition)
+
+    validate_once.lab_cached = True  # type: ignore[attr-defined]
+    StepFunctionsParserBackend._validate_definition = staticmethod(validate_once)
 
 
 def _pass_task_failure_cause() -> None:
@@ -83,13 +196,24 @@ class RegisteredFunction:
     memory_mb: int = 1024
     dead_letter_arn: str | None = None  # where a failed asynchronous invocation goes (DeadLetterConfig)
     invocations: int = 0
+    handler_path: str | None = None  # "module.attribute": what a worker process imports
+    max_workers: int | None = None  # the function's reserved concurrency, if it has one
+    pool: Any = None  # its execution environments (workers.WorkerPool), made on first use
 
 
 class LambdaDispatcher:
-    """Routes Step Functions Lambda tasks (and direct invokes through :meth:`invoke`) to Python handlers."""
+    """Routes Step Functions Lambda tasks (and direct invokes through :meth:`invoke`) to Python handlers.
 
-    def __init__(self) -> None:
+    ``workers=True``: each function that names its handler runs in worker processes of its own (workers.py),
+    as Lambda runs execution environments, in parallel. ``workers=False``: handlers are called in this process,
+    one at a time (each needs its own ``os.environ``): what tests that replace a handler's internals need.
+    """
+
+    def __init__(self, workers: bool = False) -> None:
         self.functions: dict[str, RegisteredFunction] = {}
+        self.workers = workers
+        # What a worker may ask the lab's process to run for it (workers.host_call).
+        self.host_functions: dict[str, Callable[..., Any]] = {}
         self._original: Any = None
 
     def register(
@@ -100,9 +224,20 @@ class LambdaDispatcher:
         timeout_seconds: int = 900,
         memory_mb: int = 1024,
         dead_letter_arn: str | None = None,
+        handler_path: str | None = None,
+        max_workers: int | None = None,
     ) -> None:
+        replaced = self.functions.get(name)
+        if replaced is not None and replaced.pool is not None:
+            replaced.pool.close()  # a redeployed function starts from new environments
         self.functions[name] = RegisteredFunction(
-            handler, dict(environment or {}), timeout_seconds, memory_mb, dead_letter_arn
+            handler,
+            dict(environment or {}),
+            timeout_seconds,
+            memory_mb,
+            dead_letter_arn,
+            handler_path=handler_path,
+            max_workers=max_workers,
         )
 
     def invoke(self, name: str, event: dict[str, Any]) -> Any:
@@ -110,6 +245,8 @@ class LambdaDispatcher:
         function = self.functions[name]
         function.invocations += 1
         context = LambdaContext(name, function.timeout_seconds, function.memory_mb)
+        if self.workers and function.handler_path:
+            return self._pool(name, function).invoke(event, context.aws_request_id)
         with _ENV_LOCK:
             saved = dict(os.environ)
             os.environ.update(function.environment)
@@ -119,9 +256,37 @@ class LambdaDispatcher:
                 os.environ.clear()
                 os.environ.update(saved)
 
+    def _pool(self, name: str, function: RegisteredFunction) -> Any:
+        with _ENV_LOCK:
+            if function.pool is None:
+                from incident_responder.lab.workers import DEFAULT_MAX_WORKERS, WorkerPool
+
+                function.pool = WorkerPool(
+                    name,
+                    str(function.handler_path),
+                    # What an in-process call sees (the lab's environment), with the function's own on top.
+                    {**os.environ, **function.environment},
+                    function.timeout_seconds,
+                    function.memory_mb,
+                    self.host_functions,
+                    max_workers=min(function.max_workers or DEFAULT_MAX_WORKERS, DEFAULT_MAX_WORKERS),
+                )
+            return function.pool
+
+    def cold_starts(self) -> dict[str, list[float]]:
+        """Each function's worker start times (ms) so far."""
+        return {name: list(f.pool.cold_starts) for name, f in self.functions.items() if f.pool is not None}
+
+    def close(self) -> None:
+        """Stop every worker process."""
+        for function in self.functions.values():
+            if function.pool is not None:
+                function.pool.close()
+                function.pool = None
+
     def _dispatch(self, parameters: dict[str, Any], region: str, state_credentials: Any) -> dict[str, Any]:
         target = str(parameters["FunctionName"])
-        name = target.split(":")[6] if target.startswith("arn:") else target.split(":")[0]
+        name, _ = invoked_function(target)  # an alias's qualifier names a version of the same handler
         if name not in self.functions:
             return self._original(parameters=parameters, region=region, state_credentials=state_credentials)
         raw = parameters.get("Payload")
@@ -133,9 +298,10 @@ class LambdaDispatcher:
                 "StatusCode": 200,
                 "FunctionError": "Unhandled",
                 "Payload": {
-                    "errorType": type(exc).__name__,
+                    # From a worker: the handler's own error type, as the runtime reports it.
+                    "errorType": getattr(exc, "error_type", type(exc).__name__),
                     "errorMessage": str(exc),
-                    "stackTrace": traceback.format_tb(exc.__traceback__),
+                    "stackTrace": getattr(exc, "stack", None) or traceback.format_tb(exc.__traceback__),
                 },
             }
         return {"StatusCode": 200, "Payload": json.loads(json.dumps(result, default=str))}
@@ -167,7 +333,7 @@ class LambdaDispatcher:
         def send_sns_message(
             backend: Any, function_name: str, message: str, subject: str | None = None, qualifier: str | None = None
         ) -> None:
-            name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name
+            name, _ = invoked_function(function_name)
             if name not in dispatcher.functions:
                 return dispatcher._original_sns(backend, function_name, message, subject=subject, qualifier=qualifier)
             event = sns_event(message, subject, backend.region_name, backend.account_id)
@@ -179,6 +345,7 @@ class LambdaDispatcher:
         return self
 
     def uninstall(self) -> None:
+        self.close()
         from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
@@ -249,6 +416,17 @@ def instant_retries() -> Iterator[list[float]]:
         retrier_decl.time = original
 
 
+def invoked_function(target: str) -> tuple[str, str | None]:
+    """(name, qualifier) of a FunctionName as Lambda's Invoke takes it: ``name``, ``name:qualifier``, a partial ARN
+    ``account:function:name[:qualifier]`` or an ARN ``arn:aws:lambda:region:account:function:name[:qualifier]``."""
+    parts = target.split(":")
+    if parts[0] == "arn":
+        parts = parts[6:]
+    elif len(parts) > 2 and parts[1] == "function":
+        parts = parts[2:]
+    return parts[0], (parts[1] if len(parts) > 1 and parts[1] else None)
+
+
 def substitute(definition: str, substitutions: dict[str, Any]) -> str:
     """``${Name}`` placeholders replaced, as CloudFormation's DefinitionSubstitutions do (moto ignores them)."""
     for key, value in substitutions.items():
@@ -257,9 +435,12 @@ def substitute(definition: str, substitutions: dict[str, Any]) -> str:
 
 
 def wait_for_execution(sfn: Any, execution_arn: str, timeout: float = 60.0) -> dict[str, Any]:
+    """The execution once it ended (or at ``timeout``): asks moto again only when an execution changed."""
     deadline = time.monotonic() + timeout
+    seen = LAB_CHANGES.seen("execution")
     while True:
         described = sfn.describe_execution(executionArn=execution_arn)
-        if described["status"] != "RUNNING" or time.monotonic() > deadline:
+        left = deadline - time.monotonic()
+        if described["status"] != "RUNNING" or left <= 0:
             return described
-        time.sleep(0.05)
+        seen = LAB_CHANGES.wait(seen, "execution", timeout=min(left, UNANNOUNCED_LOOK_SECONDS))

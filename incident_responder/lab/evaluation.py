@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from incident_responder.contracts import FaultType
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
+from incident_responder.lab.tokens import token_summary
 
 # With nobody approving, an incident the scenario expects to change the account ends here instead.
 WITHOUT_APPROVAL = {"reject": "REJECTED", "none": "APPROVAL_EXPIRED"}
@@ -45,6 +46,9 @@ class ScenarioScore(BaseModel):
     total_tokens: int
     input_tokens: int = 0
     output_tokens: int = 0
+    tokens_by_agent: dict[str, int] = Field(
+        default_factory=dict, description="total tokens of each agent: investigation, proposal, review"
+    )
     latency_ms: int
     failures: list[str]
 
@@ -120,6 +124,7 @@ def score(
         total_tokens=record.metrics.get("total_tokens", 0),
         input_tokens=record.metrics.get("input_tokens", 0),
         output_tokens=record.metrics.get("output_tokens", 0),
+        tokens_by_agent=record.metrics.get("tokens_by_agent", {}),
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
     )
@@ -179,7 +184,9 @@ def evaluate(directory: Path, *, model: str = "offline", approval: Approver = "a
     scores = []
     with LabPipeline.start(model=model) as pipeline:
         for index, (_, scenario) in enumerate(corpus):
-            if index:
+            # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
+            # redeploy), or redeployed when the check finds something a scenario changed for good.
+            if index and pipeline.clean_restore():
                 pipeline.refresh(model)
             scores.append(run_scenario(pipeline, scenario, approval))
     latencies = [s.latency_ms for s in scores]
@@ -206,6 +213,8 @@ def evaluate(directory: Path, *, model: str = "offline", approval: Approver = "a
             "input_tokens": sum(s.input_tokens for s in scores),
             "output_tokens": sum(s.output_tokens for s in scores),
             "estimated_cost_usd": _cost(scores),
+            # Tokens per incident beside the share of scenarios that passed: a saving cannot hide a loss.
+            "tokens": token_summary(scores),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
             "alert_to_remediated_ms_p50": _percentile(remediated, 0.5),
             "alert_to_remediated_ms_p95": _percentile(remediated, 0.95),

@@ -25,7 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,24 +45,22 @@ from incident_responder.lab.account import (
     create_queue_consumer,
     create_sample_account,
 )
-from incident_responder.lab.engine import LambdaDispatcher, install_jsonata, wait_for_execution
+from incident_responder.lab.engine import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS, LambdaDispatcher, install_jsonata
 from incident_responder.lab.function_url import start_function_url
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
+from incident_responder.lab.tokens import AGENTS
 from incident_responder.lab.workload import BurstResult, Workload, take_over_queue_polling, workload_for
 from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
 from incident_responder.store import load_record
-from incident_responder.verification import burst_probe, set_health_probe
+from incident_responder.verification import InvocationSample, burst_probe, set_health_probe
 
 # The lifecycle's failure ends (the other terminal statuses are not failures).
 FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
 # The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
 # invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
 LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "2"}
-# How often follow() looks at a running execution: each look is two requests to the lab, and at 20 looks a
-# second the looking cost more CPU than the incident.
-POLL_SECONDS = 0.1
 # What the lab's person does with the approval request, for each approver setting.
 APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
 # Incident-state timestamps, in lifecycle order.
@@ -142,6 +140,7 @@ class LabPipeline:
     inbox_url: str = ""
     orders_api: OrdersApiResources | None = None
     queue_consumer: QueueConsumerResources | None = None
+    onboarded: dict[str, str] = field(default_factory=dict)  # each workload's baseline capture time
 
     @property
     def workload_names(self) -> list[str]:
@@ -158,8 +157,13 @@ class LabPipeline:
         parameters: dict[str, str] | None = None,
         lab: Lab | None = None,
         dispatcher: LambdaDispatcher | None = None,
+        workers: bool = True,
     ) -> Iterator[LabPipeline]:
-        """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused."""
+        """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
+
+        ``workers``: each function runs in execution environments of its own, in parallel (lab/workers.py);
+        False calls the handlers in this process one at a time (a test that replaces a handler's internals).
+        """
         saved = dict(os.environ)
         for key in NOT_FOR_THE_LAB:
             os.environ.pop(key, None)
@@ -170,7 +174,7 @@ class LabPipeline:
             lab.reset()
         servers: list[subprocess.Popen] = []
         own_dispatcher = dispatcher is None
-        dispatcher = dispatcher or LambdaDispatcher()
+        dispatcher = dispatcher or LambdaDispatcher(workers=workers)
         try:
             with tempfile.TemporaryDirectory(prefix="lab-chaos-") as chaos_state:
                 os.environ.update(lab.env)
@@ -227,9 +231,13 @@ class LabPipeline:
                     orders_api,
                     queue_consumer,
                 )
+                pipeline.onboarded = pipeline._baseline_times()
                 set_health_probe(pipeline.verification_probe())
+                # The verify function's probe in a worker process: the burst runs here, where moto's state is.
+                dispatcher.host_functions["workload_burst"] = pipeline.workload_burst
                 yield pipeline
         finally:
+            dispatcher.close()
             # All asked to stop first, then waited for: one slow server must not leave the others running.
             for server in servers:
                 server.terminate()
@@ -261,8 +269,59 @@ class LabPipeline:
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
         self.sample, self.orders_api, self.queue_consumer = _create_workloads(self.clients)
         self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
+        self.onboarded = self._baseline_times()
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
+
+    def _baseline_times(self) -> dict[str, str]:
+        return {function: load_baseline(self.clients, function).captured_at for function in self.workload_names}
+
+    def clean_restore(self) -> list[str]:
+        """Between two scenarios, without redeploying: every fault restored, then the account checked back
+        at what onboarding recorded, and what an incident leaves behind cleared (incident tables, artifacts,
+        queues, the workloads' logs and metrics). Returns why the lab is not clean (then :meth:`refresh`);
+        an empty list means the next scenario starts as it would in a fresh lab, on warm functions."""
+        for function in self.workload_names:
+            self.restore(function)
+        problems = []
+        sfn = self.clients.get("stepfunctions")
+        if sfn.list_executions(stateMachineArn=self.state_machine_arn, statusFilter="RUNNING")["executions"]:
+            problems.append("an execution is still running")
+        for function in self.workload_names:
+            record = load_baseline(self.clients, function)
+            if record.captured_at != self.onboarded.get(function):
+                problems.append(f"{function}: its baseline was recorded again (a scenario's setup)")
+            differences = diff_configurations(record.configuration, self._configuration(function))
+            if differences:
+                problems.append(f"{function}: {len(differences)} difference(s) from its baseline")
+        if problems:
+            return problems
+        ddb = self.clients.get("dynamodb")
+        for logical_id in ("IncidentStateTable", "IncidentContextTable"):
+            _empty_table(ddb, self.stack.physical[logical_id])
+        s3 = self.clients.get("s3")
+        bucket = self.stack.physical["ArtifactsBucket"]
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            for item in page.get("Contents", []):
+                s3.delete_object(Bucket=bucket, Key=item["Key"])
+        sqs = self.clients.get("sqs")
+        for url in sqs.list_queues().get("QueueUrls", []):
+            _drain(sqs, url)  # PurgeQueue is allowed once a minute per queue
+        logs = self.clients.get("logs")
+        for function in self.workload_names:
+            group = f"/aws/lambda/{function}"
+            for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
+                for stream in page["logStreams"]:
+                    logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
+        self.lab.clear_metrics()
+        for stale in self.chaos_state.glob("*.json"):
+            stale.unlink()
+        return []
+
+    def workload_burst(self, function_name: str) -> list[dict[str, Any]]:
+        """Three invocations of a lab workload (no alarm sent), as the health probe reads them."""
+        burst = workload_for(self.clients, function_name).invoke(3, notify=False).invocations
+        return [InvocationSample.model_validate(i).model_dump() for i in burst]
 
     def verification_probe(self) -> Any:
         """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
@@ -390,6 +449,10 @@ class LabPipeline:
         whole at every poll would cost the lab more CPU than the incident itself."""
         sfn = self.clients.get("stepfunctions")
         incident_id = arn.rsplit(":", 1)[-1]  # the execution name is the incident id
+        # Event-driven: moto announces history events and table writes in this process (engine.LAB_CHANGES);
+        # this looks again only when something it reads changed.
+        kinds = ("execution", "table") if on_status else ("execution",)
+        changes = LAB_CHANGES.seen(*kinds)
         seen, status = 0, None
         deadline = time.monotonic() + timeout
         while True:
@@ -398,7 +461,7 @@ class LabPipeline:
             except sfn.exceptions.ExecutionDoesNotExist:
                 if time.monotonic() > deadline:
                     raise
-                time.sleep(POLL_SECONDS)
+                changes = LAB_CHANGES.wait(changes, *kinds, timeout=UNANNOUNCED_LOOK_SECONDS)
                 continue
             if on_state:
                 entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
@@ -410,9 +473,10 @@ class LabPipeline:
                 if now != status:
                     status = now
                     on_status(now)
-            if described["status"] != "RUNNING" or time.monotonic() > deadline:
-                return wait_for_execution(sfn, arn, timeout=1)
-            time.sleep(POLL_SECONDS)
+            left = deadline - time.monotonic()
+            if described["status"] != "RUNNING" or left <= 0:
+                return described
+            changes = LAB_CHANGES.wait(changes, *kinds, timeout=min(left, UNANNOUNCED_LOOK_SECONDS))
 
     def _record(
         self, incident_id: str | None, execution: dict[str, Any] | None, burst: BurstResult, started: float
@@ -463,6 +527,7 @@ class LabPipeline:
                 "model_ms": sum(m.get("model_ms", 0) for m in agents),
                 "tool_ms": sum(m.get("tool_ms", 0) for m in agents),
                 "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
+                "tokens_by_agent": dict(zip(AGENTS, (m.get("total_tokens", 0) for m in agents), strict=True)),
             },
             execution={
                 "name": execution["name"],
@@ -477,6 +542,25 @@ class LabPipeline:
             approval=approval or None,
             remediation=remediation or None,
         )
+
+
+def _drain(sqs: Any, url: str) -> None:
+    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60).get("Messages"):
+        sqs.delete_message_batch(
+            QueueUrl=url,
+            Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)],
+        )
+
+
+def _empty_table(ddb: Any, table: str) -> None:
+    keys = [k["AttributeName"] for k in ddb.describe_table(TableName=table)["Table"]["KeySchema"]]
+    for page in ddb.get_paginator("scan").paginate(
+        TableName=table,
+        ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
+        ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
+    ):
+        for item in page.get("Items", []):
+            ddb.delete_item(TableName=table, Key={key: item[key] for key in keys})
 
 
 def _create_workloads(

@@ -22,6 +22,8 @@ from urllib.parse import parse_qs
 
 import requests
 
+from incident_responder.lab.engine import LAB_CHANGES
+
 LAB_REGION = "us-east-1"
 LAB_ACCOUNT_ID = "123456789012"
 # Client settings a shell may hold for other accounts or servers: they would win over the lab's own (a
@@ -108,6 +110,16 @@ class Lab:
         requests.post(f"{self.endpoint_url}/moto-api/reset", timeout=30).raise_for_status()
         self.configure()
 
+    def clear_metrics(self) -> None:
+        """Forget every CloudWatch datapoint (CloudWatch has no API to delete them; the lab's moto is in
+        this process): what a workload published in one scenario must not show in the next one's window."""
+        from moto.cloudwatch.models import cloudwatch_backends
+
+        for backends in cloudwatch_backends.values():
+            for backend in backends.values():
+                backend.metric_data.clear()
+                backend.paged_metric_data.clear()
+
     def fail_requests(
         self,
         action: str,
@@ -177,8 +189,11 @@ def _serialize_dynamodb_writes() -> None:
             continue
 
         def serialized(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
-            with _DYNAMODB_WRITES:
-                return _method(*args, **kwargs)
+            try:
+                with _DYNAMODB_WRITES:
+                    return _method(*args, **kwargs)
+            finally:
+                LAB_CHANGES.bump("table")  # waiters on an incident's status look again
 
         serialized._lab_serialized = True  # type: ignore[attr-defined]
         setattr(DynamoDBBackend, name, serialized)

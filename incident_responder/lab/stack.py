@@ -12,6 +12,10 @@ in moto's CloudFormation. Then close moto's gaps, each stated here:
 * state machines created by CloudFormation land in moto's non-executing backend and keep their
   ``${...}`` placeholders: they are re-created through the API with DefinitionSubstitutions applied;
 * SNS subscriptions are skipped by moto: they are created through the API;
+* function versions (``AutoPublishAlias``) are published by moto's CloudFormation, aliases are not: each alias is
+  created through the API on its function's published version, and every function a state machine invokes (alias
+  or version included) must exist, as in AWS. ``SnapStart`` is accepted and ignored: moto keeps no snapshots, and
+  each invocation runs the registered handler, whatever version the qualifier names;
 * Lambda functions run in-process: each is registered with the lab's dispatcher under its physical
   name, with the handler named in the template and the environment CloudFormation resolved.
 """
@@ -22,6 +26,7 @@ import copy
 import importlib
 import io
 import json
+import re
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +35,7 @@ from typing import Any
 import yaml
 
 from incident_responder.aws import AwsClients
-from incident_responder.lab.engine import LambdaDispatcher, substitute
+from incident_responder.lab.engine import LambdaDispatcher, invoked_function, substitute
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO_ROOT / "template.yaml"
@@ -94,8 +99,11 @@ def function_urls(template_path: Path = TEMPLATE) -> list[FunctionUrlSpec]:
     return found
 
 
-def translate(template: dict[str, Any], base: Path, region: str) -> dict[str, Any]:
-    """SAM -> CloudFormation, offline (no IAM lookups, no S3 uploads)."""
+def translate(
+    template: dict[str, Any], base: Path, region: str, parameters: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """SAM -> CloudFormation, offline (no IAM lookups, no S3 uploads). ``parameters``: the values SAM itself
+    resolves while translating (few: version hashes, alias names), as CloudFormation's transform receives them."""
     import boto3
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
@@ -113,7 +121,9 @@ def translate(template: dict[str, Any], base: Path, region: str) -> dict[str, An
     translator = Translator(
         managed_policy_map=None, sam_parser=Parser(), boto_session=boto3.session.Session(region_name=region)
     )
-    return translator.translate(sam_template=sam, parameter_values={}, get_managed_policy_map=lambda: {})
+    return translator.translate(
+        sam_template=sam, parameter_values=dict(parameters or {}), get_managed_policy_map=lambda: {}
+    )
 
 
 @dataclass
@@ -142,7 +152,6 @@ class DeployedStack:
             return self._get_att(logical, attribute)
         if "Fn::Sub" in value:
             text, extra = (value["Fn::Sub"], {}) if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"]
-            import re
 
             def replace(match: re.Match[str]) -> str:
                 token = match.group(1)
@@ -295,12 +304,14 @@ def deploy_stack(
     ``environment`` adds per-function (logical id) environment variables for the lab.
     """
     region, account = clients.region, clients.account_id()
-    cfn = translate(load_template(template_path), template_path.parent, region)
+    cfn = translate(load_template(template_path), template_path.parent, region, parameters)
     values = {name: str(spec.get("Default", "")) for name, spec in cfn.get("Parameters", {}).items()}
     values.update(parameters or {})
     cfn = resolve_conditions(cfn, values)
     left_out = {k for k, v in cfn["Resources"].items() if v["Type"] in LEFT_OUT}
     cfn = _without(cfn, left_out, overrides or {})
+    # Created through the API once the stack exists (_create_aliases): moto's CloudFormation has no aliases.
+    aliases = {k for k, v in cfn["Resources"].items() if v["Type"] == "AWS::Lambda::Alias"}
     if stable_table_names:
         # Lab only (the template names nothing): the same table names after every redeploy, so processes
         # started once (the MCP servers) keep pointing at the right tables across fresh labs.
@@ -318,7 +329,7 @@ def deploy_stack(
     cf = clients.get("cloudformation")
     cf.create_stack(
         StackName=stack_name,
-        TemplateBody=json.dumps(cfn),
+        TemplateBody=json.dumps(_without(cfn, aliases, {})),
         Parameters=[{"ParameterKey": k, "ParameterValue": v} for k, v in (parameters or {}).items()],
         Capabilities=["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"],
     )
@@ -331,10 +342,40 @@ def deploy_stack(
         if "LogicalResourceId" in r  # moto lists skipped resources without ids
     }
     stack = DeployedStack(stack_name, cfn, values, physical, region, account, sorted(left_out))
+    _create_aliases(clients, stack)
     _recreate_state_machines(clients, stack)
     _subscribe(clients, stack)
     _register_functions(clients, stack, dispatcher, environment or {})
     return stack
+
+
+def _create_aliases(clients: AwsClients, stack: DeployedStack) -> None:
+    """moto's CloudFormation publishes the versions (``AWS::Lambda::Version``, one per aliased function) but has no
+    ``AWS::Lambda::Alias``: each alias is created here, on the version the stack published for its function."""
+    lam = clients.get("lambda")
+    for logical_id, resource in stack.template["Resources"].items():
+        if resource["Type"] != "AWS::Lambda::Alias":
+            continue
+        props = resource["Properties"]
+        function = stack.resolve(props["FunctionName"])
+        versions = lam.list_versions_by_function(FunctionName=function)["Versions"]
+        published = [int(v["Version"]) for v in versions if v["Version"] != "$LATEST"]
+        if not published:
+            raise RuntimeError(f"lab stack {stack.name}: no version of {function} was published for {logical_id}")
+        alias = lam.create_alias(FunctionName=function, Name=props["Name"], FunctionVersion=str(max(published)))
+        stack.physical[logical_id] = alias["AliasArn"]
+
+
+def _check_lambda_targets(clients: AwsClients, definition: str, logical_id: str) -> None:
+    """Every function the definition invokes exists, and so does the alias or version it names (AWS would fail the
+    task with ResourceNotFoundException; the lab's dispatcher runs a function's handler whatever the qualifier)."""
+    lam = clients.get("lambda")
+    for target in sorted(set(re.findall(r'"FunctionName"\s*:\s*"([^"$]+)"', definition))):
+        name, qualifier = invoked_function(target)
+        try:
+            lam.get_function(FunctionName=name, **({"Qualifier": qualifier} if qualifier else {}))
+        except lam.exceptions.ResourceNotFoundException:
+            raise RuntimeError(f"lab stack: {logical_id} invokes {target}, which does not exist") from None
 
 
 def _recreate_state_machines(clients: AwsClients, stack: DeployedStack) -> None:
@@ -346,9 +387,11 @@ def _recreate_state_machines(clients: AwsClients, stack: DeployedStack) -> None:
         definition = stack.resolve(props["DefinitionString"])
         substitutions = {k: stack.resolve(v) for k, v in props.get("DefinitionSubstitutions", {}).items()}
         name = stack.physical[logical_id].rsplit(":", 1)[-1]
+        definition = substitute(definition, substitutions)
+        _check_lambda_targets(clients, definition, logical_id)
         arn = sfn.create_state_machine(
             name=name,
-            definition=substitute(definition, substitutions),
+            definition=definition,
             roleArn=f"arn:aws:iam::{stack.account}:role/{stack.physical.get(props['RoleArn']['Fn::GetAtt'][0], 'lab')}",
             type=props.get("StateMachineType", "STANDARD"),
         )["stateMachineArn"]
@@ -361,6 +404,11 @@ def _subscribe(clients: AwsClients, stack: DeployedStack) -> None:
         if resource["Type"] == "AWS::SNS::Subscription":
             props = stack.resolve(resource["Properties"])
             sns.subscribe(TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"])
+
+
+def _reserved_concurrency(stack: DeployedStack, resource: dict[str, Any]) -> int | None:
+    reserved = stack.resolve(resource["Properties"].get("ReservedConcurrentExecutions"))
+    return int(reserved) if str(reserved or "").isdigit() else None
 
 
 def _register_functions(
@@ -384,5 +432,7 @@ def _register_functions(
             timeout_seconds=config["Timeout"],
             memory_mb=config["MemorySize"],
             dead_letter_arn=dead_letter,
+            handler_path=resource["Properties"]["Handler"],
+            max_workers=_reserved_concurrency(stack, resource),
         )
         stack.functions[logical_id] = name

@@ -107,6 +107,17 @@ def test_restore_with_nothing_recorded(clients, sample):
     assert injector(clients).restore() == ["nothing to restore"]
 
 
+def test_restore_after_the_responder_already_removed_the_blocking_rule(clients, sample):
+    injector(clients).network_block()
+    ec2 = clients.get("ec2")
+    added = [slot.split(".egress.") for slot in injector(clients).store.slots if ".egress." in slot]
+    for acl_slot, rule in added:  # what the remediation does: the deny rule chaos added is deleted
+        ec2.delete_network_acl_entry(NetworkAclId=acl_slot.split(".", 1)[-1], RuleNumber=int(rule), Egress=True)
+    lines = injector(clients).restore()
+    assert any("already removed" in line for line in lines), lines
+    assert injector(clients).store.slots == {}
+
+
 def test_network_block_needs_a_vpc(clients, sample):
     clients.get("lambda").update_function_configuration(
         FunctionName="data-processor", VpcConfig={"SubnetIds": [], "SecurityGroupIds": []}

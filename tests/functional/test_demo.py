@@ -6,6 +6,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+# Each test starts the `responder` command (and its lab) in a process of its own.
+pytestmark = pytest.mark.slow
+
 
 def test_demo_runs_end_to_end(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "MOTO_", "RESPONDER_"))}

@@ -32,6 +32,7 @@ CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
 
 # The corpus is the suite's longest run (every scenario through the whole lifecycle): three labs take a
 # third each, side by side on the suite's workers (each shard is its own xdist group).
+@pytest.mark.slow
 @pytest.mark.timeout(360)
 @pytest.mark.parametrize(
     "shard", [pytest.param(i, marks=pytest.mark.xdist_group(f"corpus-{i}")) for i in range(SHARDS)]

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Each test starts the `responder` command (and its lab) in a process of its own.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).parents[2]
 RESPONDER = [sys.executable, "-m", "incident_responder.cli"]
 # What a user's shell may hold from elsewhere: none of it may change how the lab is reached.

@@ -17,7 +17,7 @@ import pytest
 
 from incident_responder.lab.hostile_alerts import hostile_alerts
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
-from incident_responder.lab.scenario import Scenario, load_scenario
+from incident_responder.lab.scenario import Scenario, Setup, load_scenario
 from incident_responder.lifecycle import get_incident_state
 from tests.functional.test_state_machine import HAPPY
 
@@ -278,3 +278,25 @@ def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue
     (letter,) = dead_letters(pipeline)
     assert json.loads(letter["Body"]) == {"hello": "world"}
     assert pipeline.dispatcher.functions[ingest].invocations == 3  # the first try and Lambda's two retries
+
+
+def test_a_clean_restore_leaves_nothing_of_the_last_incident_and_says_when_it_cannot(pipeline):
+    record = pipeline.run(load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
+    assert record.status == "PROPOSAL_READY"  # nothing applied: the fault is still in the account
+    assert pipeline.clean_restore() == []  # chaos restored it; the rest emptied
+    ddb, logs = pipeline.clients.get("dynamodb"), pipeline.clients.get("logs")
+    for table in ("IncidentStateTable", "IncidentContextTable"):
+        assert ddb.scan(TableName=pipeline.stack.physical[table])["Count"] == 0
+    assert logs.describe_log_streams(logGroupName="/aws/lambda/data-processor")["logStreams"] == []
+    metrics = pipeline.clients.get("cloudwatch").list_metrics(Namespace="AWS/Lambda")["Metrics"]
+    assert metrics == []
+    # The next incident starts as in a fresh lab: its own diagnosis only.
+    again = pipeline.run(load_scenario(REPO / "scenarios" / "throttled-to-one.yaml"))
+    assert again.diagnosis["fault_types"] == ["throttling"]
+
+    # A change no chaos state knows of, and a baseline recorded again: not clean, and said why.
+    pipeline.clients.get("lambda").update_function_configuration(FunctionName="orders-api", MemorySize=1024)
+    pipeline.set_up("queue-consumer", Setup(timeout=30))
+    problems = pipeline.clean_restore()
+    assert any(p.startswith("orders-api: 1 difference(s) from its baseline") for p in problems), problems
+    assert any(p.startswith("queue-consumer: its baseline was recorded again") for p in problems), problems

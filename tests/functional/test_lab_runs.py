@@ -9,7 +9,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.functional.test_lab_cli import REPO, STRAY, clean_env, responder
+
+# Each test starts the `responder` command (and its lab) in a process of its own.
+pytestmark = pytest.mark.slow
 
 
 def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
