@@ -18,10 +18,11 @@ import os
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
+from incident_responder import runtime_hooks
 from incident_responder.approval import (
     MAX_FORM_BYTES,
     ApprovalUnavailableError,
@@ -34,8 +35,9 @@ from incident_responder.approval import (
     request_approval,
 )
 from incident_responder.aws import AwsClients
-from incident_responder.contracts import incident_from_event
+from incident_responder.contracts import build_all, incident_from_event
 from incident_responder.settings import ApprovalEndpointSettings, ApprovalRequestSettings, at_cold_start
+from incident_responder.tracing import lambda_tracer
 
 # One module serves two functions; Lambda names the one it runs in _HANDLER, so each validates its own.
 _RUNNING = os.environ.get("_HANDLER", "")
@@ -50,7 +52,9 @@ endpoint_settings = (
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="approval")
-tracer = Tracer(service="incident-responder")
+tracer = lambda_tracer("incident-responder")
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+runtime_hooks.register(build_all)
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -9,13 +9,15 @@ dead-letter queue keep it; so do AWS errors (throttled DynamoDB or Step Function
 from __future__ import annotations
 
 import base64
+import functools
 import re
-from typing import Any
+from typing import Any, Literal
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser.models import SnsModel
+from pydantic import BaseModel
 
+from incident_responder import runtime_hooks
 from incident_responder.aws import AwsClients
 from incident_responder.ingest import ingest_alert
 from incident_responder.settings import IngestSettings, at_cold_start
@@ -23,6 +25,8 @@ from incident_responder.settings import IngestSettings, at_cold_start
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")
 settings = at_cold_start(IngestSettings)
+# No SnapStart for ingest (template.yaml); registered all the same, so turning it on needs no code change.
+runtime_hooks.register()
 
 METRIC_FOR_OUTCOME = {
     "started": "IncidentsStarted",
@@ -32,13 +36,33 @@ METRIC_FOR_OUTCOME = {
 }
 
 
-# What an SQS message body may contain (SendMessage rejects anything else with InvalidMessageContents).
-SQS_TEXT = re.compile("^[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
+class SnsMessage(BaseModel):
+    MessageId: str
+    Message: str
+
+
+class SnsRecord(BaseModel):
+    EventSource: Literal["aws:sns"]
+    Sns: SnsMessage
+
+
+class SnsEvent(BaseModel):
+    """What ingest reads of an SNS event: each record's message and id, from SNS. (Powertools' parser would
+    validate every field SNS sends, but loading it builds the models of every event source it knows.)"""
+
+    Records: list[SnsRecord]
+
+
+@functools.cache
+def sqs_text() -> re.Pattern[str]:
+    """What an SQS message body may contain (SendMessage rejects anything else with InvalidMessageContents);
+    compiled when an alert is first rejected (the character class takes milliseconds to compile)."""
+    return re.compile("^[\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]*$")
 
 
 def dead_letter(queue_url: str, message: str, reason: str, message_id: str) -> None:
     """The alert as it came, with the reason; base64 when SQS could not carry its characters."""
-    encoding = "text" if SQS_TEXT.match(message) else "base64"
+    encoding = "text" if sqs_text().match(message) else "base64"
     body = message if encoding == "text" else base64.b64encode(message.encode("utf-8", "surrogatepass")).decode()
     AwsClients.shared().get("sqs").send_message(
         QueueUrl=queue_url,
@@ -55,7 +79,7 @@ def dead_letter(queue_url: str, message: str, reason: str, message_id: str) -> N
 @logger.inject_lambda_context(log_event=False)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    records = SnsModel.model_validate(event).Records  # not SNS: raise, Lambda retries then its DLQ keeps it
+    records = SnsEvent.model_validate(event).Records  # not SNS: raise, Lambda retries then its DLQ keeps it
     config = settings()
     summary: dict[str, list[str]] = {outcome: [] for outcome in METRIC_FOR_OUTCOME}
     for record in records:

@@ -13,11 +13,13 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from incident_responder import runtime_hooks
 from incident_responder.aws import AwsClients
 from incident_responder.lifecycle import reconcile_execution, sweep_stuck
 from incident_responder.settings import ReconcileSettings, SweepSettings, at_cold_start
 
 logger = Logger(service="incident-responder")
+runtime_hooks.register()  # no SnapStart here (template.yaml); turning it on needs no code change
 # One module serves two functions; Lambda names the one it runs in _HANDLER, so each validates its own.
 reconcile_settings = at_cold_start(ReconcileSettings)
 sweep_settings = (

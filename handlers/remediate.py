@@ -15,25 +15,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import executor
+from incident_responder import executor, runtime_hooks
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
-from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
+from incident_responder.contracts import (
+    InvalidIncidentError,  # noqa: F401 - the ASL error name
+    build_all,
+    incident_from_event,
+)
 from incident_responder.executor import (  # noqa: F401 - the ASL error names
     ApprovalMismatchError,
     InvalidRemediationInputError,
     LedgerConflictError,
 )
 from incident_responder.settings import RemediateSettings, at_cold_start
+from incident_responder.tracing import lambda_tracer
 
 settings = at_cold_start(RemediateSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="remediate")
-tracer = Tracer(service="incident-responder")
+tracer = lambda_tracer("incident-responder")
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+runtime_hooks.register(build_all)
 
 OPERATIONS = ("apply", "rollback")
 

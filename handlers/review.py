@@ -13,20 +13,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from incident_responder import runtime_hooks
+from incident_responder.agent.graph import agent_graph
 from incident_responder.aws import AwsClients
-from incident_responder.contracts import InvalidIncidentError, incident_from_event  # noqa: F401 - the ASL error name
+from incident_responder.contracts import (
+    InvalidIncidentError,  # noqa: F401 - the ASL error name
+    build_all,
+    incident_from_event,
+)
 from incident_responder.proposal import DiagnosisUnavailableError, diagnosis_for  # noqa: F401 - the ASL error name
 from incident_responder.review import ProposalUnavailableError, run_review  # noqa: F401 - the ASL error name
 from incident_responder.settings import ReviewSettings, at_cold_start
+from incident_responder.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
 
 settings = at_cold_start(ReviewSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="review")
-tracer = Tracer(service="incident-responder")
+tracer = lambda_tracer("incident-responder", AWS_AND_HTTP_CALLS)
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_provider())
 
 
 @logger.inject_lambda_context(log_event=False)

@@ -67,3 +67,10 @@ class AwsClients:
 
     def account_id(self) -> str:
         return self.get("sts").get_caller_identity()["Account"]
+
+
+def forget_shared_clients() -> None:
+    """Drop every :meth:`AwsClients.shared` instance: the next call makes new clients, with credentials
+    resolved then (after a SnapStart restore, see :mod:`incident_responder.runtime_hooks`)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()

@@ -14,6 +14,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 INCIDENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"  # also a valid Step Functions execution name
 
 
+class Contract(BaseModel):
+    """The base of every contract. Validators are built on first use (``defer_build``), not at import:
+    each Lambda function builds only the contracts it reads (ingest reads the incident, not the proposal).
+    :func:`build_all` builds them all at once, before a SnapStart snapshot."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class FaultType(StrEnum):
     PERMISSION_LOSS = "permission_loss"
     THROTTLING = "throttling"
@@ -43,7 +51,7 @@ Confidence = Literal["high", "medium", "low"]
 RiskLevel = Literal["low", "medium", "high"]
 
 
-class Incident(BaseModel):
+class Incident(Contract):
     """A failing function as the alert described it; the input of an investigation."""
 
     model_config = ConfigDict(extra="forbid")
@@ -93,7 +101,7 @@ def incident_from_event(event: dict) -> Incident:
         raise InvalidIncidentError(f"not an incident: {exc.errors()[:3]}") from exc
 
 
-class EvidencePointer(BaseModel):
+class EvidencePointer(Contract):
     """One claim's grounding: where in which tool result the supporting value is."""
 
     model_config = ConfigDict(extra="forbid")
@@ -108,7 +116,7 @@ class EvidencePointer(BaseModel):
     verified: bool = Field(default=False, description="set by mechanical verification, never by the model")
 
 
-class RemediationStep(BaseModel):
+class RemediationStep(Contract):
     model_config = ConfigDict(extra="forbid")
 
     action: str = Field(min_length=3, max_length=300)
@@ -118,7 +126,7 @@ class RemediationStep(BaseModel):
     requires_approval: bool = True
 
 
-class Diagnosis(BaseModel):
+class Diagnosis(Contract):
     """What the investigating agent concluded, every claim pointing at tool output."""
 
     model_config = ConfigDict(extra="forbid")
@@ -148,7 +156,7 @@ class Diagnosis(BaseModel):
         return self
 
 
-class TokenUsage(BaseModel):
+class TokenUsage(Contract):
     """Tokens accounted from the parts (Bedrock's input count already includes cache reads and writes)."""
 
     input_tokens: int = 0
@@ -200,7 +208,7 @@ ACTION_FOR_FAULT = {
 UNRESOLVABLE_FAULTS = {FaultType.APPLICATION_ERROR, FaultType.DEPENDENCY_THROTTLING, FaultType.UNKNOWN}
 
 
-class RestoreIamPolicyParams(BaseModel):
+class RestoreIamPolicyParams(Contract):
     """PutRolePolicy (``policy_document``) or AttachRolePolicy (``attach_policy_arn``) on the role."""
 
     model_config = ConfigDict(extra="forbid")
@@ -217,7 +225,7 @@ class RestoreIamPolicyParams(BaseModel):
         return self
 
 
-class UpdateConcurrencyParams(BaseModel):
+class UpdateConcurrencyParams(Contract):
     """PutFunctionConcurrency, or DeleteFunctionConcurrency when ``reserved_concurrent_executions`` is null."""
 
     model_config = ConfigDict(extra="forbid")
@@ -225,14 +233,14 @@ class UpdateConcurrencyParams(BaseModel):
     reserved_concurrent_executions: int | None = Field(ge=0)
 
 
-class NaclEntry(BaseModel):
+class NaclEntry(Contract):
     model_config = ConfigDict(extra="forbid")
     network_acl_id: str
     rule_number: int = Field(ge=1, le=32766)
     egress: bool = True
 
 
-class RestoreNetworkEgressParams(BaseModel):
+class RestoreNetworkEgressParams(Contract):
     """AuthorizeSecurityGroupEgress of the baseline rules, and/or DeleteNetworkAclEntry of added entries."""
 
     model_config = ConfigDict(extra="forbid")
@@ -249,7 +257,7 @@ class RestoreNetworkEgressParams(BaseModel):
         return self
 
 
-class UpdateFunctionConfigurationParams(BaseModel):
+class UpdateFunctionConfigurationParams(Contract):
     """UpdateFunctionConfiguration with the baseline Timeout and/or MemorySize."""
 
     model_config = ConfigDict(extra="forbid")
@@ -264,7 +272,7 @@ class UpdateFunctionConfigurationParams(BaseModel):
         return self
 
 
-class RollbackAliasParams(BaseModel):
+class RollbackAliasParams(Contract):
     """UpdateAlias: point the function's alias back at its baseline version."""
 
     model_config = ConfigDict(extra="forbid")
@@ -273,14 +281,14 @@ class RollbackAliasParams(BaseModel):
     function_version: str = Field(pattern=r"^[0-9]{1,10}$", description="a published version, never $LATEST")
 
 
-class EnableKmsKeyParams(BaseModel):
+class EnableKmsKeyParams(Contract):
     """EnableKey on the customer-managed key the function's configuration names."""
 
     model_config = ConfigDict(extra="forbid")
     key_arn: str = Field(pattern=r"^arn:aws[a-zA-Z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,128}$")
 
 
-class EnableEventSourceMappingParams(BaseModel):
+class EnableEventSourceMappingParams(Contract):
     """UpdateEventSourceMapping Enabled=true on one of the function's own mappings."""
 
     model_config = ConfigDict(extra="forbid")
@@ -299,7 +307,7 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
 }
 
 
-class RemediationAction(BaseModel):
+class RemediationAction(Contract):
     model_config = ConfigDict(extra="forbid")
 
     fault_type: FaultType
@@ -326,12 +334,12 @@ class RemediationAction(BaseModel):
         return PARAMETERS_FOR_ACTION[self.action_type].model_validate(self.parameters)
 
 
-class RejectedAction(BaseModel):
+class RejectedAction(Contract):
     action: RemediationAction
     reasons: list[str]
 
 
-class RemediationProposal(BaseModel):
+class RemediationProposal(Contract):
     """What the resolver proposes; the validator orders actions by fault priority and numbers them."""
 
     model_config = ConfigDict(extra="forbid")
@@ -354,7 +362,7 @@ class RemediationProposal(BaseModel):
 # The model-facing shape of an action: its parameters typed per action type, published to the model as
 # a union discriminated by ``action_type``, so a hosted model sees every parameter name it must give.
 # It has no risk_level, requires_approval, execution_order or rejected_actions: deterministic code sets those.
-class _ProposedAction(BaseModel):
+class _ProposedAction(Contract):
     model_config = ConfigDict(extra="forbid")
 
     fault_type: FaultType = Field(description="the diagnosed fault this action remedies")
@@ -409,7 +417,7 @@ ProposedAction = Annotated[
 ]
 
 
-class ProposalSubmission(BaseModel):
+class ProposalSubmission(Contract):
     """The ``submit_proposal`` arguments: typed actions, and the faults no action can fix."""
 
     model_config = ConfigDict(extra="forbid")
@@ -451,7 +459,7 @@ class Verdict(StrEnum):
 VERDICT_STRICTNESS = {Verdict.APPROVE: 0, Verdict.NEEDS_HUMAN: 1, Verdict.REJECT: 2}
 
 
-class ActionVerdict(BaseModel):
+class ActionVerdict(Contract):
     """One action's verdict, naming the action by its ``execution_order``, with reasons citing evidence."""
 
     model_config = ConfigDict(extra="forbid")
@@ -465,7 +473,7 @@ class ActionVerdict(BaseModel):
     policy: list[str] = Field(default_factory=list, description="set by the system: where policy overrode the critic")
 
 
-class ReviewSubmission(BaseModel):
+class ReviewSubmission(Contract):
     """The ``submit_review`` arguments: one verdict per proposed action, and a summary."""
 
     model_config = ConfigDict(extra="forbid")
@@ -477,7 +485,7 @@ class ReviewSubmission(BaseModel):
 ApprovalChannel = Literal["auto", "link", "cli"]
 
 
-class ApprovalDecision(BaseModel):
+class ApprovalDecision(Contract):
     """Who decided on a set of actions, when, through what, and exactly which actions (their digest).
 
     The output of the approval task (SendTaskSuccess) and of an automatic approval alike.
@@ -517,3 +525,12 @@ def actions_digest(actions: list[RemediationAction] | list[dict]) -> str:
     shown.sort(key=lambda a: a["execution_order"])
     canonical = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def build_all() -> None:
+    """Build every contract's validator and serializer now (see :class:`Contract`)."""
+    pending = list(Contract.__subclasses__())
+    while pending:
+        model = pending.pop()
+        pending.extend(model.__subclasses__())
+        model.model_rebuild()

@@ -4,14 +4,17 @@ The key lives in an SSM SecureString (name from ``MCP_API_KEY_PARAMETER``, defau
 ``/incident-response/mcp-api-key``), read through Powertools Parameters with caching so a rotated key
 is picked up within ``max_age`` seconds. ``MCP_API_KEY`` in the environment overrides it for local runs.
 The verifier plugs into the MCP SDK's ``token_verifier``: a missing or wrong token gets a 401.
+Agents (clients) read the key through this module too, so it loads MCP's server side only in a server.
 """
 
 from __future__ import annotations
 
 import hmac
 import os
+from typing import TYPE_CHECKING
 
-from mcp.server.auth.provider import AccessToken, TokenVerifier
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
 
 DEFAULT_API_KEY_PARAMETER = "/incident-response/mcp-api-key"
 KEY_CACHE_SECONDS = 300
@@ -45,8 +48,8 @@ def resolve_api_key(parameter_name: str | None = None, env_var: str = "MCP_API_K
     return str(value)
 
 
-class ApiKeyVerifier(TokenVerifier):
-    """Accepts exactly the configured key, compared in constant time."""
+class ApiKeyVerifier:
+    """Accepts exactly the configured key, compared in constant time (the SDK's ``TokenVerifier`` protocol)."""
 
     def __init__(self, key_source=resolve_api_key):
         self._key_source = key_source
@@ -57,5 +60,7 @@ class ApiKeyVerifier(TokenVerifier):
         except ApiKeyUnavailableError:
             return None  # fail closed
         if token and hmac.compare_digest(token.encode(), expected.encode()):
+            from mcp.server.auth.provider import AccessToken
+
             return AccessToken(token=token, client_id="api-key", scopes=[])
         return None

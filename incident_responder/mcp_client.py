@@ -15,9 +15,8 @@ from typing import Any, TypeVar
 
 import anyio
 import httpx
+from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-from mcp import ClientSession
 
 CONNECT_TIMEOUT_SECONDS = 10.0
 INITIALIZE_TIMEOUT_SECONDS = 10.0

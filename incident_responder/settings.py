@@ -27,7 +27,8 @@ class ConfigurationError(RuntimeError):
 
 
 class FunctionSettings(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, str_strip_whitespace=True)
+    # defer_build: a function builds the validator of its own model only, when it validates its environment.
+    model_config = ConfigDict(extra="ignore", frozen=True, str_strip_whitespace=True, defer_build=True)
 
     _cache: ClassVar[dict[tuple, Any]]
     _lock: ClassVar[threading.Lock] = threading.Lock()
@@ -144,6 +145,12 @@ class AgentSettings(McpAuthSettings):
         return create_chat_model(
             self.responder_model, base_url=self.model_base_url, api_key=model_api_key(self.model_api_key_parameter)
         )
+
+    def load_model_provider(self) -> None:
+        """Import the configured model's class now (a SnapStart warm-up: it is otherwise loaded on first call)."""
+        from incident_responder.agent.models import load_provider
+
+        load_provider(self.responder_model)
 
     def limits(self, timeout_ms: int):
         """The agent's limits; the deadline buffer is derived from the function's own timeout."""

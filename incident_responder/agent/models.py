@@ -12,10 +12,12 @@ Imports are lazy: a Lambda that runs the offline model never imports a provider 
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
 
 
 class ModelConfigError(ValueError):
@@ -117,6 +119,23 @@ def create_chat_model(
     raise ModelConfigError(
         f"unknown RESPONDER_MODEL {spec!r}; use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
     )
+
+
+# The module each provider's chat model class lives in (what create_chat_model imports for it).
+PROVIDER_MODULES = {
+    "offline": "incident_responder.agent.offline",
+    "bedrock_converse": "langchain_aws",
+    "openai": "langchain_openai",
+    "ollama": "langchain_ollama",
+}
+
+
+def load_provider(spec: str) -> None:
+    """Import the chat model class ``spec`` names, without building a model (no client, no credentials):
+    before a SnapStart snapshot, so that restored environments have it loaded."""
+    module = PROVIDER_MODULES.get(spec.strip().partition(":")[0])
+    if module is not None:
+        importlib.import_module(module)
 
 
 def model_api_key(parameter_name: str | None) -> str | None:
