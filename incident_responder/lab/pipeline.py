@@ -61,6 +61,10 @@ FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
 # The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
 # invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
 LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "2"}
+# Functions in worker processes of their own unless a caller says otherwise. A program that replaces a handler
+# in its own process before it runs the lab (e.g. `responder demo` with a broken resolver, in a test) sets it
+# False: a worker imports the handler module afresh and would not see the replacement.
+WORKERS_BY_DEFAULT = True
 # What the lab's person does with the approval request, for each approver setting.
 APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
 # Incident-state timestamps, in lifecycle order.
@@ -157,13 +161,15 @@ class LabPipeline:
         parameters: dict[str, str] | None = None,
         lab: Lab | None = None,
         dispatcher: LambdaDispatcher | None = None,
-        workers: bool = True,
+        workers: bool | None = None,
     ) -> Iterator[LabPipeline]:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
 
         ``workers``: each function runs in execution environments of its own, in parallel (lab/workers.py);
-        False calls the handlers in this process one at a time (a test that replaces a handler's internals).
+        False calls the handlers in this process one at a time (a test that replaces a handler's internals);
+        None: :data:`WORKERS_BY_DEFAULT`.
         """
+        workers = WORKERS_BY_DEFAULT if workers is None else workers
         saved = dict(os.environ)
         for key in NOT_FOR_THE_LAB:
             os.environ.pop(key, None)
