@@ -75,14 +75,13 @@ def bench_latency(pipeline, scenarios) -> dict[str, Any]:
     for i in range(LATENCY_INCIDENTS):
         scenario = scenarios[i % len(scenarios)]
         record = pipeline.run(scenario)
-        problems = pipeline.clean_restore()
-        if problems:
+        events = history(pipeline.clients.get("stepfunctions"), record.execution["arn"]) if record.execution else []
+        if pipeline.clean_restore():  # not clean (a scenario's setup): a fresh lab
             pipeline.refresh()
         t = record.timings
         if record.status != "PROPOSAL_READY":
             rows.append({"status": record.status})
             continue
-        events = history(pipeline.clients.get("stepfunctions"), record.execution["arn"])
         m = record.metrics
         rows.append(
             {

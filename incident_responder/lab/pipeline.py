@@ -176,8 +176,8 @@ class LabPipeline:
         own_lab = lab is None
         if lab is None:
             lab = Lab().start()
-        else:
-            lab.reset()
+        # moto's state lives in this process: a lab started after another one must not find its stack.
+        lab.reset()
         servers: list[subprocess.Popen] = []
         own_dispatcher = dispatcher is None
         dispatcher = dispatcher or LambdaDispatcher(workers=workers)
