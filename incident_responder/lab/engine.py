@@ -45,37 +45,56 @@ def install_jsonata() -> None:
     moto_jsonata.eval_jsonata_expression = evaluate
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
     _pass_task_failure_cause()
-    _validate_each_definition_once()
     _parse_each_definition_once()
     _announce_execution_changes()
 
 
+_programs: dict[str, Any] = {}
+_programs_lock = threading.Lock()
+
+
+def _program(definition: str) -> Any:
+    """The definition parsed by moto's ANTLR parser, once per definition (~0.4 s of CPU each time, in the lab's
+    process, which runs every execution). A definition that fails to parse raises and is not kept."""
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    with _programs_lock:
+        program = _programs.get(definition)
+    if program is None:
+        program = AmazonStateLanguageParser.parse(definition)[0]
+        with _programs_lock:
+            program = _programs.setdefault(definition, program)
+    return program
+
+
 def _parse_each_definition_once() -> None:
-    """Each execution parsed its state machine's definition again (ANTLR, ~0.4 s of CPU in the lab's process,
-    which runs every execution): the parsed program is reused. Its components keep no state of an
-    execution (that lives in each execution's Environment), except the Map state's iteration pools: a definition
-    with a Map or Parallel state is parsed per execution, as moto does."""
+    """moto parsed a definition to validate it at every (re)deploy, and again for every execution: both use
+    :func:`_program`. A parsed program keeps no state of an execution (that lives in each execution's
+    Environment), except the Map state's iteration pools: a definition with a Map or Parallel state is parsed
+    per execution, as moto does. Validation errors still come from moto's own validator."""
     from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
     from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
     if getattr(ExecutionWorker._get_evaluation_entrypoint, "lab_cached", False):
         return
-    programs: dict[str, Any] = {}
-    lock = threading.Lock()
+    validate = StepFunctionsParserBackend.__dict__["_validate_definition"].__func__
+
+    def validate_once(definition: str) -> None:
+        try:
+            _program(definition)
+        except Exception:  # noqa: BLE001 - moto's validator reports it (InvalidDefinition), as the API does
+            validate(definition=definition)
+            raise
 
     def entrypoint(self: Any) -> Any:
         definition = self._evaluation_details.state_machine_details.definition
         if '"Map"' in definition or '"Parallel"' in definition:
             return AmazonStateLanguageParser.parse(definition)[0]
-        with lock:
-            program = programs.get(definition)
-        if program is None:
-            program = AmazonStateLanguageParser.parse(definition)[0]
-            with lock:
-                programs.setdefault(definition, program)
-        return program
+        return _program(definition)
 
     entrypoint.lab_cached = True  # type: ignore[attr-defined]
+    StepFunctionsParserBackend._validate_definition = staticmethod(validate_once)
     ExecutionWorker._get_evaluation_entrypoint = entrypoint
 
 
@@ -133,26 +152,6 @@ def _announce_execution_changes() -> None:
     announced_add_event.lab_announced = True  # type: ignore[attr-defined]
     EventManager.add_event = announced_add_event
     BaseExecutionWorkerCommunication.terminated = announced_terminated
-
-
-def _validate_each_definition_once() -> None:
-    """A definition moto's ANTLR parser accepted once is accepted again: each lab (re)deploy creates the same
-    state machines, and parsing them to validate cost half a second a time. Rejections are never cached."""
-    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
-
-    validate = StepFunctionsParserBackend.__dict__["_validate_definition"]
-    if getattr(validate.__func__, "lab_cached", False):
-        return
-    accepted: set[str] = set()
-    original = validate.__func__
-
-    def validate_once(definition: str) -> None:
-        if definition not in accepted:
-            original(definition=definition)
-            accepted.add(definition)
-
-    validate_once.lab_cached = True  # type: ignore[attr-defined]
-    StepFunctionsParserBackend._validate_definition = staticmethod(validate_once)
 
 
 def _pass_task_failure_cause() -> None:

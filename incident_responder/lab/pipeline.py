@@ -331,11 +331,7 @@ class LabPipeline:
 
     def verification_probe(self) -> Any:
         """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
-
-        def burst(clients: AwsClients, function_name: str) -> list[Any]:
-            return workload_for(clients, function_name).invoke(3, notify=False).invocations
-
-        return burst_probe(burst)
+        return burst_probe(lambda clients, function_name: self.workload_burst(function_name))
 
     # -- one incident ----------------------------------------------------------------------------
     @property

@@ -133,8 +133,6 @@ def _fork(arguments: dict[str, Any]) -> tuple[int, Connection]:
 class _Worker:
     pid: int
     conn: Connection
-    init_ms: float
-    requests: int = 0
 
 
 @dataclass
@@ -181,10 +179,8 @@ class WorkerPool:
             except EOFError:
                 raise FunctionError("Runtime.ExitError", f"{self.name}: the worker process exited") from None
             if kind == "result":
-                worker.requests += 1
                 return json.loads(payload)
             if kind == "error":
-                worker.requests += 1
                 return FunctionError(payload["errorType"], payload["errorMessage"], payload["stackTrace"])
             if kind == "host":
                 name, args = payload
@@ -236,7 +232,7 @@ class WorkerPool:
                 "context": [self.name, self.timeout_seconds, self.memory_mb],
             }
         )
-        worker = _Worker(pid, conn, 0.0)
+        worker = _Worker(pid, conn)
         try:
             if not conn.poll(60):
                 raise FunctionError("Runtime.InitError", f"{self.name}: the worker did not start within 60 s")
@@ -250,8 +246,7 @@ class WorkerPool:
         if kind != "ready":
             _stop(worker)
             raise FunctionError(payload["errorType"], payload["errorMessage"], payload["stackTrace"])
-        worker.init_ms = (time.perf_counter() - started) * 1000
-        self.cold_starts.append(worker.init_ms)
+        self.cold_starts.append((time.perf_counter() - started) * 1000)
         return worker
 
     def close(self) -> None:
