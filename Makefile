@@ -30,16 +30,16 @@ tools: $(TOOLS_STAMP)
 demo: $(STAMP)
 	$(BIN)/responder demo
 
-# Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py makes
-# each file an xdist group, and splits the corpus run in three): much of the suite
+# Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
+# the corpus run in three and starts the longest first): much of the suite
 # waits on subprocesses (sam build, lab servers), so a third worker keeps both cores busy.
 test: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=10
+	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 # The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n 3 --dist loadgroup --durations=10 -m "not slow"
+	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10 -m "not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

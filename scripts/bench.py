@@ -110,6 +110,16 @@ def bench_latency(pipeline, scenarios) -> dict[str, Any]:
     }
 
 
+def _machine_cpu_seconds() -> float | None:
+    """CPU time every core of this machine spent busy since boot (Linux /proc/stat), whatever process ran."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_throughput(pipeline) -> dict[str, Any]:
     """50 alerts for distinct incidents at once; the wait for them is event-driven (the lab's moto runs here)."""
     from incident_responder.lab.engine import LAB_CHANGES
@@ -141,7 +151,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
         for i in range(THROUGHPUT_INCIDENTS)
     ]
     changes = LAB_CHANGES.seen("execution")
-    started = time.monotonic()
+    started, busy_before, lab_before = time.monotonic(), _machine_cpu_seconds(), time.process_time()
     with ThreadPoolExecutor(max_workers=10) as pool:
         list(pool.map(lambda message: sns.publish(TopicArn=topic, Message=message), alerts))
     deadline = time.monotonic() + 900
@@ -153,6 +163,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
             break
         changes = LAB_CHANGES.wait(changes, "execution", timeout=5)
     elapsed = time.monotonic() - started
+    busy_after, lab_cpu = _machine_cpu_seconds(), time.process_time() - lab_before
     ddb = pipeline.clients.get("dynamodb")
     items = [
         i
@@ -173,6 +184,13 @@ def bench_throughput(pipeline) -> dict[str, Any]:
         "seconds": round(elapsed, 1),
         "incidents_per_second": round(len(items) / elapsed, 2),
         "cold_starts": {name.split("-")[2]: len(ms) for name, ms in pipeline.dispatcher.cold_starts().items()},
+        # Where the ceiling is: cores busy on average (every process), and the lab's own process (moto, the
+        # state machine engine; one interpreter) in cores. Throughput cannot pass cores / busy cores of a
+        # serialized run, nor 1 / the lab process's CPU seconds per incident.
+        "cores": os.cpu_count(),
+        "busy_cores": None if busy_before is None else round((busy_after - busy_before) / elapsed, 2),
+        "lab_process_cores": round(lab_cpu / elapsed, 2),
+        "lab_process_cpu_ms_per_incident": round(lab_cpu / max(len(items), 1) * 1000),
     }
 
 
@@ -316,6 +334,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"| ... model / tools (p50) | {lat['model_ms_p50']} / {lat['tool_ms_p50']} ms |",
         f"| throughput, {workers['alerts']} alerts at once, functions in worker processes | {workers['incidents_per_second']} incidents/s; {workers['terminal']}/{workers['alerts']} terminal, {workers['distinct_incidents']} distinct incidents, {workers['executions']} executions |",
         f"| throughput, the same, handlers serialized in one process | {serial['incidents_per_second']} incidents/s; {serial['terminal']}/{serial['alerts']} terminal ({thr['ratio']}x with workers) |",
+        f"| ... CPU in use (of {workers['cores']} cores): serialized / workers | {serial['busy_cores']} / {workers['busy_cores']} cores busy; the lab process (moto, state machine engine) {serial['lab_process_cores']} / {workers['lab_process_cores']} cores, {serial['lab_process_cpu_ms_per_incident']} / {workers['lab_process_cpu_ms_per_incident']} ms per incident |",
         f"| corpus ({corpus['accuracy']['total']} scenarios, closed loop) | {corpus['accuracy']['passed']}/{corpus['accuracy']['total']} pass; alert -> REMEDIATED p50 {corpus['summary']['alert_to_remediated_ms_p50']} ms, p95 {corpus['summary']['alert_to_remediated_ms_p95']} ms |",
         f"| tokens per incident (estimated, whole corpus) | median {tokens['median']:.0f}, mean {tokens['mean']:.0f}, p95 {tokens['p95']}; per agent (median): {agents} |",
         f"| per incident to PROPOSAL_READY (median) | {lat['per_incident']['llm_calls_median']} model calls, {lat['per_incident']['tool_calls_median']} tool calls, {lat['per_incident']['state_transitions_median']} state transitions |",

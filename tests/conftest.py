@@ -38,13 +38,38 @@ def _bind_handler_logs() -> None:
 _bind_handler_logs()
 
 
-@pytest.hookimpl(tryfirst=True)
+# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in three);
+# every other file is one unit, so its module fixtures (a lab, a pipeline) are built once.
+SPLIT_FILES = frozenset({"tests/functional/test_evaluation.py"})
+
+
+def _unit_rank(path: str, slow: bool) -> int:
+    return 0 if path in SPLIT_FILES else 1 if slow else 2
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`make test` distributes with --dist loadgroup: a test file is one group (its module fixtures stay whole,
-    as with loadfile) unless its tests name their own groups (the corpus run, split in three)."""
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    """The longest units first (the corpus shards, then files with slow tests), each file kept together: the
+    workers then finish at about the same time."""
+    slow_files = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _unit_rank(path := item.nodeid.split("::", 1)[0], path in slow_files))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`make test` runs ``-n 3 --dist loadfile``: a file per worker at a time, except :data:`SPLIT_FILES`, in the
+    order collected (xdist's own loadgroup tags node ids, which pytest 9 no longer reads, and loadfile would
+    put the three corpus shards on one worker)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path in SPLIT_FILES else path
+
+    config.option.loadscopereorder = False  # keep the collected order: longest first
+    return FileScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -211,6 +211,9 @@ def _http_response(response: Any) -> tuple[int, dict[str, str], bytes]:
 def serve(url: FunctionUrl, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: with Nagle's algorithm the body waits for the client's delayed
+        # ACK (40 ms on Linux loopback), on every request of a keep-alive connection.
+        disable_nagle_algorithm = True
 
         def _handle(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -244,10 +247,14 @@ def start_function_url(
     handler: str, function_name: str, port: int, env: dict[str, str], *, auth_type: str, timeout: int = 60
 ) -> subprocess.Popen:
     """A function URL in its own process (the function's own environment), returned once it answers."""
-    import httpx
+    return wait_until_ready(spawn_function_url(handler, function_name, port, env, auth_type=auth_type, timeout=timeout))
 
-    from incident_responder.mcp_client import SigV4Auth
 
+def spawn_function_url(
+    handler: str, function_name: str, port: int, env: dict[str, str], *, auth_type: str, timeout: int = 60
+) -> subprocess.Popen:
+    """A function URL's process, started but not yet answering: several start side by side, then
+    :func:`wait_until_ready` waits for each (each imports its handler, which takes a second or two)."""
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -266,13 +273,24 @@ def start_function_url(
         ],
         env=env,
     )
+    proc.function_url = (function_name, port, auth_type, env)  # type: ignore[attr-defined]
+    return proc
+
+
+def wait_until_ready(proc: subprocess.Popen, seconds: float = 30) -> subprocess.Popen:
+    """``proc`` (from :func:`spawn_function_url`) once its /health answers; killed if it never does."""
+    import httpx
+
+    from incident_responder.mcp_client import SigV4Auth
+
+    function_name, port, auth_type, env = proc.function_url  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}/health"
     auth = None
     if auth_type == "AWS_IAM":
         from botocore.credentials import Credentials
 
         auth = SigV4Auth(Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]), LAB_REGION)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + seconds
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -282,7 +300,7 @@ def start_function_url(
                     return proc
             except httpx.HTTPError:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise RuntimeError(f"function URL for {function_name} did not answer on port {port}")
     except BaseException:  # Ctrl-C or SIGTERM while waiting too: the caller never got the process to stop
         proc.kill()

@@ -46,7 +46,7 @@ from incident_responder.lab.account import (
     create_sample_account,
 )
 from incident_responder.lab.engine import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS, LambdaDispatcher, install_jsonata
-from incident_responder.lab.function_url import start_function_url
+from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
@@ -60,7 +60,7 @@ from incident_responder.verification import InvocationSample, burst_probe, set_h
 FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
 # The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
 # invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
-LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "2"}
+LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "1"}
 # Functions in worker processes of their own unless a caller says otherwise. A program that replaces a handler
 # in its own process before it runs the lab (e.g. `responder demo` with a broken resolver, in a test) sets it
 # False: a worker imports the handler module afresh and would not see the replacement.
@@ -211,7 +211,7 @@ class LabPipeline:
                     function = dispatcher.functions[stack.physical[url.function_id]]
                     env = {**_process_base_env(), **lab.env, **function.environment}
                     servers.append(
-                        start_function_url(
+                        spawn_function_url(
                             url.handler,
                             stack.physical[url.function_id],
                             ports[url.url_id],
@@ -223,6 +223,8 @@ class LabPipeline:
                 # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
                 take_over_queue_polling()
                 sample, orders_api, queue_consumer = _create_workloads(clients)
+                for server in servers:  # started side by side, ready by now or soon
+                    wait_until_ready(server)
                 pipeline = cls(
                     lab,
                     clients,

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import importlib.util
 import io
 import json
 import re
@@ -50,8 +51,10 @@ LEFT_OUT = {
 NO_VALUE = object()
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub ...) turned into long form."""
+class _CfnLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """YAML with CloudFormation's short-form tags (!Ref, !GetAtt, !Sub ...) turned into long form.
+
+    libyaml's safe loader when PyYAML has it: the pure-Python one takes ~0.3 s per template parse."""
 
 
 def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> dict[str, Any]:
@@ -71,8 +74,20 @@ def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> dict[str, A
 _CfnLoader.add_multi_constructor("!", _intrinsic)
 
 
+_PARSED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+
 def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
-    return yaml.load(path.read_text(), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+    """The template as a dict the caller may change: parsed once per file version, then copied (every lab
+    deploy and every lab-only table reads it)."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    version = (stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get(path)
+    if cached is None or cached[0] != version:
+        cached = (version, yaml.load(path.read_text(), Loader=_CfnLoader))  # noqa: S506 - SafeLoader subclass
+        _PARSED[path] = cached
+    return copy.deepcopy(cached[1])
 
 
 @dataclass(frozen=True)
@@ -411,6 +426,21 @@ def _reserved_concurrency(stack: DeployedStack, resource: dict[str, Any]) -> int
     return int(reserved) if str(reserved or "").isdigit() else None
 
 
+def _handler(path: str, *, imported: bool) -> Any:
+    """The callable ``module.attribute`` names. Functions that run in worker processes import it there: here the
+    module is only found (a wrong name still fails the deploy), and imported if the handler is ever called."""
+    module_name, _, attribute = path.rpartition(".")
+    if imported:
+        return getattr(importlib.import_module(module_name), attribute)
+    if importlib.util.find_spec(module_name) is None:
+        raise ModuleNotFoundError(f"no module named {module_name!r} (handler {path})")
+
+    def imported_on_call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module_name), attribute)(*args, **kwargs)
+
+    return imported_on_call
+
+
 def _register_functions(
     clients: AwsClients, stack: DeployedStack, dispatcher: LambdaDispatcher, environment: dict[str, dict[str, str]]
 ) -> None:
@@ -420,8 +450,7 @@ def _register_functions(
             continue
         name = stack.physical[logical_id]
         config = lam.get_function_configuration(FunctionName=name)
-        module_name, _, attribute = resource["Properties"]["Handler"].rpartition(".")
-        handler = getattr(importlib.import_module(module_name), attribute)
+        handler = _handler(resource["Properties"]["Handler"], imported=not dispatcher.workers)
         variables = {**config.get("Environment", {}).get("Variables", {}), **environment.get(logical_id, {})}
         env = {k: str(v) for k, v in variables.items()}
         dead_letter = stack.resolve(resource["Properties"].get("DeadLetterConfig", {})).get("TargetArn")

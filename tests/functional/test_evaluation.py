@@ -31,12 +31,10 @@ CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
 
 
 # The corpus is the suite's longest run (every scenario through the whole lifecycle): three labs take a
-# third each, side by side on the suite's workers (each shard is its own xdist group).
+# third each, side by side on the suite's workers (tests/conftest.py: SPLIT_FILES).
 @pytest.mark.slow
 @pytest.mark.timeout(360)
-@pytest.mark.parametrize(
-    "shard", [pytest.param(i, marks=pytest.mark.xdist_group(f"corpus-{i}")) for i in range(SHARDS)]
-)
+@pytest.mark.parametrize("shard", range(SHARDS))
 def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tmp_path, shard):
     """A third of the public corpus per run (one lab each); the first third also carries a copy of one
     scenario expecting the wrong fault, which must fail the run."""
