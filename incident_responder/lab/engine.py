@@ -46,7 +46,38 @@ def install_jsonata() -> None:
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
     _pass_task_failure_cause()
     _parse_each_definition_once()
+    _reuse_task_clients()
     _announce_execution_changes()
+
+
+def _reuse_task_clients() -> None:
+    """moto's Task states (DynamoDB, SNS, SQS, Lambda ...) create a new boto3 client for every task they run,
+    ~10 ms of the lab process's CPU each; clients are thread-safe, so one per region and service serves all
+    (a state that names its own credentials still gets a client of its own)."""
+    import sys
+
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    create = getattr(boto_client.boto_client_for, "_lab_creates", boto_client.boto_client_for)
+    clients: dict[tuple[str, str, str], Any] = {}
+    lock = threading.Lock()
+
+    def reused(region: str, service: str, state_credentials: Any = None) -> Any:
+        if state_credentials is not None:
+            return create(region, service, state_credentials)
+        from moto.settings import moto_server_port
+
+        key = (region, service, moto_server_port())
+        with lock:
+            if key not in clients:
+                clients[key] = create(region, service)
+            return clients[key]
+
+    reused._lab_creates = create  # type: ignore[attr-defined]
+    boto_client.boto_client_for = reused
+    for name, module in list(sys.modules.items()):  # the modules that imported it by name
+        if name.startswith("moto.stepfunctions.parser") and getattr(module, "boto_client_for", None) is create:
+            module.boto_client_for = reused
 
 
 _programs: dict[str, Any] = {}
