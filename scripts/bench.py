@@ -347,6 +347,10 @@ def markdown(results: dict[str, Any]) -> str:
     lines.append(
         f"| cold import `boto3` (python {cold['python']}, bytecode precompiled) | {cold['boto3']['import_s']} s |"
     )
+    for floor in cold.get("floors", []):
+        lines.append(
+            f"| cold import `{floor['module']}` alone (the floor under an agent handler) | {floor['import_s']} s, {floor['ratio']}x boto3 |"
+        )
     for row in cold["handlers"]:
         target = "" if row["target"] is None else f" (target <= {row['target']:g}x)"
         first = "" if row["first_call_s"] is None else f"; import + first call {row['first_call_s']} s"

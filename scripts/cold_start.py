@@ -59,6 +59,9 @@ TARGETS: dict[str, float | None] = {
     "handlers.remediation_mcp": None,
 }
 LIFECYCLE_TARGET = 4.0
+# What an agent handler cannot import less than: the graph framework it runs (LangGraph's StateGraph imports
+# langchain_core's tracers, which import langsmith), measured the same way so the floor under the ratio shows.
+FLOORS = ["langgraph.graph"]
 FIRST_CALL_SCENARIO = REPO / "scenarios" / "throttled-to-zero.yaml"
 MCP_SERVERS = ("handlers.diagnostics_mcp", "handlers.remediation_mcp")
 
@@ -308,7 +311,7 @@ def measure(handlers: list[str], runs: int = 3, first_call: bool = True) -> dict
     It starts a lab of its own for the first calls: call it outside any lab this process runs.
     """
     precompile()
-    imports: dict[str, list[dict[str, float]]] = {m: [] for m in [BASELINE, *handlers]}
+    imports: dict[str, list[dict[str, float]]] = {m: [] for m in [BASELINE, *FLOORS, *handlers]}
     for _ in range(runs):
         for module in imports:  # interleaved: a burst of load elsewhere spreads over every module
             imports[module].append(_import_in_child(module, lambda_environment(module)))
@@ -345,10 +348,21 @@ def measure(handlers: list[str], runs: int = 3, first_call: bool = True) -> dict
                 "first_call_outcome": ",".join(outcomes) or None,
             }
         )
+    floors = [
+        {
+            "module": module,
+            "import_s": round(median(module, "import_wall_s"), 3),
+            "import_cpu_s": round(median(module, "import_cpu_s"), 3),
+            "ratio": round(median(module, "import_wall_s") / base_wall, 2),
+            "ratio_cpu": round(median(module, "import_cpu_s") / base_cpu, 2),
+        }
+        for module in FLOORS
+    ]
     return {
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
         "runs": runs,
         "boto3": {"import_s": round(base_wall, 3), "import_cpu_s": round(base_cpu, 3)},
+        "floors": floors,
         "handlers": rows,
         "first_call_incidents": incidents,
         "first_call_error": first_call_error,
@@ -363,6 +377,11 @@ def table(result: dict[str, Any]) -> str:
         f"{'+1st call s':>12} {'cpu s':>6}  outcome",
         f"{'boto3':26} {base['import_s']:>9.3f} {base['import_cpu_s']:>6.3f} {1:>8.2f} {1:>6.2f}",
     ]
+    for floor in result.get("floors", []):
+        lines.append(
+            f"{floor['module'] + ' (floor)':26} {floor['import_s']:>9.3f} {floor['import_cpu_s']:>6.3f} "
+            f"{floor['ratio']:>8.2f} {floor['ratio_cpu']:>6.2f}"
+        )
     for row in result["handlers"]:
         target = "" if row["target"] is None else f"<={row['target']:g} " + ("ok" if row["meets_target"] else "no")
         first = "" if row["first_call_s"] is None else f"{row['first_call_s']:.3f}"
