@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+import warnings
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -52,6 +53,8 @@ endpoint_settings = (
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="approval")
+# The function URL's /health answer records no metric; Powertools would warn on each one (its documented filter).
+warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 tracer = lambda_tracer("incident-responder")
 # SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
 runtime_hooks.register(build_all)

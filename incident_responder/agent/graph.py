@@ -35,6 +35,7 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ValidationError
 
+from incident_responder.agent import telemetry
 from incident_responder.agent.errors import classify_model_error
 from incident_responder.agent.tools import McpServerConfig, ToolExecutor, ToolProvider, ToolSpec, model_facing_schema
 from incident_responder.contracts import TokenUsage
@@ -269,15 +270,20 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     messages = list(state["messages"]) + update.get("messages", [])
     started = time.monotonic()
     try:
-        response = await bound.ainvoke(messages)
+        async with telemetry.span("model", turn=llm_calls + 1):
+            response = await bound.ainvoke(messages)
     except Exception as exc:
+        telemetry.model_called(llm_calls + 1, int((time.monotonic() - started) * 1000), 0, 0, ok=False)
         typed = classify_model_error(exc)
         if typed is exc:
             raise
         raise typed from exc
+    took_ms = int((time.monotonic() - started) * 1000)
+    turn = TokenUsage().add(getattr(response, "usage_metadata", None))
+    telemetry.model_called(llm_calls + 1, took_ms, turn.input_tokens, turn.output_tokens, ok=True)
     update["messages"] = update.get("messages", []) + [response]
     update["llm_calls"] = llm_calls + 1
-    update["model_ms"] = state.get("model_ms", 0) + int((time.monotonic() - started) * 1000)
+    update["model_ms"] = state.get("model_ms", 0) + took_ms
     update["usage"] = usage.add(getattr(response, "usage_metadata", None)).model_dump()
     return update
 
@@ -307,7 +313,9 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
     provider_calls = state.get("provider_calls", 0)
     started = time.monotonic()
     for call in last.tool_calls:
-        outcome = await runtime.context.executor.run(call["name"], call.get("args"))
+        called = time.monotonic()
+        async with telemetry.span("tool", call["name"], tool=call["name"]):
+            outcome = await runtime.context.executor.run(call["name"], call.get("args"))
         provider_calls += int(outcome.provider_called)
         if outcome.ok:
             results.append({"tool": call["name"], "arguments": call.get("args"), "result": outcome.data})
@@ -315,6 +323,14 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
         else:
             content = f"ERROR: {outcome.error}"
         sent += len(content)
+        telemetry.tool_executed(
+            call["name"],
+            call.get("args"),
+            int((time.monotonic() - called) * 1000),
+            len(content),
+            ok=outcome.ok,
+            error=outcome.error,
+        )
         messages.append(
             ToolMessage(
                 content=content,

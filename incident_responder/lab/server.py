@@ -14,6 +14,7 @@ import re
 import socket
 import threading
 import uuid
+import warnings
 from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
@@ -81,6 +82,10 @@ class Lab:
 
         for noisy in ("werkzeug", "moto.stepfunctions"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
+        # moto's CloudFormation skips the stack's SNS subscriptions (and says so, twice, per deploy); the lab
+        # creates them through the API (lab/stack.py).
+        logging.getLogger("moto").addFilter(_NotSubscriptions())
+        warnings.filterwarnings("ignore", message="Tried to parse AWS::SNS::Subscription", category=UserWarning)
         _answer_cloudtrail_lookups()
         _serialize_dynamodb_writes()
         _list_services_once()
@@ -173,6 +178,11 @@ def _answer_cloudtrail_lookups() -> None:
 
     if not hasattr(CloudTrailResponse, "lookup_events"):
         CloudTrailResponse.lookup_events = lambda self: json.dumps({"Events": []})  # type: ignore[attr-defined]
+
+
+class _NotSubscriptions(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "AWS::SNS::Subscription" not in record.getMessage()
 
 
 def _list_services_once() -> None:

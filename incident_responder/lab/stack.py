@@ -120,6 +120,7 @@ def translate(
     """SAM -> CloudFormation, offline (no IAM lookups, no S3 uploads). ``parameters``: the values SAM itself
     resolves while translating (few: version hashes, alias names), as CloudFormation's transform receives them."""
     import boto3
+    from samtranslator.metrics.metrics import Metrics as SamMetrics
     from samtranslator.parser.parser import Parser
     from samtranslator.translator.translator import Translator
 
@@ -133,12 +134,21 @@ def translate(
             props["CodeUri"] = f"s3://{CODE_BUCKET}/{logical_id}.zip"
         if kind == "AWS::Serverless::LayerVersion" and isinstance(props.get("ContentUri"), str):
             props["ContentUri"] = f"s3://{CODE_BUCKET}/{logical_id}.zip"
+    # SAM counts its own usage metrics; published here (to its no-op publisher), they are not warned about
+    # ("There are unpublished metrics") when the translator is collected.
+    usage = SamMetrics()
     translator = Translator(
-        managed_policy_map=None, sam_parser=Parser(), boto_session=boto3.session.Session(region_name=region)
+        managed_policy_map=None,
+        sam_parser=Parser(),
+        boto_session=boto3.session.Session(region_name=region),
+        metrics=usage,
     )
-    return translator.translate(
-        sam_template=sam, parameter_values=dict(parameters or {}), get_managed_policy_map=lambda: {}
-    )
+    try:
+        return translator.translate(
+            sam_template=sam, parameter_values=dict(parameters or {}), get_managed_policy_map=lambda: {}
+        )
+    finally:
+        usage.publish()
 
 
 @dataclass
