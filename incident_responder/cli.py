@@ -75,57 +75,16 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from incident_responder.aws import AwsClients
-    from incident_responder.lifecycle import get_incident_state
-    from incident_responder.store import load_record
+    from incident_responder.incident_view import gather, render_text
 
-    clients = AwsClients()
-    state = get_incident_state(clients, args.incident_id)
-    if state is None:
+    shown = gather(AwsClients(), args.incident_id)
+    if shown is None:
         print(
             f"responder show: no incident {args.incident_id} in {os.environ.get('INCIDENT_STATE_TABLE', 'incident-state')}",
             file=sys.stderr,
         )
         return 1
-    investigation = load_record(clients, args.incident_id, "investigation") or {}
-    proposal = load_record(clients, args.incident_id, "proposal") or {}
-    review = load_record(clients, args.incident_id, "review") or {}
-    history = []
-    if state.get("execution_arn"):
-        from incident_responder.lifecycle import states_entered
-
-        try:
-            history = states_entered(clients.get("stepfunctions"), state["execution_arn"])
-        except Exception as exc:  # noqa: BLE001 - the record is still worth showing without the history
-            history = [f"(history unavailable: {type(exc).__name__})"]
-    shown = {
-        "incident_id": args.incident_id,
-        "status": state.get("status"),
-        "error_category": state.get("error_category"),
-        "error_reason": state.get("error_reason"),
-        "timings": {k: v for k, v in state.items() if k.endswith("_at") and k != "expires_at"},
-        "diagnosis": investigation.get("summary", {}).get("diagnosis"),
-        "evidence": investigation.get("summary", {}).get("evidence"),
-        "proposal": proposal.get("summary", {}).get("proposal"),
-        "review": review.get("summary"),
-        "approval": {
-            k: state[k]
-            for k in (
-                "approved_by",
-                "approved_at",
-                "approval_channel",
-                "actions_digest",
-                "rejected_by",
-                "rejection_reason",
-            )
-            if k in state
-        }
-        or None,
-        "verification": state.get("verification_json"),
-        "rollback": {k: state[k] for k in ("rollback_reason", "undo_json") if k in state} or None,
-        "states_visited": history,
-        "artifacts": [r.get("artifact_uri") for r in (investigation, proposal, review) if r.get("artifact_uri")],
-    }
-    print(json.dumps(shown, indent=2, default=str))
+    print(json.dumps(shown, indent=2, default=str) if args.json else render_text(shown))
     return 0
 
 
@@ -320,10 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "show",
-        help="print a stored incident: status, diagnosis, proposal, history",
+        help="print a stored incident: status, diagnosis, proposal, approval, verification, timeline",
         description="Reads INCIDENT_STATE_TABLE / INCIDENT_CONTEXT_TABLE (the stack's outputs) in the account boto3 reaches.",
     )
     p.add_argument("incident_id")
+    p.add_argument(
+        "--json", action="store_true", help="print the whole record as JSON (default: a summary and timeline)"
+    )
     p.set_defaults(handler=_cmd_show)
 
     p = sub.add_parser(

@@ -157,7 +157,7 @@ def test_lab_invoke_prints_the_incident_id_that_show_follows(lab_up):
         def wait_for(wanted: str) -> dict:
             deadline = time.monotonic() + 90
             while True:
-                shown = responder("show", incident_id, env=shell)
+                shown = responder("show", incident_id, "--json", env=shell)
                 record = json.loads(shown.stdout) if shown.returncode == 0 else {}
                 if record.get("status") == wanted or time.monotonic() > deadline:
                     assert record.get("status") == wanted, shown.stdout + shown.stderr

@@ -90,7 +90,7 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
     ingest = pipeline.stack.functions["IngestFunction"]
     assert pipeline.dispatcher.functions[ingest].invocations == 1
     shown = subprocess.run(
-        [sys.executable, "-m", "incident_responder.cli", "show", record.incident_id],
+        [sys.executable, "-m", "incident_responder.cli", "show", record.incident_id, "--json"],
         env=dict(os.environ),
         capture_output=True,
         text=True,
@@ -101,6 +101,19 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
     assert stored["status"] == "PROPOSAL_READY" and stored["diagnosis"]["fault_types"] == ["permission_loss"]
     assert stored["proposal"]["actions"][0]["action_type"] == "restore_iam_policy"
     assert stored["states_visited"] == HAPPY and len(stored["artifacts"]) == 2
+    # Without --json: for a person, from the same stores.
+    readable = subprocess.run(
+        [sys.executable, "-m", "incident_responder.cli", "show", record.incident_id],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert readable.returncode == 0, readable.stderr
+    lines = readable.stdout.splitlines()
+    assert lines[0] == f"incident {record.incident_id}: PROPOSAL_READY"
+    assert "  fault types: permission_loss; severity high; confidence high" in lines and "  timeline:" in lines
+    assert any(line.strip().startswith("1. restore_iam_policy on ") for line in lines)
     paths = write_artifacts(pipeline, record, tmp_path)
     assert json.loads(paths["history"].read_text())[0]["type"] == "ExecutionStarted"
     svg = paths["picture"].read_text()
