@@ -24,6 +24,7 @@ import errno
 import json
 import os
 import sys
+from typing import Any
 
 # Run by the lab's own parsers (incident_responder.lab.cli), imported only when one of them is run.
 LAB_COMMANDS = {
@@ -252,10 +253,27 @@ def _cmd_lab(args: argparse.Namespace) -> int:
     return lab_main(args.command, args.rest)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions keep their line breaks; an option's help ends with its default when it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if "default" in text or default in (None, False, [], argparse.SUPPRESS) or not action.option_strings:
+            return action.help  # said already, or nothing to say
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """Every command and subcommand of ``responder`` (argparse makes subcommands of the parent's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="responder", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog="responder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")

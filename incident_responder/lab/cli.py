@@ -233,8 +233,9 @@ def _quiet(args: argparse.Namespace) -> None:
 def build_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one lab command, as ``responder COMMAND`` shows it."""
     from chaos.cli import add_arguments as add_chaos_arguments
+    from incident_responder.cli import ArgumentParser
 
-    p = argparse.ArgumentParser(prog=f"responder {command}", description=LAB_COMMANDS[command])
+    p = ArgumentParser(prog=f"responder {command}", description=LAB_COMMANDS[command])
     if command == "demo":
         p.add_argument(
             "--fault",
