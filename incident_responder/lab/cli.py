@@ -14,6 +14,8 @@ import os
 import shlex
 import signal
 import sys
+import time
+from typing import Any
 
 from incident_responder.cli import LAB_COMMANDS
 
@@ -44,18 +46,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"responder run: {exc}", file=sys.stderr)
         return 2
     _quiet(args)
+    started = time.monotonic()
+
+    def entered(state: str, _when: Any) -> None:
+        # The incident's lifecycle status as it moves (the ASL's upper-case Pass states), on stderr.
+        if state.replace("_", "").isupper():
+            print(f"  {time.monotonic() - started:6.1f} s  {state}", file=sys.stderr, flush=True)
+
     # The functions' own log lines go to stderr: stdout carries only the record.
     with (
         contextlib.redirect_stdout(sys.stderr),
         LabPipeline.start(model=args.model) as pipeline,
     ):
-        record = pipeline.run(scenario, approval=args.approval)
+        print(
+            f"lab ready; {scenario.name}: injecting the fault, then following the incident", file=sys.stderr, flush=True
+        )
+        started = time.monotonic()
+        record = pipeline.run(scenario, approval=args.approval, on_state=entered)
         if args.out:
             write_artifacts(pipeline, record, Path(args.out))
     if args.json:
         print(record.model_dump_json(indent=2))
     else:
         show_record(record)
+    outcome = "a failure end" if record.failed else "done"
+    print(f"{scenario.name}: {record.status} ({outcome}) in {time.monotonic() - started:.1f} s", file=sys.stderr)
     return 1 if record.failed else 0
 
 
@@ -188,24 +203,32 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from incident_responder.lab.scenario import ScenarioError
 
     _quiet(args)
+    # Each scenario's result as it ends: on stdout for a person, on stderr when stdout carries the JSON report.
+    progress = sys.stderr if args.json else sys.stdout
+
+    def finished(done: int, total: int, s: Any) -> None:
+        mark = "PASS" if s.passed else "FAIL"
+        print(
+            f"[{done}/{total}] {mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'}"
+            f" actions={','.join(s.actions) or '-'} mitigated={s.mitigated} grounded={s.grounded_ratio}"
+            f" llm={s.llm_calls} tools={s.tool_calls} {s.latency_ms} ms",
+            file=progress,
+            flush=True,
+        )
+        for failure in s.failures:
+            print(f"     - {failure}", file=progress, flush=True)
+
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            report = evaluate(Path(args.directory), model=args.model, approval=args.approval)
+            report = evaluate(Path(args.directory), model=args.model, approval=args.approval, on_scenario=finished)
     except (ScenarioError, ModelConfigError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(report.model_dump_json(indent=2))
+        summary = report.summary
+        print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed", file=sys.stderr)
     else:
-        for s in report.scenarios:
-            mark = "PASS" if s.passed else "FAIL"
-            print(
-                f"{mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'} actions={','.join(s.actions) or '-'}"
-                f" mitigated={s.mitigated} grounded={s.grounded_ratio} llm={s.llm_calls} tools={s.tool_calls}"
-                f" {s.latency_ms} ms"
-            )
-            for failure in s.failures:
-                print(f"     - {failure}")
         summary = report.summary
         statuses = ", ".join(f"{k} {v}" for k, v in summary["final_statuses"].items())
         print(f"final statuses: {statuses}; approver: {summary['approval']}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,14 @@ def _percentile(values: list[int], q: float) -> int | None:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def evaluate(directory: Path, *, model: str = "offline", approval: Approver = "auto") -> EvalReport:
+def evaluate(
+    directory: Path,
+    *,
+    model: str = "offline",
+    approval: Approver = "auto",
+    on_scenario: Callable[[int, int, ScenarioScore], None] | None = None,
+) -> EvalReport:
+    """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends."""
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
     if model.startswith("bedrock_converse:"):
         from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
@@ -189,6 +197,8 @@ def evaluate(directory: Path, *, model: str = "offline", approval: Approver = "a
             if index and pipeline.clean_restore():
                 pipeline.refresh(model)
             scores.append(run_scenario(pipeline, scenario, approval))
+            if on_scenario is not None:
+                on_scenario(index + 1, len(corpus), scores[-1])
     latencies = [s.latency_ms for s in scores]
     remediated = [s.latency_ms for s in scores if s.status == "REMEDIATED"]
     statuses: dict[str, int] = {}

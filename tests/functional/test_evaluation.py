@@ -52,6 +52,11 @@ def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tm
     out = _run(str(tmp_path), "--json")
     assert out.returncode == (1 if shard == 0 else 0), out.stdout[-3000:] + out.stderr[-3000:]
     report = json.loads(out.stdout)
+    # Each scenario's result as it ended, on stderr (stdout is the report), then the final count.
+    total = len(mine) + (1 if shard == 0 else 0)
+    done = [line for line in out.stderr.splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in done] == [f"[{i}/{total}" for i in range(1, total + 1)], out.stderr[-2000:]
+    assert out.stderr.rstrip().endswith(f"{total - (1 if shard == 0 else 0)} passed, {1 if shard == 0 else 0} failed")
     if shard == 0:  # the wrong expectation fails the run, and only it
         (failed,) = [s for s in report["scenarios"] if not s["passed"]]
         assert failed["name"] == "wrong-expectation" and any("fault_types" in f for f in failed["failures"])

@@ -31,6 +31,15 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
     assert set(record["metrics"]) >= {"tool_calls", "llm_calls", "total_tokens", "latency_ms"}
     assert record["execution"]["states_visited"][0] == "RECEIVED"
     assert record["execution"]["name"] == record["incident_id"]
+    # Live progress on stderr: each lifecycle status as the incident reaches it, then a final line.
+    progress = out.stderr.splitlines()
+    reached = [
+        line.split()[-1]
+        for line in progress
+        if line.startswith("  ") and line.rstrip().endswith(("RECEIVED", "INVESTIGATING", "REMEDIATED"))
+    ]
+    assert reached[:2] == ["RECEIVED", "INVESTIGATING"] and reached[-1] == "REMEDIATED", out.stderr[-2000:]
+    assert progress[-1].startswith("s3-policy-revoked: REMEDIATED (done) in "), progress[-1]
     # Third-party notices the lab itself causes (and handles) are not shown to the person running it.
     for noise in ("No Moto CloudFormation support", "unpublished metrics", "No application metrics to publish"):
         assert noise not in out.stderr, out.stderr[-2000:]
