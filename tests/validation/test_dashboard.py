@@ -1,0 +1,74 @@
+"""The operations dashboard in template.yaml shows only metrics the code emits, with the dimensions it emits."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from incident_responder.agent import telemetry
+from incident_responder.lab.stack import load_template
+
+REPO = Path(__file__).parents[2]
+TEMPLATE = load_template()
+GLOBAL_ENV = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]
+
+
+def _body() -> dict:
+    sub = TEMPLATE["Resources"]["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    return json.loads(re.sub(r"\$\{([^}]+)\}", lambda m: f"<{m.group(1)}>", sub))
+
+
+def _emitted() -> dict[str, set[str]]:
+    """service dimension -> metric names, read from the handlers' code and the agents' telemetry."""
+    from handlers import ingest  # the outcome -> metric table
+
+    emitted: dict[str, set[str]] = {}
+    for path in (REPO / "handlers").glob("*.py"):
+        code = path.read_text()
+        service = re.search(r'Metrics\(namespace="IncidentResponder", service="([a-z]+)"\)', code)
+        if service:
+            emitted.setdefault(service.group(1), set()).update(re.findall(r'name="([A-Za-z]+)"', code))
+    emitted["ingest"] |= set(ingest.METRIC_FOR_OUTCOME.values())
+    approval = (REPO / "handlers" / "approval.py").read_text()
+    emitted["approval"] |= set(re.findall(r'"(Approval[A-Za-z]+)"', approval))
+    agents = (REPO / "incident_responder" / "agent" / "telemetry.py").read_text()
+    emitted[GLOBAL_ENV["POWERTOOLS_SERVICE_NAME"]] = set(re.findall(r'_metric\("([A-Za-z]+)"', agents))
+    return emitted
+
+
+def _metrics(body: dict) -> list[list]:
+    return [m for w in body["widgets"] for m in w["properties"].get("metrics", [])]
+
+
+def test_every_metric_shown_is_emitted_under_the_service_shown():
+    emitted = _emitted()
+    assert GLOBAL_ENV["POWERTOOLS_METRICS_NAMESPACE"] == "IncidentResponder"
+    shown = [m for m in _metrics(_body()) if isinstance(m[0], str) and m[0] == "IncidentResponder"]
+    assert len(shown) >= 15
+    for _namespace, name, dimension, service, *_ in shown:
+        assert dimension == "service" and name in emitted.get(service, set()), (name, service)
+
+
+def test_searches_name_emitted_metrics_with_their_dimensions():
+    emitted = _emitted()[GLOBAL_ENV["POWERTOOLS_SERVICE_NAME"]]
+    searches = [m[0]["expression"] for m in _metrics(_body()) if isinstance(m[0], dict)]
+    assert len(searches) == 2
+    for expression in searches:
+        keys, name = re.match(r"SEARCH\('\{IncidentResponder,([a-z,]+)\} MetricName=\"(\w+)\"'", expression).groups()
+        assert name in emitted and keys == "service,tool"
+    assert {"ToolDuration", "ToolErrors", "ModelDuration", "ModelInputTokens", "ModelOutputTokens"} <= emitted
+    assert "ToolDuration" in telemetry.__doc__  # documented where it is written
+
+
+def test_the_state_machine_widget_reads_this_stacks_state_machine():
+    states = [m for m in _metrics(_body()) if isinstance(m[0], str) and m[0] == "AWS/States"]
+    assert {m[1] for m in states} == {
+        "ExecutionsStarted",
+        "ExecutionsSucceeded",
+        "ExecutionsFailed",
+        "ExecutionsTimedOut",
+    }
+    assert all(m[2:] == ["StateMachineArn", "<IncidentStateMachine>"] for m in states)
+    widths = [(w["x"], w["y"], w["width"]) for w in _body()["widgets"]]
+    assert all(x + width <= 24 for x, _, width in widths)  # the dashboard grid is 24 wide
