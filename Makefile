@@ -19,7 +19,8 @@ $(STAMP): pyproject.toml
 $(TOOLS_STAMP):
 	test -x $(TOOLS)/venv/bin/python || $(PYTHON) -m venv $(TOOLS)/venv
 	$(TOOLS)/venv/bin/python -m pip install --quiet --upgrade pip
-	$(TOOLS)/venv/bin/python -m pip install --quiet aws-sam-cli
+	@# No bytecode at install: sam and cfn-lint run a few times, compiling only what they import.
+	$(TOOLS)/venv/bin/python -m pip install --quiet --no-compile aws-sam-cli
 	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(TOOLS) asl-validator@4; \
 	  else echo "npm not found: the ASL validator test will be skipped"; fi
 	touch $(TOOLS_STAMP)

@@ -66,7 +66,7 @@ def drain_dead_letters(pipeline) -> list[dict]:
     return letters
 
 
-def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
+def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsys):
     record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
     assert record.status == "PROPOSAL_READY"
     # propose_only: the proposal is the end, and the account is exactly as the alert found it.
@@ -101,16 +101,12 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path):
     assert stored["status"] == "PROPOSAL_READY" and stored["diagnosis"]["fault_types"] == ["permission_loss"]
     assert stored["proposal"]["actions"][0]["action_type"] == "restore_iam_policy"
     assert stored["states_visited"] == HAPPY and len(stored["artifacts"]) == 2
-    # Without --json: for a person, from the same stores.
-    readable = subprocess.run(
-        [sys.executable, "-m", "incident_responder.cli", "show", record.incident_id],
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert readable.returncode == 0, readable.stderr
-    lines = readable.stdout.splitlines()
+    # Without --json: for a person, from the same stores (in this process: the command itself ran above).
+    from incident_responder.cli import main
+
+    capsys.readouterr()
+    assert main(["show", record.incident_id]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"incident {record.incident_id}: PROPOSAL_READY"
     assert "  fault types: permission_loss; severity high; confidence high" in lines and "  timeline:" in lines
     assert any(line.strip().startswith("1. restore_iam_policy on ") for line in lines)
