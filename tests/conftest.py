@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`make test` runs ``-n 3 --dist loadfile``: a file per worker at a time, except :data:`SPLIT_FILES`, in the
+    """`make test` runs ``-n 4 --dist loadfile``: a file per worker at a time, except :data:`SPLIT_FILES`, in the
     order collected (xdist's own loadgroup tags node ids, which pytest 9 no longer reads, and loadfile would
     put the three corpus shards on one worker)."""
     if config.getvalue("dist") != "loadfile":
