@@ -79,8 +79,9 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_text(shown: dict[str, Any]) -> str:
-    """The incident for a person: what happened, what was found and done, and when."""
+def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
+    """The incident for a person: what happened, what was found and done, and when (``responder show``, and the
+    lab's ``run`` and ``demo`` for the record they end with; ``hint``: the closing pointer to ``--json``)."""
     lines = [f"incident {shown['incident_id']}: {shown.get('status') or 'UNKNOWN'}"]
     if shown.get("error_category") or shown.get("error_reason"):
         lines.append(f"  error: [{shown.get('error_category') or '-'}] {shown.get('error_reason') or ''}".rstrip())
@@ -106,6 +107,10 @@ def render_text(shown: dict[str, Any]) -> str:
             lines.append(
                 f"    [{mark}] {e.get('tool')} {e.get('field')} = {_short(e.get('value'), 70)}: {e.get('interpretation', '')}"
             )
+    for step in diagnosis.get("remediation_plan") or []:
+        lines.append(
+            f"    plan: {step.get('action')} (risk {step.get('risk_level')}, evidence {step.get('evidence_basis')})"
+        )
     proposal = shown.get("proposal") or {}
     if proposal:
         actions = proposal.get("actions") or []
@@ -126,6 +131,9 @@ def render_text(shown: dict[str, Any]) -> str:
     review = shown.get("review") or {}
     if review:
         lines.append(f"  critic: {review.get('outcome', '-')}: {review.get('summary', '')}".rstrip())
+        for v in review.get("verdicts") or []:
+            policy = f" (policy: {'; '.join(v['policy'])})" if v.get("policy") else ""
+            lines.append(f"    action {v.get('execution_order')}: {v.get('verdict')}{policy}")
     approval = shown.get("approval") or {}
     if approval.get("approved_by"):
         lines.append(
@@ -155,5 +163,6 @@ def render_text(shown: dict[str, Any]) -> str:
         lines.append(f"  states visited: {' -> '.join(visited)}")
     for uri in shown.get("artifacts") or []:
         lines.append(f"  artifact: {uri}")
-    lines.append("  (responder show --json prints the whole record)")
+    if hint:
+        lines.append("  (responder show --json prints the whole record)")
     return "\n".join(lines)

@@ -27,8 +27,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 MIB = 2**20
 LAMBDA_LIMIT = 250 * MIB
@@ -77,22 +75,6 @@ def artifact_sizes(build_dir: Path, *, zipped: bool = True) -> list[dict]:
     return sizes
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """template.yaml with CloudFormation's short tags (!Ref, !If ...) read as their long form."""
-
-
-def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        return {name: loader.construct_scalar(node)}
-    if isinstance(node, yaml.SequenceNode):
-        return {name: loader.construct_sequence(node, deep=True)}
-    return {name: loader.construct_mapping(node, deep=True)}
-
-
-_CfnLoader.add_multi_constructor("!", _intrinsic)
-
-
 def _layer_ids(value: Any) -> list[str]:
     """The layers a Layers entry may attach: both branches of an Fn::If (the larger deployment counts)."""
     if isinstance(value, list):
@@ -106,8 +88,10 @@ def _layer_ids(value: Any) -> list[str]:
 
 def deployments(build_dir: Path, template: Path | None = None) -> list[dict]:
     """Each function of the template with every layer it may get, and their unzipped total (largest first)."""
+    from incident_responder.lab.stack import load_template  # the lab's reader of template.yaml's short tags
+
     template = template or (build_dir / "template.yaml" if (build_dir / "template.yaml").exists() else None)
-    document = yaml.load((template or REPO / "template.yaml").read_text(), Loader=_CfnLoader)  # noqa: S506
+    document = load_template(template or REPO / "template.yaml")
     common = _layer_ids(document.get("Globals", {}).get("Function", {}).get("Layers", []))
     sizes = {entry["name"]: entry["bytes"] for entry in artifact_sizes(build_dir, zipped=False)}
     found = []

@@ -11,7 +11,7 @@ Metrics (CloudWatch embedded metric format, the functions' namespace ``POWERTOOL
 written at once with its own dimensions (Powertools' ``single_metric``): ``ToolDuration`` (ms; dimensions
 ``service``, ``tool``), ``ToolErrors`` (dimensions ``service``, ``tool``), ``ModelDuration`` (ms),
 ``ModelInputTokens`` and ``ModelOutputTokens`` (dimension ``service``). Nothing is written where no namespace
-is set or metrics are disabled (``POWERTOOLS_METRICS_DISABLED``), as Powertools' own Metrics does.
+is set or metrics are disabled (``POWERTOOLS_METRICS_DISABLED``, ``POWERTOOLS_DEV``), as Powertools' own Metrics.
 
 X-Ray: where a segment can be written (:func:`incident_responder.tracing.tracing_enabled`), each call is a
 subsegment of the handler's, ``## tool <name>`` or ``## model``, annotated with the tool's name or the turn.
@@ -39,8 +39,12 @@ def _log() -> Any:
     if _logger is None:
         from aws_lambda_powertools import Logger
 
-        _logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME", "incident-responder"), child=True)
+        _logger = Logger(service=_service(), child=True)
     return _logger
+
+
+def _service() -> str:
+    return os.environ.get("POWERTOOLS_SERVICE_NAME", "incident-responder")
 
 
 @asynccontextmanager
@@ -59,17 +63,16 @@ async def span(kind: str, name: str | None = None, **annotations: Any) -> AsyncI
 
 
 def _metrics_on() -> bool:
-    from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
+    # Powertools' own rule for its Metrics (single_metric does not apply it), and a namespace to write under.
+    from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
-    disabled = resolve_truthy_env_var_choice(env=os.environ.get("POWERTOOLS_METRICS_DISABLED", "false"))
-    return bool(os.environ.get("POWERTOOLS_METRICS_NAMESPACE")) and not disabled
+    return bool(os.environ.get("POWERTOOLS_METRICS_NAMESPACE")) and not is_metrics_disabled()
 
 
 def _metric(name: str, unit: str, value: float, dimensions: dict[str, str]) -> None:
     from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-    service = os.environ.get("POWERTOOLS_SERVICE_NAME", "incident-responder")
-    with single_metric(name=name, unit=MetricUnit(unit), value=value, default_dimensions={"service": service}) as m:
+    with single_metric(name=name, unit=MetricUnit(unit), value=value, default_dimensions={"service": _service()}) as m:
         for key, text in dimensions.items():
             m.add_dimension(name=key, value=text)
 

@@ -46,7 +46,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"responder run: {exc}", file=sys.stderr)
         return 2
     _quiet(args)
-    started = time.monotonic()
 
     def entered(state: str, _when: Any) -> None:
         # The incident's lifecycle status as it moves (the ASL's upper-case Pass states), on stderr.
@@ -224,12 +223,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     except (ScenarioError, ModelConfigError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
+    summary = report.summary
     if args.json:
         print(report.model_dump_json(indent=2))
-        summary = report.summary
-        print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed", file=sys.stderr)
     else:
-        summary = report.summary
         statuses = ", ".join(f"{k} {v}" for k, v in summary["final_statuses"].items())
         print(f"final statuses: {statuses}; approver: {summary['approval']}")
         if summary["alert_to_remediated_ms_p50"] is not None:
@@ -237,8 +234,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 f"alert -> REMEDIATED: p50 {summary['alert_to_remediated_ms_p50']} ms,"
                 f" p95 {summary['alert_to_remediated_ms_p95']} ms"
             )
-        print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed")
-    return 0 if report.summary["passed"] == report.summary["total"] else 1
+    print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed", file=progress)
+    return 0 if summary["passed"] == summary["total"] else 1
 
 
 def _cmd_chaos(args: argparse.Namespace) -> int:

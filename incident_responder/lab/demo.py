@@ -11,7 +11,6 @@ Finally the workload is invoked again: healthy, with nothing restored by hand.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -33,58 +32,29 @@ def _step(text: str) -> None:
     print(f"\n== {text}")
 
 
+# What a lab record shares with a stored incident as incident_view.gather reads it.
+SHOWN_FIELDS = frozenset(
+    ("incident_id", "status", "error_category", "error_reason", "timings")
+    + ("diagnosis", "evidence", "proposal", "review", "approval")
+)
+
+
 def show_record(record: IncidentRecord) -> None:
-    print(f"  incident {record.incident_id}: {record.status}")
-    if record.error_category:
-        print(f"  error: [{record.error_category}] {record.error_reason}")
-    d = record.diagnosis
-    if d:
-        print(f"  root cause: {d['root_cause']}")
-        print(f"  fault types: {', '.join(d['fault_types'])}; severity {d['severity']}; confidence {d['confidence']}")
-        for e in d["evidence"]:
-            mark = "verified" if e["verified"] else "UNVERIFIED"
-            print(f"    [{mark}] {e['tool']} {e['field']} = {e['value'][:70]!r}: {e['interpretation']}")
-        for step in d["remediation_plan"]:
-            print(f"    plan: {step['action']} (risk {step['risk_level']}, evidence {step['evidence_basis']})")
-    p = record.proposal
-    if p:
-        print(f"  proposal ({p['confidence']} confidence):")
-        for a in p["actions"]:
-            print(
-                f"    {a['execution_order']}. {a['action_type']} on {a['target_resource']} [{a['risk_level']} risk, approval {'required' if a['requires_approval'] else 'not required'}]"
-            )
-            print(f"       {json.dumps(a['parameters'])[:160]}")
-        for r in p["rejected_actions"]:
-            print(f"    rejected by guardrails: {r['action']['action_type']}: {'; '.join(r['reasons'])}")
-        if p["unresolvable_faults"]:
-            print(f"    needs a person: {', '.join(p['unresolvable_faults'])}")
-    review = record.review
-    if review:
-        print(f"  critic: {review.get('outcome')}: {review.get('summary')}")
-        for v in review.get("verdicts", []):
-            print(
-                f"    action {v['execution_order']}: {v['verdict']}{' (policy: ' + '; '.join(v['policy']) + ')' if v.get('policy') else ''}"
-            )
-    approval = record.approval or {}
-    if approval.get("approved_by"):
-        print(
-            f"  approved by {approval['approved_by']} ({approval.get('approval_channel')}) at {approval.get('approved_at')}"
-        )
-    if approval.get("rejected_by"):
-        print(f"  rejected by {approval['rejected_by']}")
+    """The record a lab run ends with, as ``responder show`` presents a stored incident, and its cost."""
+    from incident_responder.incident_view import render_text
+
     remediation = record.remediation or {}
-    verification = remediation.get("verification_json")
-    if isinstance(verification, dict):
-        print(f"  verification: {verification.get('outcome')}: {verification.get('summary')}")
-    if remediation.get("rollback_reason"):
-        print(f"  rolled back because {remediation['rollback_reason']}")
+    shown = {
+        **record.model_dump(include=SHOWN_FIELDS),
+        "verification": remediation.get("verification_json"),
+        "rollback": {"rollback_reason": remediation["rollback_reason"]} if remediation.get("rollback_reason") else None,
+    }
+    print(render_text(shown, hint=False))
     m = record.metrics
     print(
         f"  {m['llm_calls']} model calls, {m['tool_calls']} tool calls, {m['total_tokens']} tokens, "
         f"grounded {m['grounded_ratio'] if m['grounded_ratio'] is not None else '-'}; {m['latency_ms']} ms alert to end"
     )
-    for key, value in record.timings.items():
-        print(f"    {key:<20} {value}")
 
 
 def run_demo(

@@ -35,6 +35,7 @@ from chaos.faults import FaultInjector
 from incident_responder.account_state import configuration_from
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import diff_configurations, load_baseline, record_baseline
+from incident_responder.incident_view import APPROVAL_KEYS
 from incident_responder.ingest import incident_for_alert, incident_from_alert
 from incident_responder.lab import approver
 from incident_responder.lab.account import (
@@ -501,11 +502,7 @@ class LabPipeline:
         visited = states_entered(sfn, execution["executionArn"])
         timings = {k: state[k] for k in TIMINGS if k in state}
         review_record = (load_record(self.clients, incident_id, "review") or {}).get("summary", {})
-        approval = {
-            key: state[key]
-            for key in ("approved_by", "approved_at", "approval_channel", "actions_digest", "rejected_by")
-            if key in state
-        }
+        approval = {key: state[key] for key in APPROVAL_KEYS if key in state}
         agents = [metrics, proposal_metrics, review_record.get("metrics", {})]
         remediation = {
             key: state[key]

@@ -84,7 +84,7 @@ class Lab:
             logging.getLogger(noisy).setLevel(logging.ERROR)
         # moto's CloudFormation skips the stack's SNS subscriptions (and says so, twice, per deploy); the lab
         # creates them through the API (lab/stack.py).
-        logging.getLogger("moto").addFilter(_NotSubscriptions())
+        logging.getLogger("moto").addFilter(_NOT_SUBSCRIPTIONS)  # the same instance: added once per process
         warnings.filterwarnings("ignore", message="Tried to parse AWS::SNS::Subscription", category=UserWarning)
         _answer_cloudtrail_lookups()
         _serialize_dynamodb_writes()
@@ -183,6 +183,9 @@ def _answer_cloudtrail_lookups() -> None:
 class _NotSubscriptions(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return "AWS::SNS::Subscription" not in record.getMessage()
+
+
+_NOT_SUBSCRIPTIONS = _NotSubscriptions()
 
 
 def _list_services_once() -> None:
