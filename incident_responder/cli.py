@@ -4,6 +4,7 @@ Operator commands (production code only, for the lab or a real account):
   responder onboard FUNCTION                       record a function's baseline
   responder investigate ALERT.json                 run the supervisor agent on one alert
   responder show INCIDENT_ID                       print a stored incident
+  responder report INCIDENT_ID                     write its HTML report (out/INCIDENT_ID/report.html)
   responder pending                                incidents awaiting approval
   responder approve INCIDENT_ID [--reject]         decide on them, with your own credentials
   responder mcp serve diagnostics --port N         run an MCP server (bearer key)
@@ -86,6 +87,32 @@ def _cmd_show(args: argparse.Namespace) -> int:
         )
         return 1
     print(json.dumps(shown, indent=2, default=str) if args.json else render_text(shown))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.aws import AwsClients
+    from incident_responder.incident_report import collect, render_html
+
+    detail = collect(AwsClients(), args.incident_id)
+    if detail is None:
+        print(
+            f"responder report: no incident {args.incident_id} in {os.environ.get('INCIDENT_STATE_TABLE', 'incident-state')}",
+            file=sys.stderr,
+        )
+        return 1
+    path = Path(args.out) / args.incident_id / "report.html"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_html(detail))
+    except OSError as exc:
+        print(f"responder report: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(path)
+    for what in detail.get("unavailable") or []:
+        print(f"responder report: not in the report: {what}", file=sys.stderr)
     return 0
 
 
@@ -305,6 +332,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the whole record as JSON (default: a summary and timeline)"
     )
     p.set_defaults(handler=_cmd_show)
+
+    p = sub.add_parser(
+        "report",
+        help="write a stored incident's report: one self-contained HTML page (timeline, execution, evidence, actions)",
+        description="Reads INCIDENT_STATE_TABLE / INCIDENT_CONTEXT_TABLE, the artifacts in S3 and the execution's "
+        "history in the account boto3 reaches; prints the path written. The cost shows when PRICE_PER_MTOK_INPUT "
+        "and PRICE_PER_MTOK_OUTPUT (USD per million tokens) are set.",
+    )
+    p.add_argument("incident_id")
+    p.add_argument("--out", default="out", help="folder to write INCIDENT_ID/report.html under (default: out)")
+    p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser(
         "pending",

@@ -23,9 +23,16 @@ def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
     state = get_incident_state(clients, incident_id)
     if state is None:
         return None
-    investigation = load_record(clients, incident_id, "investigation") or {}
-    proposal = load_record(clients, incident_id, "proposal") or {}
-    review = load_record(clients, incident_id, "review") or {}
+    unavailable: list[str] = []
+
+    def record(name: str) -> dict[str, Any]:
+        try:
+            return load_record(clients, incident_id, name) or {}
+        except Exception as exc:  # noqa: BLE001 - the state item alone is still worth showing
+            unavailable.append(f"the {name} record ({type(exc).__name__}: {exc})"[:300])
+            return {}
+
+    investigation, proposal, review = record("investigation"), record("proposal"), record("review")
     history: list[str] = []
     if state.get("execution_arn"):
         try:
@@ -47,6 +54,7 @@ def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
         "rollback": {k: state[k] for k in ("rollback_reason", "undo_json") if k in state} or None,
         "states_visited": history,
         "artifacts": [r.get("artifact_uri") for r in (investigation, proposal, review) if r.get("artifact_uri")],
+        **({"unavailable": unavailable} if unavailable else {}),
     }
 
 
@@ -163,6 +171,8 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
         lines.append(f"  states visited: {' -> '.join(visited)}")
     for uri in shown.get("artifacts") or []:
         lines.append(f"  artifact: {uri}")
+    for what in shown.get("unavailable") or []:
+        lines.append(f"  not readable: {what}")
     if hint:
         lines.append("  (responder show --json prints the whole record)")
     return "\n".join(lines)

@@ -219,7 +219,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     try:
         with contextlib.redirect_stdout(sys.stderr):
-            report = evaluate(Path(args.directory), model=args.model, approval=args.approval, on_scenario=finished)
+            report = evaluate(
+                Path(args.directory),
+                model=args.model,
+                approval=args.approval,
+                on_scenario=finished,
+                out_dir=Path(args.out) if args.out else None,
+            )
     except (ScenarioError, ModelConfigError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
@@ -263,14 +269,16 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             choices=["iam_revoke", "iam_revoke_logs", "throttle", "network_block", "timeout", "memory"],
             help="which fault to inject (default: the S3 permission revoked)",
         )
-        p.add_argument("--out", default="out", help="folder for the execution history and picture (default: out)")
+        p.add_argument(
+            "--out", default="out", help="folder for the execution history, picture and report (default: out)"
+        )
         p.add_argument("--model", default="offline", help=MODEL_HELP)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs and metrics")
         p.set_defaults(handler=_cmd_demo)
     elif command == "run":
         p.add_argument("scenario", help="scenario YAML (format: see scenarios/)")
         p.add_argument("--json", action="store_true", help="print the record as JSON")
-        p.add_argument("--out", help="also write the execution history and picture to this folder")
+        p.add_argument("--out", help="also write the execution history, picture and report to this folder")
         p.add_argument("--model", default="offline", help=MODEL_HELP)
         p.add_argument("--approval", **APPROVAL_ARGUMENT)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
@@ -278,6 +286,9 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     elif command == "eval":
         p.add_argument("directory")
         p.add_argument("--json", action="store_true", help="print the scores as JSON")
+        p.add_argument(
+            "--out", help="also write each scenario's history, picture and report to OUT/<scenario>/<incident id>/"
+        )
         p.add_argument("--model", default="offline", help=MODEL_HELP)
         p.add_argument("--approval", **APPROVAL_ARGUMENT)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")

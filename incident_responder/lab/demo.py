@@ -90,6 +90,7 @@ def run_demo(
         paths = write_artifacts(pipeline, record, out_dir)
         print(f"  execution history: {paths.get('history')}")
         print(f"  path taken: {paths.get('picture')}")
+        print(f"  report: {paths.get('report')}")
 
         _step("the workload again, after the responder's own fix (nothing restored by hand)")
         after = pipeline.workload().invoke(3, notify=False)

@@ -9,7 +9,6 @@ approval, everything applied undone on rollback). A bad scenario file is an erro
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Callable
 from pathlib import Path
@@ -131,9 +130,16 @@ def score(
     )
 
 
-def run_scenario(pipeline: LabPipeline, scenario: Scenario, approval: Approver = "auto") -> ScenarioScore:
-    """The whole lifecycle, then its end state: nothing here applies anything itself."""
+def run_scenario(
+    pipeline: LabPipeline, scenario: Scenario, approval: Approver = "auto", *, out_dir: Path | None = None
+) -> ScenarioScore:
+    """The whole lifecycle, then its end state: nothing here applies anything itself (``out_dir``: the
+    incident's history, picture and report are written there, before the next scenario clears the stores)."""
     record = pipeline.run(scenario, approval=approval)
+    if out_dir is not None:
+        from incident_responder.lab.pipeline import write_artifacts
+
+        write_artifacts(pipeline, record, out_dir)
     mitigated: bool | None = None
     if record.status == "REMEDIATED":
         again = pipeline.workload(scenario.workload.function).invoke(
@@ -160,12 +166,9 @@ def run_scenario(pipeline: LabPipeline, scenario: Scenario, approval: Approver =
 
 def _cost(scores: list[ScenarioScore]) -> float | None:
     """From usage: PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (USD per million tokens) when set."""
-    price_in, price_out = os.environ.get("PRICE_PER_MTOK_INPUT"), os.environ.get("PRICE_PER_MTOK_OUTPUT")
-    if not price_in or not price_out:
-        return None
-    tokens_in = sum(s.input_tokens for s in scores)
-    tokens_out = sum(s.output_tokens for s in scores)
-    return round(tokens_in / 1e6 * float(price_in) + tokens_out / 1e6 * float(price_out), 4)
+    from incident_responder.incident_report import estimated_cost_usd
+
+    return estimated_cost_usd(sum(s.input_tokens for s in scores), sum(s.output_tokens for s in scores))
 
 
 def _percentile(values: list[int], q: float) -> int | None:
@@ -181,8 +184,10 @@ def evaluate(
     model: str = "offline",
     approval: Approver = "auto",
     on_scenario: Callable[[int, int, ScenarioScore], None] | None = None,
+    out_dir: Path | None = None,
 ) -> EvalReport:
-    """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends."""
+    """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
+    with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/."""
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
     if model.startswith("bedrock_converse:"):
         from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
@@ -196,7 +201,9 @@ def evaluate(
             # redeploy), or redeployed when the check finds something a scenario changed for good.
             if index and pipeline.clean_restore():
                 pipeline.refresh(model)
-            scores.append(run_scenario(pipeline, scenario, approval))
+            scores.append(
+                run_scenario(pipeline, scenario, approval, out_dir=out_dir / scenario.name if out_dir else None)
+            )
             if on_scenario is not None:
                 on_scenario(index + 1, len(corpus), scores[-1])
     latencies = [s.latency_ms for s in scores]

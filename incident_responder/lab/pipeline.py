@@ -577,10 +577,11 @@ def _create_workloads(
 
 
 def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:
-    """The execution history, a picture of the path taken, and the final record, under ``out_dir``."""
+    """The execution history, a picture of the path taken, the final record and the incident's report (the
+    page ``responder report`` writes), under ``out_dir``/<incident id>."""
     import json
 
-    from incident_responder.lab.picture import render_svg
+    from incident_responder.execution_picture import render_svg, state_times
 
     sfn = pipeline.clients.get("stepfunctions")
     folder = out_dir / (record.incident_id or "no-incident")
@@ -589,10 +590,24 @@ def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path
     paths["record"].write_text(record.model_dump_json(indent=2))
     if record.execution.get("arn"):
         definition = json.loads(sfn.describe_state_machine(stateMachineArn=pipeline.state_machine_arn)["definition"])
+        events = history(sfn, record.execution["arn"])
         paths["history"] = folder / "history.json"
-        paths["history"].write_text(json.dumps(history(sfn, record.execution["arn"]), indent=2, default=str))
+        paths["history"].write_text(json.dumps(events, indent=2, default=str))
         paths["picture"] = folder / "execution.svg"
         paths["picture"].write_text(
-            render_svg(definition, record.execution["states_visited"], failed=record.execution["status"] != "SUCCEEDED")
+            render_svg(
+                definition,
+                record.execution["states_visited"],
+                failed=record.execution["status"] not in ("SUCCEEDED", "RUNNING"),
+                running=record.execution["status"] == "RUNNING",
+                times=state_times(events),
+            )
         )
+    if record.incident_id:
+        from incident_responder.incident_report import collect, render_html
+
+        detail = collect(pipeline.clients, record.incident_id)
+        if detail is not None:
+            paths["report"] = folder / "report.html"
+            paths["report"].write_text(render_html(detail))
     return paths

@@ -15,9 +15,11 @@ import pytest
 
 from incident_responder.approval import task_token_from_history
 from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
+from incident_responder.incident_report import collect, render_html
 from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lifecycle import get_incident_state, history, reconcile_execution, states_entered, sweep_stuck
 from tests.functional.test_state_machine import HAPPY, diagnosed, lifecycle, proposed, start  # noqa: F401
+from tests.report_checks import assert_report
 
 ACTIONS = [
     RemediationAction(
@@ -338,6 +340,10 @@ def test_an_undo_that_fails_is_remediation_failed_and_alarms_operators(clients, 
     (alarm,) = loop.messages("operators")
     assert alarm["Subject"].startswith("REMEDIATION FAILED, account changed: data-processor")
     assert "could not undo it" in alarm["Message"]
+    # Its report, from the stores: the failure and the path that ended in it.
+    page = render_html(collect(clients, state["incident_id"]))
+    assert_report(page, "REMEDIATION_FAILED")
+    assert "AccessDenied on PutRolePolicy" in page and 'class="state failed" data-state="Remediation failed"' in page
 
 
 def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loop, lifecycle, dispatcher):  # noqa: F811

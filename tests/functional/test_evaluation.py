@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.report_checks import assert_report
+
 REPO = Path(__file__).parents[2]
 
 
@@ -49,7 +51,7 @@ def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tm
             (REPO / "scenarios" / "timeout-too-low.yaml").read_text().replace("- timeout\n", "- memory_exhaustion\n")
         )
         (tmp_path / "zz-wrong.yaml").write_text(wrong.replace("name: timeout-too-low", "name: wrong-expectation"))
-    out = _run(str(tmp_path), "--json")
+    out = _run(str(tmp_path), "--json", "--out", str(tmp_path / "out"))
     assert out.returncode == (1 if shard == 0 else 0), out.stdout[-3000:] + out.stderr[-3000:]
     report = json.loads(out.stdout)
     # Each scenario's result as it ended, on stderr (stdout is the report), then the final count.
@@ -85,6 +87,9 @@ def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tm
             assert s["mitigated"] is True and s["account_untouched"] is None
         else:
             assert s["mitigated"] is None and s["account_untouched"] is True, s
+        # Each scenario's report, built from what the run stored, before the next scenario cleared it.
+        (page,) = (tmp_path / "out" / s["name"]).glob("*/report.html")
+        assert_report(page.read_text(), s["status"])
     summary = report["summary"]
     assert summary["alert_to_remediated_ms_p50"] is not None
     assert 0 < summary["alert_to_remediated_ms_p50"] <= summary["alert_to_remediated_ms_p95"]

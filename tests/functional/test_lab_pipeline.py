@@ -20,6 +20,7 @@ from incident_responder.lab.pipeline import LabPipeline, write_artifacts
 from incident_responder.lab.scenario import Scenario, Setup, load_scenario
 from incident_responder.lifecycle import get_incident_state
 from tests.functional.test_state_machine import HAPPY
+from tests.report_checks import assert_report
 
 REPO = Path(__file__).parents[2]
 
@@ -114,6 +115,10 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     assert json.loads(paths["history"].read_text())[0]["type"] == "ExecutionStarted"
     svg = paths["picture"].read_text()
     assert svg.startswith("<svg") and "Run supervisor agent" in svg and "#2e7d32" in svg
+    # The report, from the stores: the evidence beside the tool output it quotes (from the artifact in S3).
+    page = paths["report"].read_text()
+    assert_report(page, "PROPOSAL_READY")
+    assert "<mark>" in page and "tool output at that path" in page and "Nothing at " not in page
 
 
 def test_ten_copies_of_one_alert_start_one_execution(pipeline):

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.functional.test_lab_cli import REPO, STRAY, clean_env, responder
+from tests.report_checks import assert_report
 
 # Each test starts the `responder` command (and its lab) in a process of its own.
 pytestmark = pytest.mark.slow
@@ -48,9 +49,24 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
 def test_run_that_ends_in_error_exits_non_zero(tmp_path):
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
     # openai:<model> without MODEL_BASE_URL: the investigate function's settings refuse it -> ERROR.
-    out = responder("run", scenario, "--json", "--model", "openai:gpt-x", env=clean_env(tmp_path), timeout=180)
-    assert json.loads(out.stdout)["status"] == "ERROR"
+    out = responder(
+        "run",
+        scenario,
+        "--json",
+        "--model",
+        "openai:gpt-x",
+        "--out",
+        str(tmp_path / "out"),
+        env=clean_env(tmp_path),
+        timeout=180,
+    )
+    record = json.loads(out.stdout)
+    assert record["status"] == "ERROR"
     assert out.returncode == 1
+    # Its report says why, from what the run stored.
+    page = (tmp_path / "out" / record["incident_id"] / "report.html").read_text()
+    assert_report(page, "ERROR")
+    assert 'class="error"' in page and "MODEL_BASE_URL" in page
 
 
 def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
@@ -70,3 +86,6 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
     )
     assert ": PROPOSAL_FAILED" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert out.returncode == 1
+    (page,) = (tmp_path / "out").glob("*/report.html")
+    assert_report(page.read_text(), "PROPOSAL_FAILED")
+    assert "resolver down" in page.read_text()

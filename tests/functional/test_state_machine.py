@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from incident_responder.alerts import parse_alert
+from incident_responder.incident_report import collect, render_html
 from incident_responder.lab.engine import instant_retries, substitute, wait_for_execution
 from incident_responder.lifecycle import (
     execution_input,
@@ -18,6 +19,7 @@ from incident_responder.lifecycle import (
     state_table_name,
     states_entered,
 )
+from tests.report_checks import assert_report
 
 ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
 HAPPY = [
@@ -250,6 +252,7 @@ def test_no_diagnosis_fails_with_the_reason(clients, lifecycle, dispatcher):
     assert (state["status"], state["error_category"]) == ("FAILED", "no_diagnosis")
     assert state["error_reason"] == "no diagnosis: recursion_limit: 12 model turns without submit_diagnosis"
     assert execution["status"] == "FAILED" and execution["error"] == "no_diagnosis"
+    assert_report(render_html(collect(clients, incident.incident_id)), "FAILED")
 
 
 def test_a_diagnosis_without_verified_evidence_fails_and_proposes_nothing(clients, lifecycle, dispatcher):
@@ -284,6 +287,7 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
     assert [state["status"] for state, _ in runs] == ["PROPOSAL_READY", "PROPOSAL_READY", "SUPPRESSED", "SUPPRESSED"]
     suppressed, execution = runs[2]
     assert suppressed["error_category"] == "circuit_breaker" and "no model was called" in suppressed["error_reason"]
+    assert_report(render_html(collect(clients, suppressed["incident_id"])), "SUPPRESSED")
     assert "data-processor already had 2 incidents this hour" in suppressed["error_reason"]
     assert suppressed["ended_at"] == suppressed["updated_at"]
     # Recorded, not failed: a storm raises no failure alarm.
