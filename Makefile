@@ -103,7 +103,7 @@ define copy_source
 	$(call compile_for_runtime,$(ARTIFACTS_DIR))
 endef
 
-build-IngestFunction build-InvestigateFunction build-ProposeFunction build-DiagnosticsMcpFunction build-RemediationMcpFunction build-ReconcileFunction build-SweepFunction build-ReviewFunction build-ApprovalRequestFunction build-ApprovalEndpointFunction build-RemediateFunction build-VerifyFunction:
+build-IngestFunction build-InvestigateFunction build-ProposeFunction build-DiagnosticsMcpFunction build-RemediationMcpFunction build-ReconcileFunction build-SweepFunction build-ReportFunction build-ReviewFunction build-ApprovalRequestFunction build-ApprovalEndpointFunction build-RemediateFunction build-VerifyFunction:
 	$(copy_source)
 
 build-DependenciesLayer:

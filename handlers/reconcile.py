@@ -3,7 +3,8 @@
 ``handler``: EventBridge "Step Functions Execution Status Change" (FAILED, TIMED_OUT, ABORTED) ->
 mark the incident FAILED unless it already reached a terminal status.
 ``sweep_handler``: scheduled; incidents active for longer than STUCK_AFTER_MINUTES are reconciled,
-and an execution still running past that is stopped first.
+and an execution still running past that is stopped first. It counts what it sees: ApprovalsPending (incidents
+waiting for a person) and ActiveIncidents, gauges as of each sweep.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from aws_lambda_powertools import Logger
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
 
 from incident_responder import runtime_hooks
 from incident_responder.aws import AwsClients
@@ -19,6 +21,7 @@ from incident_responder.lifecycle import reconcile_execution, sweep_stuck
 from incident_responder.settings import ReconcileSettings, SweepSettings, at_cold_start
 
 logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="reconcile")
 runtime_hooks.register()  # no SnapStart here (template.yaml); turning it on needs no code change
 # One module serves two functions; Lambda names the one it runs in _HANDLER, so each validates its own.
 reconcile_settings = at_cold_start(ReconcileSettings)
@@ -39,8 +42,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return {"execution_arn": arn, "action": action}
 
 
+@metrics.log_metrics
 @logger.inject_lambda_context(log_event=False)
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    done = sweep_stuck(AwsClients.shared(), older_than_minutes=sweep_settings().stuck_after_minutes)
-    logger.info("swept", extra={"reconciled": done})
-    return {"reconciled": done}
+    active: dict[str, int] = {}
+    done = sweep_stuck(AwsClients.shared(), older_than_minutes=sweep_settings().stuck_after_minutes, active=active)
+    metrics.add_metric(name="ApprovalsPending", unit=MetricUnit.Count, value=active.get("AWAITING_APPROVAL", 0))
+    metrics.add_metric(name="ActiveIncidents", unit=MetricUnit.Count, value=sum(active.values()))
+    logger.info("swept", extra={"reconciled": done, "active": active})
+    return {"reconciled": done, "active": active}

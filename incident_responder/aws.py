@@ -54,7 +54,10 @@ class AwsClients:
     def get(self, service: str) -> Any:
         with self._lock:
             if service not in self._clients:
-                self._clients[service] = self.session.client(service, config=self._config)
+                config = self._config
+                if service == "s3":  # pre-signed URLs signed with SigV4 (botocore still signs them with SigV2)
+                    config = config.merge(Config(signature_version="s3v4"))
+                self._clients[service] = self.session.client(service, config=config)
             return self._clients[service]
 
     @property

@@ -297,7 +297,7 @@ def _decision_and_actions(detail: dict[str, Any]) -> str:
                 [
                     [
                         _e(e["execution_order"]),
-                        f"<b>{_e(e['action']['action_type'])}</b><br><span class='muted'>{_e(e['action']['target_resource'])}</span>",
+                        f"<b>{_e(e['action'].get('action_type'))}</b><br><span class='muted'>{_e(e['action'].get('target_resource'))}</span>",
                         _pre(e.get("prior") or {}, 1500),
                         _pre(e["action"].get("parameters") or {}, 1500),
                         _e(e.get("progress"))

@@ -156,10 +156,14 @@ def reconcile_execution(
 
 
 def sweep_stuck(
-    clients: AwsClients, state_machine_arn: str | None = None, older_than_minutes: int = 30
+    clients: AwsClients,
+    state_machine_arn: str | None = None,
+    older_than_minutes: int = 30,
+    active: dict[str, int] | None = None,
 ) -> list[dict[str, str]]:
     """Find incidents active for too long. Ended executions are reconciled; executions still running
-    past the limit are stopped first (their end is then reconciled the same way)."""
+    past the limit are stopped first (their end is then reconciled the same way). ``active``, when given,
+    gets the number of incidents in each active status the scan saw (the sweep's gauges)."""
     cutoff = datetime.now(UTC) - timedelta(minutes=older_than_minutes)
     ddb = clients.get("dynamodb")
     sfn = clients.get("stepfunctions")
@@ -174,6 +178,8 @@ def sweep_stuck(
         page = ddb.scan(**kwargs)
         for raw in page.get("Items", []):
             item = _plain(raw)
+            if active is not None:
+                active[item["status"]] = active.get(item["status"], 0) + 1
             updated = datetime.fromisoformat(item.get("updated_at", item.get("created_at", "")).replace("Z", "+00:00"))
             if updated > cutoff or "execution_arn" not in item:
                 continue

@@ -96,6 +96,17 @@ class SweepSettings(ReconcileSettings):
     stuck_after_minutes: int = Field(ge=1)
 
 
+class ReportSettings(FunctionSettings):
+    """An execution ended: the incident's report to the artifacts bucket, its link to the topics."""
+
+    incident_state_table: str = Field(min_length=1)
+    incident_context_table: str = Field(min_length=1)
+    artifacts_bucket: str = Field(min_length=1)
+    proposal_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
+    chat_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
+    report_link_hours: float = Field(default=12, gt=0, le=168)
+
+
 class McpAuthSettings(FunctionSettings):
     """How MCP requests are authenticated, on both ends: IAM (a function URL checks SigV4) or a bearer key."""
 

@@ -272,6 +272,7 @@ def spawn_function_url(
             str(timeout),
         ],
         env=env,
+        stdout=2,  # the function's logs and metrics to the lab's stderr, as the lab's workers (lab/workers.py)
     )
     proc.function_url = (function_name, port, auth_type, env)  # type: ignore[attr-defined]
     return proc

@@ -402,10 +402,12 @@ class LabPipeline:
         finally:
             if loop.remediation_failure is not None:
                 self.lab.clear_failures()
+        ended = {"detail": {"executionArn": arn, "status": execution["status"]}}
         if execution["status"] != "SUCCEEDED":
             # In AWS an EventBridge rule runs the reconcile function here; moto cannot deliver it.
-            reconcile = self.stack.functions["ReconcileFunction"]
-            self.dispatcher.invoke(reconcile, {"detail": {"executionArn": arn, "status": execution["status"]}})
+            self.dispatcher.invoke(self.stack.functions["ReconcileFunction"], ended)
+        # ... and, on every end, the report function: the page to the artifacts bucket, its link to the topic.
+        self.dispatcher.invoke(self.stack.functions["ReportFunction"], ended)
         record = self._record(incident_id, execution, burst, started)
         end = self._configuration(scenario.workload.function)
         baseline = load_baseline(self.clients, scenario.workload.function).configuration

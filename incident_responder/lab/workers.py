@@ -85,6 +85,9 @@ class _Zygote:
             # Not `-m`: run as __main__, this module would be a second copy of itself to the handlers.
             [sys.executable, "-c", f"from {__name__} import _zygote_main; _zygote_main({theirs.fileno()})"],
             stdin=subprocess.PIPE,
+            # What the functions print (their JSON logs and EMF metrics; in Lambda, CloudWatch Logs) goes to the
+            # lab's stderr: its stdout is the command's own output (`responder run --json`).
+            stdout=2,
             pass_fds=(theirs.fileno(),),
         )
         theirs.close()

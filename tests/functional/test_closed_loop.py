@@ -377,7 +377,9 @@ def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_lea
             break
         time.sleep(0.05)
     # Waiting for a person is bounded by its own timeout: the sweep never stops it.
-    assert sweep_stuck(clients, older_than_minutes=0) == []
+    active: dict[str, int] = {}
+    assert sweep_stuck(clients, older_than_minutes=0, active=active) == []
+    assert active == {"AWAITING_APPROVAL": 1}  # the sweep's ApprovalsPending gauge
     assert sfn.describe_execution(executionArn=arn)["status"] == "RUNNING"
     # Pretend it was acting on the account when it died.
     clients.get("dynamodb").update_item(

@@ -68,6 +68,10 @@ def drain_dead_letters(pipeline) -> list[dict]:
 
 
 def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsys):
+    sqs, sns = pipeline.clients.get("sqs"), pipeline.clients.get("sns")
+    inbox = sqs.create_queue(QueueName="proposal-inbox")["QueueUrl"]
+    inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=pipeline.stack.output("ProposalTopicArn"), Protocol="sqs", Endpoint=inbox_arn)
     record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
     assert record.status == "PROPOSAL_READY"
     # propose_only: the proposal is the end, and the account is exactly as the alert found it.
@@ -119,6 +123,22 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     page = paths["report"].read_text()
     assert_report(page, "PROPOSAL_READY")
     assert "<mark>" in page and "tool output at that path" in page and "Nothing at " not in page
+    # When the execution ended, the report function (the EventBridge rule's target in AWS) put the page in the
+    # artifacts bucket and sent a pre-signed link to it on the proposal topic.
+    bucket = pipeline.stack.physical["ArtifactsBucket"]
+    key = f"reports/{record.incident_id}/report.html"
+    stored = pipeline.clients.get("s3").get_object(Bucket=bucket, Key=key)
+    assert stored["ContentType"].startswith("text/html")
+    assert_report(stored["Body"].read().decode(), "PROPOSAL_READY")
+    bodies = [json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)["Messages"]]
+    (notice,) = [b for b in bodies if b.get("Subject", "").startswith("Incident report:")]
+    assert notice["Subject"] == f"Incident report: data-processor PROPOSAL_READY ({record.incident_id})"
+    link = next(line for line in notice["Message"].splitlines() if line.startswith("Report (")).split(": ", 1)[1]
+    assert f"/{key}?" in link and "X-Amz-Algorithm=AWS4-HMAC-SHA256" in link and "X-Amz-Expires=43200" in link
+    import urllib.request
+
+    with urllib.request.urlopen(link, timeout=10) as fetched:  # moto serves the object at the signed address
+        assert fetched.read().decode().startswith("<!DOCTYPE html>")
 
 
 def test_ten_copies_of_one_alert_start_one_execution(pipeline):

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.slow
 def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
     """The lab's agents sign for the lab's function URLs whatever the shell exports."""
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
-    out = responder("run", scenario, "--json", env={**clean_env(tmp_path), **STRAY}, timeout=180)
+    out = responder("run", scenario, "--json", "--verbose", env={**clean_env(tmp_path), **STRAY}, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
-    # The final record, as JSON, for machines.
+    # The final record, as JSON, for machines: the functions' own logs and metrics (--verbose) go to stderr.
     record = json.loads(out.stdout)
     for key in ("incident_id", "status", "error_category", "diagnosis", "proposal", "metrics", "execution"):
         assert key in record
@@ -44,6 +44,27 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
     # Third-party notices the lab itself causes (and handles) are not shown to the person running it.
     for noise in ("No Moto CloudFormation support", "unpublished metrics", "No application metrics to publish"):
         assert noise not in out.stderr, out.stderr[-2000:]
+    # The metrics the deployed functions emit on this run, as CloudWatch reads them (EMF), each under the service
+    # the dashboard looks for it (tests/validation/test_dashboard.py reads the same names from the code).
+    from tests.validation.test_dashboard import _emitted
+
+    emitted: dict[tuple[str, str], list[dict]] = {}
+    for line in progress:
+        blob = json.loads(line) if line.startswith('{"_aws"') else None
+        for directive in (blob or {}).get("_aws", {}).get("CloudWatchMetrics", []):
+            assert directive["Namespace"] == "IncidentResponder"
+            for metric in directive["Metrics"]:
+                emitted.setdefault((blob["service"], metric["Name"]), []).append(blob)
+    known = _emitted()
+    assert all(name in known.get(service, set()) for service, name in emitted), sorted(emitted)
+    names = {name for _, name in emitted}
+    assert {"IncidentsStarted", "ToolDuration", "ModelDuration", "ModelInputTokens", "ModelOutputTokens"} <= names
+    assert {"ApprovalsRequested", "ActionsApplied", "Verified", "IncidentsEnded", "IncidentDuration"} <= names
+    (ended,) = emitted[("report", "IncidentsEnded")]
+    (dimensions,) = ended["_aws"]["CloudWatchMetrics"][0]["Dimensions"]
+    assert ended["status"] == "REMEDIATED" and set(dimensions) == {"service", "status"}
+    tools = {b["tool"] for b in emitted[("incident-responder", "ToolDuration")]}
+    assert "get_config_drift" in tools or "get_recent_logs" in tools
 
 
 def test_run_that_ends_in_error_exits_non_zero(tmp_path):

@@ -53,10 +53,21 @@ def test_every_metric_shown_is_emitted_under_the_service_shown():
 def test_searches_name_emitted_metrics_with_their_dimensions():
     emitted = _emitted()[GLOBAL_ENV["POWERTOOLS_SERVICE_NAME"]]
     searches = [m[0]["expression"] for m in _metrics(_body()) if isinstance(m[0], dict)]
-    assert len(searches) == 2
+    assert len(searches) == 3
+    found = set()
     for expression in searches:
         keys, name = re.match(r"SEARCH\('\{IncidentResponder,([a-z,]+)\} MetricName=\"(\w+)\"'", expression).groups()
-        assert name in emitted and keys == "service,tool"
+        found.add((keys, name))
+        if keys == "service,tool":
+            assert name in emitted
+    assert found == {
+        ("service,tool", "ToolDuration"),
+        ("service,tool", "ToolErrors"),
+        ("service,status", "IncidentsEnded"),
+    }
+    # The final status is a dimension the report function adds to IncidentsEnded.
+    report = (REPO / "handlers" / "report.py").read_text()
+    assert 'add_dimension(name="status"' in report and 'name="IncidentsEnded"' in report
     assert {"ToolDuration", "ToolErrors", "ModelDuration", "ModelInputTokens", "ModelOutputTokens"} <= emitted
     assert "ToolDuration" in telemetry.__doc__  # documented where it is written
 

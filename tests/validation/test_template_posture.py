@@ -458,3 +458,81 @@ def test_alarms_on_project_metrics_name_what_a_handler_emits():
         assert dimension["Name"] == "service"
         assert (dimension["Value"], alarm["MetricName"]) in emitted, alarm["MetricName"]
         assert ref_name(alarm["AlarmActions"][0]) == "OperatorTopic"
+
+
+# -- the end of an incident: its report, its link, the optional chat channel ----------------------------
+def test_the_report_function_reads_the_incident_and_writes_only_reports():
+    statements = role_statements(function_role("ReportFunction"))
+    granted = {
+        (a, str(r))
+        for s in statements
+        if s["Effect"] == "Allow"
+        for a in as_list(s["Action"])
+        for r in as_list(s["Resource"])
+    }
+    actions = {a for a, _ in granted if not a.startswith("xray:")}
+    assert actions == {
+        "dynamodb:GetItem",
+        "s3:GetObject",
+        "s3:PutObject",
+        "states:GetExecutionHistory",
+        "states:DescribeExecution",
+        "states:DescribeStateMachineForExecution",
+        "sns:Publish",
+        "kms:GenerateDataKey*",
+        "kms:Decrypt",
+    }
+    # It writes (and links, the pre-signed URL acting with its role) only under reports/; reads incidents/ too.
+    assert [r for a, r in granted if a == "s3:PutObject"] and all(
+        "/reports/*" in r for a, r in granted if a == "s3:PutObject"
+    )
+    assert all("/reports/*" in r or "/incidents/*" in r for a, r in granted if a == "s3:GetObject")
+    assert allows(statements, "sns:Publish", "ProposalTopic") and allows(
+        statements, "kms:GenerateDataKey*", "TopicsKey"
+    )
+    # Every end of this state machine's executions reaches it (the reconcile function only the failed ones).
+    (rule,) = [
+        p for p in resources("AWS::Events::Rule").values()
+        if any(ref_name(t.get("Arn")) == "ReportFunction" for t in p.get("Targets", []))
+    ]  # fmt: skip
+    pattern = rule["EventPattern"]
+    assert set(pattern["detail"]["status"]) == {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
+    assert [ref_name(a) for a in pattern["detail"]["stateMachineArn"]] == ["IncidentStateMachine"]
+    env = cfn()["Resources"]["ReportFunction"]["Properties"]["Environment"]["Variables"]
+    assert env["CHAT_TOPIC_ARN"] == "" and env["REPORT_LINK_HOURS"] == {"Ref": "ReportLinkHours"}
+    assert defaults()["ReportLinkHours"] == "12" and translated()["Parameters"]["ReportLinkHours"]["MaxValue"] == 168
+
+
+def test_chat_is_off_by_default():
+    kinds = {v["Type"] for v in cfn()["Resources"].values()}
+    assert not {k for k in kinds if k.startswith("AWS::Chatbot::")} and "ChatTopic" not in cfn()["Resources"]
+
+
+@pytest.mark.parametrize(
+    ("parameters", "kind"),
+    [
+        (
+            {"ChatSlackWorkspaceId": "T0123ABC", "ChatSlackChannelId": "C0123ABC"},
+            "AWS::Chatbot::SlackChannelConfiguration",
+        ),
+        (
+            {"ChatTeamsTenantId": "tenant", "ChatTeamsTeamId": "team", "ChatTeamsChannelId": "19%3Aabc%40thread.tacv2"},
+            "AWS::Chatbot::MicrosoftTeamsChannelConfiguration",
+        ),
+    ],
+)
+def test_a_chat_channel_receives_news_and_can_run_nothing(parameters, kind):
+    template = resolve_conditions(translated(), {**defaults(), **parameters})
+    (channel,) = resources(kind, template).values()
+    assert [ref_name(t) for t in channel["SnsTopicArns"]] == ["ChatTopic"]
+    assert channel["GuardrailPolicies"] == [{"Fn::Sub": "arn:${AWS::Partition}:iam::aws:policy/AWSDenyAll"}]
+    role = template["Resources"][ref_name(channel["IamRoleArn"])]["Properties"]
+    assert not role.get("Policies") and not role.get("ManagedPolicyArns")
+    assert "chatbot.amazonaws.com" in str(role["AssumeRolePolicyDocument"])
+    assert ref_name(resources("AWS::SNS::Topic", template)["ChatTopic"]["KmsMasterKeyId"]) == "TopicsKey"
+    report = template["Resources"]["ReportFunction"]["Properties"]
+    assert ref_name(report["Environment"]["Variables"]["CHAT_TOPIC_ARN"]) == "ChatTopic"
+    statements = role_statements(ref_name(report["Role"]), template)
+    assert allows(statements, "sns:Publish", "ChatTopic")
+    others = {k for k in resources("AWS::SNS::Topic", template)} - {"ChatTopic"}
+    assert others and kind not in str([template["Resources"][t] for t in others])

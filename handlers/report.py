@@ -1,0 +1,52 @@
+"""An execution of the lifecycle ended (EventBridge "Step Functions Execution Status Change"): its incident's
+report to the artifacts bucket, a pre-signed link to it on the proposal topic (and the chat topic when one is
+configured), and the end counted: IncidentsEnded by final status, BreakerSuppressions, IncidentDuration."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.metrics import MetricUnit
+
+from incident_responder import runtime_hooks
+from incident_responder.aws import AwsClients
+from incident_responder.report_delivery import deliver
+from incident_responder.settings import ReportSettings, at_cold_start
+
+logger = Logger(service="incident-responder")
+metrics = Metrics(namespace="IncidentResponder", service="report")
+runtime_hooks.register()
+settings = at_cold_start(ReportSettings)
+
+
+@metrics.log_metrics
+@logger.inject_lambda_context(log_event=True)
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    config = settings()
+    detail = event.get("detail") or {}
+    arn, status = detail.get("executionArn"), detail.get("status")
+    if not arn or not status:
+        raise ValueError("not a Step Functions Execution Status Change event: detail.executionArn/status missing")
+    result = deliver(
+        AwsClients.shared(),
+        execution_arn=arn,
+        execution_status=status,
+        bucket=config.artifacts_bucket,
+        topic_arn=config.proposal_topic_arn,
+        link_hours=config.report_link_hours,
+        chat_topic_arn=config.chat_topic_arn,
+        wait_seconds=float(os.environ.get("REPORT_SETTLE_SECONDS", "10")),
+    )
+    if result["outcome"] == "reported":
+        metrics.add_dimension(name="status", value=result["status"] or "UNKNOWN")
+        metrics.add_metric(name="IncidentsEnded", unit=MetricUnit.Count, value=1)
+        if result["status"] == "SUPPRESSED":
+            metrics.add_metric(name="BreakerSuppressions", unit=MetricUnit.Count, value=1)
+        if result["duration_seconds"] is not None:
+            metrics.add_metric(
+                name="IncidentDuration", unit=MetricUnit.Milliseconds, value=result["duration_seconds"] * 1000
+            )
+    logger.info("incident_reported", extra={k: v for k, v in result.items() if k != "report_url"})
+    return {k: v for k, v in result.items() if k != "report_url"}  # the link is a credential: in the message only

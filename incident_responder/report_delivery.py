@@ -1,0 +1,158 @@
+"""When an incident's execution ends: its report to the artifacts bucket, a link to it for operators (and for
+a chat channel), and the end counted.
+
+An EventBridge rule runs the report function on every end of the lifecycle state machine's executions
+(SUCCEEDED, FAILED, TIMED_OUT, ABORTED); the lab runs the same function where moto cannot deliver the event.
+The page is ``reports/<incident id>/report.html``; the notification carries a pre-signed URL to it. A
+pre-signed URL lives as long as the credentials that signed it: signed by a Lambda role, at most until
+that role session ends, however long ``ExpiresIn`` asks for; ``responder report INCIDENT_ID`` makes a page at
+any time from the stores.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from incident_responder.notifications import SUBJECT_LIMIT, quote
+
+REPORT_KEY = "reports/{incident_id}/report.html"
+MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
+ENDED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+
+def incident_id_of(execution_arn: str) -> str:
+    """The execution's name is the incident id (the ingest function starts it so)."""
+    return execution_arn.rsplit(":", 1)[-1]
+
+
+def _settled(clients: Any, incident_id: str, execution_status: str, wait_seconds: float) -> dict[str, Any] | None:
+    """The incident's detail once its state is terminal: an execution that failed, timed out or was aborted is
+    marked by the reconcile function, on the same event, possibly a moment after this one starts."""
+    from incident_responder.incident_report import collect
+    from incident_responder.lifecycle import TERMINAL_STATUSES
+
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        detail = collect(clients, incident_id)
+        if detail is None or detail.get("status") in TERMINAL_STATUSES or execution_status == "SUCCEEDED":
+            return detail
+        if time.monotonic() >= deadline:
+            return detail
+        time.sleep(0.5)
+
+
+def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -> tuple[str, str]:
+    """Subject and plain-text body: what ended how, the model's words quoted, and where the report is."""
+    incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
+    function = detail.get("function_name") or "unknown function"
+    subject = f"Incident report: {function} {status} ({incident_id})"
+    if len(subject) > SUBJECT_LIMIT:
+        subject = subject[: SUBJECT_LIMIT - 1] + "…"
+    diagnosis = detail.get("diagnosis") or {}
+    lines = [f"Incident {incident_id} on {function} ended {status}."]
+    if detail.get("error_category") or detail.get("error_reason"):
+        lines.append(f"Why: [{detail.get('error_category') or '-'}] {quote(detail.get('error_reason'))}")
+    if diagnosis:
+        lines.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
+        lines.append(f"Root cause, in the investigating model's words (a quote): {quote(diagnosis.get('root_cause'))}")
+    ledger = detail.get("ledger") or []
+    if ledger:
+        lines.append("Actions applied by the responder:")
+        lines += [f"  {e['execution_order']}. {e['action']['action_type']} ({e.get('progress')})" for e in ledger]
+    lines.append("")
+    if url:
+        lines.append(f"Report (the link works for up to {link_hours:g} hours): {url}")
+    lines.append(f"Or make it again at any time: responder report {incident_id}")
+    return subject, "\n".join(lines)
+
+
+def chat_message(detail: dict[str, Any], url: str | None, report_uri: str) -> dict[str, Any]:
+    """The same news as an Amazon Q Developer in chat applications custom notification (version 1.0)."""
+    incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
+    function = detail.get("function_name") or "unknown function"
+    diagnosis = detail.get("diagnosis") or {}
+    description = [f"*{status}*"]
+    if diagnosis:
+        description.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
+        description.append(f"Root cause (the model's words): {quote(diagnosis.get('root_cause'), 200)}")
+    if detail.get("error_reason"):
+        description.append(f"Why: {quote(detail.get('error_reason'), 200)}")
+    steps = [f"<{url}|Open the incident report>"] if url else []
+    steps.append(f"`responder report {incident_id}`")
+    return {
+        "version": "1.0",
+        "source": "custom",
+        "id": f"{incident_id}:{status}",
+        "content": {
+            "textType": "client-markdown",
+            "title": f"Incident on {function}: {status}",
+            "description": "\n".join(description),
+            "nextSteps": steps,
+            "keywords": [status, function],
+        },
+        "metadata": {
+            "threadId": incident_id,  # one thread per incident in the channel
+            "summary": f"{function}: {status}",
+            "eventType": "IncidentEnded",
+            "relatedResources": [report_uri],
+            "additionalContext": {"incident_id": incident_id},
+        },
+    }
+
+
+def deliver(
+    clients: Any,
+    *,
+    execution_arn: str,
+    execution_status: str,
+    bucket: str,
+    topic_arn: str | None,
+    link_hours: float,
+    chat_topic_arn: str | None = None,
+    wait_seconds: float = 10.0,
+) -> dict[str, Any]:
+    """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how."""
+    from incident_responder.incident_report import render_html
+
+    incident_id = incident_id_of(execution_arn)
+    detail = _settled(clients, incident_id, execution_status, wait_seconds)
+    if detail is None:
+        return {"incident_id": incident_id, "outcome": "no_incident"}
+    key = REPORT_KEY.format(incident_id=incident_id)
+    s3 = clients.get("s3")
+    s3.put_object(
+        Bucket=bucket,
+        Key=key,
+        Body=render_html(detail).encode(),
+        ContentType="text/html; charset=utf-8",
+        CacheControl="no-store",
+    )
+    seconds = max(60, min(int(link_hours * 3600), MAX_LINK_SECONDS))
+    url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=seconds)
+    report_uri = f"s3://{bucket}/{key}"
+    sent = []
+    if topic_arn:
+        subject, message = report_message(detail, url, seconds / 3600)
+        clients.get("sns").publish(TopicArn=topic_arn, Subject=subject, Message=message)
+        sent.append("topic")
+    if chat_topic_arn:
+        clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(chat_message(detail, url, report_uri)))
+        sent.append("chat")
+    return {
+        "incident_id": incident_id,
+        "outcome": "reported",
+        "status": detail.get("status"),
+        "report_uri": report_uri,
+        "report_url": url,
+        "sent": sent,
+        "duration_seconds": _duration(detail),
+    }
+
+
+def _duration(detail: dict[str, Any]) -> float | None:
+    from incident_responder.incident_view import timeline
+
+    rows = timeline(detail.get("timings") or {})
+    return round(sum(s for _, _, s in rows if s), 3) if rows else None
