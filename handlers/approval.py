@@ -83,6 +83,7 @@ def request_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         timeout_seconds=timeout_seconds,
         execution_arn=execution_arn,
         ttl_days=config.incident_ttl_days,
+        chat_topic_arn=config.chat_topic_arn,
     )
     logger.info("approval_requested", extra={"approval_expires_at": expires_at, "actions": len(review["actions"])})
     metrics.add_metric(name="ApprovalsRequested", unit=MetricUnit.Count, value=1)

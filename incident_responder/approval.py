@@ -231,8 +231,10 @@ def request_approval(
     execution_arn: str,
     ttl_days: int,
     now: datetime | None = None,
+    chat_topic_arn: str | None = None,
 ) -> str:
     """Store the approval record and send the request with its two links; returns approval_expires_at (ISO).
+    With ``chat_topic_arn``, a chat channel hears that the incident waits, without the links (:mod:`.chat`).
 
     A new request for the same incident (the state's Retry sent it again) replaces the record: the
     new token is the one Step Functions waits on, and the old links no longer match it.
@@ -275,6 +277,13 @@ def request_approval(
     }
     subject, message = approval_message(incident, shown, actions, evidence, links, _iso(expires), timeout_seconds)
     clients.get("sns").publish(TopicArn=topic_arn, Subject=subject, Message=message)
+    if chat_topic_arn:
+        from incident_responder.chat import awaiting_approval
+
+        chat = awaiting_approval(
+            incident.incident_id, incident.function_name, actions, shown.risk or _max_risk(actions), _iso(expires)
+        )
+        clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(chat))
     return _iso(expires)
 
 

@@ -68,40 +68,6 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
     return subject, "\n".join(lines)
 
 
-def chat_message(detail: dict[str, Any], url: str | None, report_uri: str) -> dict[str, Any]:
-    """The same news as an Amazon Q Developer in chat applications custom notification (version 1.0)."""
-    incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
-    function = detail.get("function_name") or "unknown function"
-    diagnosis = detail.get("diagnosis") or {}
-    description = [f"*{status}*"]
-    if diagnosis:
-        description.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
-        description.append(f"Root cause (the model's words): {quote(diagnosis.get('root_cause'), 200)}")
-    if detail.get("error_reason"):
-        description.append(f"Why: {quote(detail.get('error_reason'), 200)}")
-    steps = [f"<{url}|Open the incident report>"] if url else []
-    steps.append(f"`responder report {incident_id}`")
-    return {
-        "version": "1.0",
-        "source": "custom",
-        "id": f"{incident_id}:{status}",
-        "content": {
-            "textType": "client-markdown",
-            "title": f"Incident on {function}: {status}",
-            "description": "\n".join(description),
-            "nextSteps": steps,
-            "keywords": [status, function],
-        },
-        "metadata": {
-            "threadId": incident_id,  # one thread per incident in the channel
-            "summary": f"{function}: {status}",
-            "eventType": "IncidentEnded",
-            "relatedResources": [report_uri],
-            "additionalContext": {"incident_id": incident_id},
-        },
-    }
-
-
 def deliver(
     clients: Any,
     *,
@@ -138,7 +104,9 @@ def deliver(
         clients.get("sns").publish(TopicArn=topic_arn, Subject=subject, Message=message)
         sent.append("topic")
     if chat_topic_arn:
-        clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(chat_message(detail, url, report_uri)))
+        from incident_responder.chat import incident_ended
+
+        clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(incident_ended(detail, url, report_uri)))
         sent.append("chat")
     return {
         "incident_id": incident_id,

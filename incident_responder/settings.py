@@ -219,6 +219,7 @@ class ApprovalRequestSettings(FunctionSettings):
     approval_topic_arn: str = Field(pattern=r"^arn:aws[a-z-]*:sns:")
     approval_url: str = Field(pattern=r"^https?://\S+$")
     incident_ttl_days: int = Field(ge=1)
+    chat_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
 
 
 class ApprovalEndpointSettings(FunctionSettings):

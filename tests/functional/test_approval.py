@@ -172,6 +172,11 @@ def approvals(clients, lab_env, dispatcher, monkeypatch):
     queue = sqs.create_queue(QueueName="approvals")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "false"})
+    # The optional chat channel's topic (Amazon Q Developer in chat applications subscribes to it when deployed).
+    chat_topic = sns.create_topic(Name="incident-chat")["TopicArn"]
+    chat = sqs.create_queue(QueueName="incident-chat")["QueueUrl"]
+    chat_arn = sqs.get_queue_attributes(QueueUrl=chat, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=chat_topic, Protocol="sqs", Endpoint=chat_arn, Attributes={"RawMessageDelivery": "true"})
     dispatcher.register(
         "approval-request",
         request_handler,
@@ -180,6 +185,7 @@ def approvals(clients, lab_env, dispatcher, monkeypatch):
             "APPROVAL_TOPIC_ARN": topic,
             "APPROVAL_URL": APPROVAL_URL,
             "INCIDENT_TTL_DAYS": "7",
+            "CHAT_TOPIC_ARN": chat_topic,
         },
     )
     sfn = clients.get("stepfunctions")
@@ -226,6 +232,13 @@ def approvals(clients, lab_env, dispatcher, monkeypatch):
         sqs.delete_message(QueueUrl=queue, ReceiptHandle=got[0]["ReceiptHandle"])
         return Waiting(incident, arn, json.loads(got[0]["Body"]), review)
 
+    def chat_messages() -> list[dict]:
+        return [
+            json.loads(m["Body"])
+            for m in sqs.receive_message(QueueUrl=chat, MaxNumberOfMessages=10).get("Messages", [])
+        ]
+
+    start.chat_messages = chat_messages
     return start
 
 
@@ -277,6 +290,15 @@ def test_the_request_stores_the_token_hashed_bound_to_the_actions_shown(clients,
     assert int(item["expires_at"]["N"]) >= expires.timestamp() + 7 * 86400 - 1
     # The handler's result is the task's "submitted" output; the execution waits for a person.
     assert status(clients, waiting) == "RUNNING"
+
+
+def test_a_chat_channel_hears_the_incident_waits_but_never_gets_the_links(clients, approvals):
+    waiting = approvals()
+    (chat,) = approvals.chat_messages()
+    assert (chat["version"], chat["source"], chat["metadata"]["threadId"]) == ("1.0", "custom", waiting.incident_id)
+    assert chat["content"]["title"] == f"Approval needed: {FUNCTION}"
+    assert f"`responder approve {waiting.incident_id}`" in chat["content"]["nextSteps"][0]
+    assert waiting.query["token"] not in json.dumps(chat) and "token=" not in json.dumps(chat)
 
 
 def test_the_message_shows_a_person_what_they_approve(clients, approvals):

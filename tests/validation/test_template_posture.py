@@ -534,5 +534,9 @@ def test_a_chat_channel_receives_news_and_can_run_nothing(parameters, kind):
     assert ref_name(report["Environment"]["Variables"]["CHAT_TOPIC_ARN"]) == "ChatTopic"
     statements = role_statements(ref_name(report["Role"]), template)
     assert allows(statements, "sns:Publish", "ChatTopic")
+    # The approval request function tells the channel an incident waits (never the links: see incident_responder/chat.py).
+    request = template["Resources"]["ApprovalRequestFunction"]["Properties"]
+    assert ref_name(request["Environment"]["Variables"]["CHAT_TOPIC_ARN"]) == "ChatTopic"
+    assert allows(role_statements(ref_name(request["Role"]), template), "sns:Publish", "ChatTopic")
     others = {k for k in resources("AWS::SNS::Topic", template)} - {"ChatTopic"}
     assert others and kind not in str([template["Resources"][t] for t in others])
