@@ -115,6 +115,13 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     assert lines[0] == f"incident {record.incident_id}: PROPOSAL_READY"
     assert "  fault types: permission_loss; severity high; confidence high" in lines and "  timeline:" in lines
     assert any(line.strip().startswith("1. restore_iam_policy on ") for line in lines)
+    # `responder report`: the same page, from the stores, where asked; an unknown incident is a clear error.
+    assert main(["report", record.incident_id, "--out", str(tmp_path / "cli")]) == 0
+    written = tmp_path / "cli" / record.incident_id / "report.html"
+    assert capsys.readouterr().out.strip() == str(written)
+    assert_report(written.read_text(), "PROPOSAL_READY")
+    assert main(["report", "no-such-incident", "--out", str(tmp_path / "cli")]) == 1
+    assert "responder report: no incident no-such-incident in " in capsys.readouterr().err
     paths = write_artifacts(pipeline, record, tmp_path)
     assert json.loads(paths["history"].read_text())[0]["type"] == "ExecutionStarted"
     svg = paths["picture"].read_text()

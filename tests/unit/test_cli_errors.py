@@ -48,18 +48,24 @@ def run_main(capsys, argv: list[str]) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_show_without_a_region(no_aws, capsys):
-    code, _, err = run_main(capsys, ["show", "some-incident"])
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_show_without_a_region(no_aws, capsys, command):
+    code, _, err = run_main(capsys, [command, "some-incident"])
     assert "region" in one_line(code, err) and "AWS_REGION" in err
 
 
-def test_show_without_credentials(no_aws, monkeypatch, capsys):
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_show_without_credentials(no_aws, monkeypatch, capsys, command):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    code, _, err = run_main(capsys, ["show", "some-incident"])
+    code, _, err = run_main(capsys, [command, "some-incident"])
     assert "credentials" in one_line(code, err)
 
 
-@pytest.mark.parametrize("argv", [["show", "some-incident"], ["lab", "invoke"]], ids=["show", "lab invoke"])
+@pytest.mark.parametrize(
+    "argv",
+    [["show", "some-incident"], ["report", "some-incident"], ["lab", "invoke"]],
+    ids=["show", "report", "lab invoke"],
+)
 def test_aws_endpoint_on_a_closed_port(no_aws, monkeypatch, capsys, argv):
     endpoint = f"http://127.0.0.1:{closed_port()}"
     for key, value in {

@@ -158,6 +158,11 @@ OTHER_VALUE = {
     "ResponderModel": "offline",
     "ModelBaseUrl": "https://models.example.com/v1",
     "ModelApiKeyParameterName": "/incident-responder/model-api-key",
+    "ChatSlackWorkspaceId": "T0123ABCD",
+    "ChatSlackChannelId": "C0123ABCD",
+    "ChatTeamsTenantId": "00000000-0000-0000-0000-000000000001",
+    "ChatTeamsTeamId": "00000000-0000-0000-0000-000000000002",
+    "ChatTeamsChannelId": "19%3A0123456789abcdef0123456789abcdef%40thread.tacv2",
 }
 
 
@@ -177,8 +182,10 @@ def parameters_read(function: str) -> set[str]:
     text = repr(props) + repr(SAM["Globals"]["Function"])
     names = set(re.findall(r"'Ref': '(\w+)'", text)) | set(re.findall(r"\$\{(\w+)\}", text))
     conditions = set(re.findall(r"'Fn::If': \['(\w+)'", text))
-    for condition in conditions:
-        names |= set(re.findall(r"'Ref': '(\w+)'", repr(SAM["Conditions"][condition])))
+    while conditions:  # a condition reads the parameters it refers to, and those of the conditions it names
+        condition = repr(SAM["Conditions"][conditions.pop()])
+        names |= set(re.findall(r"'Ref': '(\w+)'", condition))
+        conditions |= set(re.findall(r"'Condition': '(\w+)'", condition))
     return names & set(SAM["Parameters"])
 
 
@@ -211,6 +218,10 @@ def test_the_agents_read_the_model_parameters():
         "InvestigateFunction"
     )
     assert {"AutoApprove", "AutoApproveIamAndNetwork"} <= parameters_read("ReviewFunction")
+    # Through a condition that names other conditions (HasChat: HasSlackChat or HasTeamsChat).
+    assert {"ChatSlackWorkspaceId", "ChatSlackChannelId", "ChatTeamsChannelId"} <= parameters_read(
+        "ApprovalRequestFunction"
+    )
 
 
 @pytest.mark.parametrize(
@@ -225,6 +236,13 @@ def test_the_agents_read_the_model_parameters():
             "ModelBaseUrl": "https://my-resource.openai.azure.com/openai/deployments/gpt-4.1-mini/v1",
             "ModelApiKeyParameterName": "/incident-responder/openai-api-key",
             "SnapStart": "Disabled",
+        },
+        {  # every chat id at the longest its parameter allows
+            "ChatSlackWorkspaceId": "T" * 20,
+            "ChatSlackChannelId": "C" * 20,
+            "ChatTeamsTenantId": "0" * 36,
+            "ChatTeamsTeamId": "0" * 36,
+            "ChatTeamsChannelId": "1" * 120,
         },
     ],
 )
