@@ -75,17 +75,19 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "DIAGNOSED" else 3
 
 
+def _no_incident(command: str, incident_id: str) -> int:
+    table = os.environ.get("INCIDENT_STATE_TABLE", "incident-state")
+    print(f"responder {command}: no incident {incident_id} in {table}", file=sys.stderr)
+    return 1
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     from incident_responder.aws import AwsClients
     from incident_responder.incident_view import gather, render_text
 
     shown = gather(AwsClients(), args.incident_id)
     if shown is None:
-        print(
-            f"responder show: no incident {args.incident_id} in {os.environ.get('INCIDENT_STATE_TABLE', 'incident-state')}",
-            file=sys.stderr,
-        )
-        return 1
+        return _no_incident("show", args.incident_id)
     print(json.dumps(shown, indent=2, default=str) if args.json else render_text(shown))
     return 0
 
@@ -98,11 +100,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     detail = collect(AwsClients(), args.incident_id)
     if detail is None:
-        print(
-            f"responder report: no incident {args.incident_id} in {os.environ.get('INCIDENT_STATE_TABLE', 'incident-state')}",
-            file=sys.stderr,
-        )
-        return 1
+        return _no_incident("report", args.incident_id)
     path = Path(args.out) / args.incident_id / "report.html"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -274,6 +274,8 @@ def _proposal(detail: dict[str, Any]) -> str:
 
 
 def _decision_and_actions(detail: dict[str, Any]) -> str:
+    from incident_responder.incident_view import verification_of
+
     parts = []
     approval = detail.get("approval") or {}
     if approval.get("approved_by"):
@@ -309,13 +311,8 @@ def _decision_and_actions(detail: dict[str, Any]) -> str:
                 ],
             )
         )
-    verification = detail.get("verification")
-    if isinstance(verification, str):
-        try:
-            verification = json.loads(verification)
-        except ValueError:
-            verification = {"summary": verification}
-    if isinstance(verification, dict) and verification:
+    verification = verification_of(detail)
+    if verification:
         parts.append(
             f"<h3>Verification: {_e(verification.get('outcome', '-'))}</h3><p>{_e(verification.get('summary', ''))}</p>"
         )

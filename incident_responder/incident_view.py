@@ -87,6 +87,17 @@ def _short(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def verification_of(shown: dict[str, Any]) -> dict[str, Any]:
+    """The verification as a dict, whether stored as JSON text (the state item) or already parsed."""
+    verification = shown.get("verification")
+    if isinstance(verification, str):
+        try:
+            verification = json.loads(verification)
+        except ValueError:
+            verification = {"summary": verification}
+    return verification if isinstance(verification, dict) else {}
+
+
 def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
     """The incident for a person: what happened, what was found and done, and when (``responder show``, and the
     lab's ``run`` and ``demo`` for the record they end with; ``hint``: the closing pointer to ``--json``)."""
@@ -150,13 +161,8 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
     if approval.get("rejected_by"):
         reason = f": {approval['rejection_reason']}" if approval.get("rejection_reason") else ""
         lines.append(f"  rejected by {approval['rejected_by']}{reason}")
-    verification = shown.get("verification")
-    if isinstance(verification, str):
-        try:
-            verification = json.loads(verification)
-        except ValueError:
-            verification = {"summary": verification}
-    if isinstance(verification, dict) and verification:
+    verification = verification_of(shown)
+    if verification:
         lines.append(f"  verification: {verification.get('outcome', '-')}: {verification.get('summary', '')}".rstrip())
     rollback = shown.get("rollback") or {}
     if rollback.get("rollback_reason"):
