@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
-AGENTS = ("investigation", "proposal", "review")
+AGENTS = ("investigation", "proposal", "review")  # the agents, in lifecycle order (incident_view.RECORDS)
 OUTPUT_LIMIT = 4000  # characters of one tool output shown beside its evidence pointer
 STATUS_COLOURS = {
     "REMEDIATED": "#2e7d32",
@@ -43,34 +43,29 @@ def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
     """Everything the page shows; ``None`` when the state table has no such incident. What cannot be read
     (an artifact gone, a history expired) is named in ``unavailable`` instead of failing the page."""
     from incident_responder.executor import Ledger
-    from incident_responder.incident_view import gather
-    from incident_responder.lifecycle import get_incident_state, history, state_table_name
-    from incident_responder.store import load_record, read_artifact
+    from incident_responder.incident_view import read_incident
+    from incident_responder.lifecycle import state_table_name
+    from incident_responder.store import read_artifact
 
-    detail = gather(clients, incident_id)
-    if detail is None:
+    found = read_incident(clients, incident_id)
+    if found is None:
         return None
-    state = get_incident_state(clients, incident_id) or {}
+    detail, state, records = found["shown"], found["state"], found["records"]
     unavailable: list[str] = detail.pop("unavailable", [])
     detail["function_name"] = state.get("function_name")
     detail["alert"] = state.get("incident_json")
-    detail["usage"] = {}
+    detail["usage"] = {
+        a: r["summary"]["metrics"] for a, r in records.items() if (r.get("summary") or {}).get("metrics")
+    }
     detail["evidence_checks"], detail["tool_results"] = [], []
-    for agent in AGENTS:
+    investigation = records.get("investigation") or {}
+    if investigation.get("artifact_uri"):
         try:
-            record = load_record(clients, incident_id, agent) or {}
-        except Exception:  # noqa: BLE001 - gather named it already
-            record = {}
-        metrics = (record.get("summary") or {}).get("metrics")
-        if metrics:
-            detail["usage"][agent] = metrics
-        if agent == "investigation" and record.get("artifact_uri"):
-            try:
-                full = read_artifact(clients, record["artifact_uri"])
-                detail["tool_results"] = full.get("tool_results") or []
-                detail["evidence_checks"] = (full.get("evidence_report") or {}).get("checks") or []
-            except Exception as exc:  # noqa: BLE001 - the page is still worth having without the tool output
-                unavailable.append(f"the investigation's tool output ({type(exc).__name__})")
+            full = read_artifact(clients, investigation["artifact_uri"])
+            detail["tool_results"] = full.get("tool_results") or []
+            detail["evidence_checks"] = (full.get("evidence_report") or {}).get("checks") or []
+        except Exception as exc:  # noqa: BLE001 - the page is still worth having without the tool output
+            unavailable.append(f"the investigation's tool output ({type(exc).__name__})")
     ledger = Ledger(clients, state_table_name(), incident_id)
     try:
         head = ledger.head()
@@ -79,16 +74,15 @@ def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
         entries = []
         unavailable.append(f"the undo ledger ({type(exc).__name__})")
     detail["ledger"] = [e.model_dump(mode="json") for e in entries if e is not None]
-    detail["history"], detail["definition"] = [], None
-    if state.get("execution_arn"):
+    detail["history"], detail["definition"] = found["events"], None
+    if state.get("execution_arn") and found["events"]:
         sfn = clients.get("stepfunctions")
         try:
-            detail["history"] = history(sfn, state["execution_arn"])
             described = sfn.describe_state_machine_for_execution(executionArn=state["execution_arn"])
             detail["definition"] = json.loads(described["definition"])
             detail["execution_status"] = sfn.describe_execution(executionArn=state["execution_arn"])["status"]
-        except Exception as exc:  # noqa: BLE001 - a history past its retention still leaves the rest
-            unavailable.append(f"the execution's history ({type(exc).__name__})")
+        except Exception as exc:  # noqa: BLE001 - the page without its picture
+            unavailable.append(f"the state machine's definition ({type(exc).__name__})")
     detail["unavailable"] = unavailable
     return detail
 
@@ -377,24 +371,28 @@ def _timeline(detail: dict[str, Any]) -> str:
     )
 
 
-def _picture(detail: dict[str, Any]) -> str:
+def execution_svg(detail: dict[str, Any]) -> str | None:
+    """The execution picture of :func:`collect`'s ``detail`` (``None`` without a history to draw)."""
     from incident_responder.execution_picture import render_svg, state_times
 
     definition = detail.get("definition")
     if not definition:
-        return "<p>No execution history to draw.</p>"
-    visited = [
-        e["stateEnteredEventDetails"]["name"] for e in detail.get("history") or [] if "stateEnteredEventDetails" in e
-    ]
+        return None
+    events = detail.get("history") or []
+    visited = [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
     status = detail.get("execution_status", "")
-    svg = render_svg(
+    return render_svg(
         definition,
         visited,
         failed=status not in ("SUCCEEDED", "RUNNING", ""),
         running=status == "RUNNING",
-        times=state_times(detail.get("history") or []),
+        times=state_times(events),
     )
-    return f'<div class="picture">{svg}</div>'
+
+
+def _picture(detail: dict[str, Any]) -> str:
+    svg = execution_svg(detail)
+    return f'<div class="picture">{svg}</div>' if svg else "<p>No execution history to draw.</p>"
 
 
 CSS = """

@@ -15,9 +15,19 @@ from typing import Any
 APPROVAL_KEYS = ("approved_by", "approved_at", "approval_channel", "actions_digest", "rejected_by", "rejection_reason")
 
 
+RECORDS = ("investigation", "proposal", "review")
+
+
 def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
     """Everything stored about ``incident_id``; ``None`` when the state table has no such incident."""
-    from incident_responder.lifecycle import get_incident_state, states_entered
+    found = read_incident(clients, incident_id)
+    return found["shown"] if found else None
+
+
+def read_incident(clients: Any, incident_id: str) -> dict[str, Any] | None:
+    """What :func:`gather` shows (``shown``), and what it was read from: the state item (``state``), the stored
+    records (``records``) and the execution's history events (``events``), each read once (the report reuses them)."""
+    from incident_responder.lifecycle import get_incident_state, history
     from incident_responder.store import load_record
 
     state = get_incident_state(clients, incident_id)
@@ -32,14 +42,18 @@ def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
             unavailable.append(f"the {name} record ({type(exc).__name__}: {exc})"[:300])
             return {}
 
-    investigation, proposal, review = record("investigation"), record("proposal"), record("review")
-    history: list[str] = []
+    records = {name: record(name) for name in RECORDS}
+    investigation, proposal, review = (records[name] for name in RECORDS)
+    events: list[dict[str, Any]] = []
+    visited: list[str] = []
     if state.get("execution_arn"):
         try:
-            history = states_entered(clients.get("stepfunctions"), state["execution_arn"])
+            events = history(clients.get("stepfunctions"), state["execution_arn"])
+            visited = [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
         except Exception as exc:  # noqa: BLE001 - the record is still worth showing without the history
-            history = [f"(history unavailable: {type(exc).__name__})"]
-    return {
+            visited = [f"(history unavailable: {type(exc).__name__})"]
+            unavailable.append(f"the execution's history ({type(exc).__name__})")
+    shown = {
         "incident_id": incident_id,
         "status": state.get("status"),
         "error_category": state.get("error_category"),
@@ -52,10 +66,11 @@ def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
         "approval": {k: state[k] for k in APPROVAL_KEYS if k in state} or None,
         "verification": state.get("verification_json"),
         "rollback": {k: state[k] for k in ("rollback_reason", "undo_json") if k in state} or None,
-        "states_visited": history,
+        "states_visited": visited,
         "artifacts": [r.get("artifact_uri") for r in (investigation, proposal, review) if r.get("artifact_uri")],
         **({"unavailable": unavailable} if unavailable else {}),
     }
+    return {"shown": shown, "state": state, "records": records, "events": events}
 
 
 def _when(value: Any) -> datetime | None:

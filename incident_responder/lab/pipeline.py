@@ -580,36 +580,25 @@ def _create_workloads(
 
 def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:
     """The execution history, a picture of the path taken, the final record and the incident's report (the
-    page ``responder report`` writes), under ``out_dir``/<incident id>."""
+    page ``responder report`` writes), under ``out_dir``/<incident id>: all from one read of the stores."""
     import json
 
-    from incident_responder.execution_picture import render_svg, state_times
+    from incident_responder.incident_report import collect, execution_svg, render_html
 
-    sfn = pipeline.clients.get("stepfunctions")
     folder = out_dir / (record.incident_id or "no-incident")
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"record": folder / "record.json"}
     paths["record"].write_text(record.model_dump_json(indent=2))
-    if record.execution.get("arn"):
-        definition = json.loads(sfn.describe_state_machine(stateMachineArn=pipeline.state_machine_arn)["definition"])
-        events = history(sfn, record.execution["arn"])
+    detail = collect(pipeline.clients, record.incident_id) if record.incident_id else None
+    if detail is None:
+        return paths
+    if detail["history"]:
         paths["history"] = folder / "history.json"
-        paths["history"].write_text(json.dumps(events, indent=2, default=str))
+        paths["history"].write_text(json.dumps(detail["history"], indent=2, default=str))
+    picture = execution_svg(detail)
+    if picture:
         paths["picture"] = folder / "execution.svg"
-        paths["picture"].write_text(
-            render_svg(
-                definition,
-                record.execution["states_visited"],
-                failed=record.execution["status"] not in ("SUCCEEDED", "RUNNING"),
-                running=record.execution["status"] == "RUNNING",
-                times=state_times(events),
-            )
-        )
-    if record.incident_id:
-        from incident_responder.incident_report import collect, render_html
-
-        detail = collect(pipeline.clients, record.incident_id)
-        if detail is not None:
-            paths["report"] = folder / "report.html"
-            paths["report"].write_text(render_html(detail))
+        paths["picture"].write_text(picture)
+    paths["report"] = folder / "report.html"
+    paths["report"].write_text(render_html(detail))
     return paths
