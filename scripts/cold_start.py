@@ -49,6 +49,7 @@ HANDLERS: dict[str, str] = {
     "handlers.remediate": "handler",
     "handlers.verify": "handler",
     "handlers.reconcile": "handler",
+    "handlers.report": "handler",
     "handlers.diagnostics_mcp": "handler",
     "handlers.remediation_mcp": "handler",
 }

@@ -72,6 +72,7 @@ LIFECYCLE_HANDLERS = [
     "handlers.remediate",
     "handlers.verify",
     "handlers.reconcile",
+    "handlers.report",
 ]
 
 
@@ -98,8 +99,17 @@ def test_outside_lambda_the_handlers_load_no_xray_sdk_no_mcp_server_and_no_event
     assert "mcp.client.streamable_http" in loaded  # the client side is loaded, by submodule
 
 
-def test_ingest_loads_no_agent_framework():
-    loaded = loaded_after_import(["handlers.ingest"]) - {"mcp"}  # registered, its __init__ not run (handlers/)
+@pytest.mark.parametrize("handler", ["handlers.ingest", "handlers.report"])
+def test_ingest_and_report_load_no_agent_framework(handler):
+    """Neither runs a model: ingest starts the lifecycle, report renders what the agents stored (with what it
+    imports when it renders: the picture, the evidence paths)."""
+    page = [
+        "incident_responder.incident_report",
+        "incident_responder.execution_picture",
+        "incident_responder.agent.evidence",
+    ]
+    loaded = loaded_after_import([handler, *page])
+    loaded -= {"mcp"}  # registered, its __init__ not run (handlers/)
     assert not {m for m in loaded if m.split(".")[0] in ("langchain_core", "langgraph", "langsmith", "mcp", "httpx")}
 
 
