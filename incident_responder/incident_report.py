@@ -253,13 +253,19 @@ def _proposal(detail: dict[str, Any]) -> str:
         verdicts = review.get("verdicts") or []
         if verdicts:
             body += _table(
-                ["action", "verdict", "policy", "reason"],
+                ["action", "verdict", "the critic's reasons (its words)", "policy (the system's)", "evidence"],
                 [
                     [
                         _e(v.get("execution_order")),
                         _e(v.get("verdict")),
+                        "<br>".join(_e(r) for r in v.get("reasons") or []),
                         _e("; ".join(v.get("policy") or [])),
-                        _e(v.get("reason", "")),
+                        "<br>".join(
+                            f"{'verified' if p.get('verified') else 'not verified'}: {_e(p.get('tool'))} "
+                            f"<code>{_e(p.get('field'))}</code>"
+                            for p in v.get("evidence") or []
+                            if isinstance(p, dict)
+                        ),
                     ]
                     for v in verdicts
                 ],
