@@ -62,8 +62,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         started = time.monotonic()
         record = pipeline.run(scenario, approval=args.approval, on_state=entered)
-        if args.out:
-            write_artifacts(pipeline, record, Path(args.out))
+        written = write_artifacts(pipeline, record, Path(args.out)) if args.out else {}
+    if written.get("report"):
+        print(f"report: {written['report']}", file=sys.stderr)
     if args.json:
         print(record.model_dump_json(indent=2))
     else:
@@ -240,6 +241,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 f"alert -> REMEDIATED: p50 {summary['alert_to_remediated_ms_p50']} ms,"
                 f" p95 {summary['alert_to_remediated_ms_p95']} ms"
             )
+    if args.out:
+        print(f"each scenario's report: {args.out}/<scenario>/<incident id>/report.html", file=progress)
     print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed", file=progress)
     return 0 if summary["passed"] == summary["total"] else 1
 
