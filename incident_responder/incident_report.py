@@ -53,6 +53,7 @@ def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
     detail, state, records = found["shown"], found["state"], found["records"]
     unavailable: list[str] = detail.pop("unavailable", [])
     detail["function_name"] = state.get("function_name")
+    detail["execution_arn"] = state.get("execution_arn")
     detail["alert"] = state.get("incident_json")
     detail["usage"] = {
         a: r["summary"]["metrics"] for a, r in records.items() if (r.get("summary") or {}).get("metrics")

@@ -20,6 +20,9 @@ from incident_responder.notifications import SUBJECT_LIMIT, quote
 REPORT_KEY = "reports/{incident_id}/report.html"
 MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
 ENDED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+# Reported and counted, but nobody is told: the circuit breaker suppresses an alert storm's incidents so that
+# a storm costs nothing, and a message per suppressed incident would be a storm of its own.
+UNANNOUNCED = frozenset({"SUPPRESSED"})
 
 
 def incident_id_of(execution_arn: str) -> str:
@@ -86,6 +89,10 @@ def deliver(
     detail = _settled(clients, incident_id, execution_status, wait_seconds)
     if detail is None:
         return {"incident_id": incident_id, "outcome": "no_incident"}
+    if detail.get("execution_arn") and detail["execution_arn"] != execution_arn:
+        # Not the incident's own execution (a start replayed under another name ends at "Already recorded"):
+        # the incident goes on, and its own execution's end will report it.
+        return {"incident_id": incident_id, "outcome": "not_the_incidents_execution"}
     key = REPORT_KEY.format(incident_id=incident_id)
     s3 = clients.get("s3")
     s3.put_object(
@@ -99,11 +106,12 @@ def deliver(
     url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=seconds)
     report_uri = f"s3://{bucket}/{key}"
     sent = []
-    if topic_arn:
+    announce = detail.get("status") not in UNANNOUNCED
+    if topic_arn and announce:
         subject, message = report_message(detail, url, seconds / 3600)
         clients.get("sns").publish(TopicArn=topic_arn, Subject=subject, Message=message)
         sent.append("topic")
-    if chat_topic_arn:
+    if chat_topic_arn and announce:
         from incident_responder.chat import incident_ended
 
         clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(incident_ended(detail, url, report_uri)))

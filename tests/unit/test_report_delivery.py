@@ -97,3 +97,23 @@ def test_an_execution_without_an_incident_sends_nothing(monkeypatch):
         topic_arn="arn:aws:sns:t", link_hours=12,
     )  # fmt: skip
     assert out == {"incident_id": "gone", "outcome": "no_incident"} and fake.calls == []
+
+
+def test_a_suppressed_incident_is_reported_and_counted_but_announced_to_nobody(monkeypatch):
+    monkeypatch.setattr(report_delivery, "_settled", lambda *a: {**DETAIL, "status": "SUPPRESSED", "ledger": []})
+    fake = _Fake()
+    out = deliver(
+        fake, execution_arn=f"arn:aws:states:us-east-1:1:execution:m:{DETAIL['incident_id']}", execution_status="SUCCEEDED",
+        bucket="b", topic_arn="arn:aws:sns:t", link_hours=12, chat_topic_arn="arn:aws:sns:chat",
+    )  # fmt: skip
+    assert [k for k, _ in fake.calls] == ["put_object", "presign"] and out["sent"] == []
+    assert out["status"] == "SUPPRESSED"  # the handler still counts it (IncidentsEnded, BreakerSuppressions)
+
+
+def test_another_execution_of_the_same_incident_reports_nothing(monkeypatch):
+    own = f"arn:aws:states:us-east-1:1:execution:m:{DETAIL['incident_id']}"
+    monkeypatch.setattr(report_delivery, "_settled", lambda *a: {**DETAIL, "execution_arn": own})
+    fake = _Fake()
+    other = own.replace(":execution:m:", ":execution:other-machine:")
+    out = deliver(fake, execution_arn=other, execution_status="SUCCEEDED", bucket="b", topic_arn="t", link_hours=12)
+    assert out["outcome"] == "not_the_incidents_execution" and fake.calls == []
