@@ -250,12 +250,15 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
         "DiagnosticsMcpFunction": "handlers.diagnostics_mcp",
         "ReconcileFunction": "handlers.reconcile",
         "SweepFunction": "handlers.reconcile",
+        "ReportFunction": "handlers.report",
         "ReviewFunction": "handlers.review",
         "ApprovalRequestFunction": "handlers.approval",
         "ApprovalEndpointFunction": "handlers.approval",
         "RemediateFunction": "handlers.remediate",
         "VerifyFunction": "handlers.verify",
     }
+    functions = {k for k, v in load_template()["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
+    assert set(handlers) == functions  # a function added to the template is imported here too
     env = {
         "PATH": os.environ["PATH"],
         "PYENV_VERSION": "3.12.1",
