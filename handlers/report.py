@@ -4,7 +4,6 @@ configured), and the end counted: IncidentsEnded by final status, BreakerSuppres
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
@@ -37,7 +36,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         topic_arn=config.proposal_topic_arn,
         link_hours=config.report_link_hours,
         chat_topic_arn=config.chat_topic_arn,
-        wait_seconds=float(os.environ.get("REPORT_SETTLE_SECONDS", "10")),
+        wait_seconds=config.report_settle_seconds,
     )
     if result["outcome"] == "reported":
         metrics.add_dimension(name="status", value=result["status"] or "UNKNOWN")

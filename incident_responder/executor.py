@@ -566,6 +566,13 @@ class Ledger:
             error=text.get("error"),
         )
 
+    def entries(self, head: dict[str, Any] | None = None) -> list[LedgerEntry]:
+        """Every step the head lists (``head``: already read, else read now); none without a head."""
+        head = head if head is not None else self.head()
+        if head is None:
+            return []
+        return [e for e in (self.get(o) for o in head["execution_orders"]) if e is not None]
+
     def record(self, action: RemediationAction, prior: dict[str, Any]) -> LedgerEntry:
         """Record the prior state once; if a concurrent attempt recorded first, its record stands."""
         recorded_at = _iso(_now())
@@ -749,7 +756,7 @@ def rollback(
     if head is None:
         return RollbackResult(outcome="ROLLED_BACK")
     ledger.note_rollback(reason)
-    entries = [e for e in (ledger.get(o) for o in head["execution_orders"]) if e is not None]
+    entries = ledger.entries(head)
     steps: list[UndoStep] = []
     for entry in sorted(entries, key=lambda e: e.execution_order, reverse=True):
         action = entry.action

@@ -19,8 +19,14 @@ from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
-AGENTS = ("investigation", "proposal", "review")  # the agents, in lifecycle order (incident_view.RECORDS)
 OUTPUT_LIMIT = 4000  # characters of one tool output shown beside its evidence pointer
+# How an execution's history ends, as DescribeExecution would name its status (no such event yet: running).
+_ENDS = {
+    "ExecutionSucceeded": "SUCCEEDED",
+    "ExecutionFailed": "FAILED",
+    "ExecutionTimedOut": "TIMED_OUT",
+    "ExecutionAborted": "ABORTED",
+}
 STATUS_COLOURS = {
     "REMEDIATED": "#2e7d32",
     "PROPOSAL_READY": "#1565c0",
@@ -67,21 +73,21 @@ def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
             detail["evidence_checks"] = (full.get("evidence_report") or {}).get("checks") or []
         except Exception as exc:  # noqa: BLE001 - the page is still worth having without the tool output
             unavailable.append(f"the investigation's tool output ({type(exc).__name__})")
-    ledger = Ledger(clients, state_table_name(), incident_id)
     try:
-        head = ledger.head()
-        entries = [ledger.get(o) for o in head["execution_orders"]] if head else []
+        entries = Ledger(clients, state_table_name(), incident_id).entries()
     except Exception as exc:  # noqa: BLE001 - the rest of the page still stands
         entries = []
         unavailable.append(f"the undo ledger ({type(exc).__name__})")
-    detail["ledger"] = [e.model_dump(mode="json") for e in entries if e is not None]
-    detail["history"], detail["definition"] = found["events"], None
-    if state.get("execution_arn") and found["events"]:
-        sfn = clients.get("stepfunctions")
+    detail["ledger"] = [e.model_dump(mode="json") for e in entries]
+    events = found["events"]
+    detail["history"], detail["definition"] = events, None
+    if state.get("execution_arn") and events:
+        detail["execution_status"] = _ENDS.get(events[-1].get("type"), "RUNNING")
         try:
-            described = sfn.describe_state_machine_for_execution(executionArn=state["execution_arn"])
+            described = clients.get("stepfunctions").describe_state_machine_for_execution(
+                executionArn=state["execution_arn"]
+            )
             detail["definition"] = json.loads(described["definition"])
-            detail["execution_status"] = sfn.describe_execution(executionArn=state["execution_arn"])["status"]
         except Exception as exc:  # noqa: BLE001 - the page without its picture
             unavailable.append(f"the state machine's definition ({type(exc).__name__})")
     detail["unavailable"] = unavailable
@@ -327,10 +333,12 @@ def _decision_and_actions(detail: dict[str, Any]) -> str:
 
 
 def _usage(detail: dict[str, Any]) -> tuple[str, dict[str, int]]:
+    from incident_responder.incident_view import RECORDS
+
     usage = detail.get("usage") or {}
     totals = {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
     rows = []
-    for agent in AGENTS:
+    for agent in RECORDS:
         m = usage.get(agent)
         if not m:
             continue
@@ -427,15 +435,14 @@ gap:14px;border-top:1px solid #eee;padding:10px 0}.evidence p{margin:3px 0}
 
 def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None) -> str:
     """The page for :func:`collect`'s ``detail`` (or a dict with some of its keys)."""
-    from incident_responder.incident_view import timeline
+    from incident_responder.incident_view import alert_to_end_seconds
 
     status = detail.get("status") or "UNKNOWN"
     colour = STATUS_COLOURS.get(status, "#c62828")
     diagnosis = detail.get("diagnosis") or {}
     usage_html, totals = _usage(detail)
     cost = estimated_cost_usd(totals["input_tokens"], totals["output_tokens"])
-    rows = timeline(detail.get("timings") or {})
-    spent = sum(s for _, _, s in rows if s) if rows else None
+    spent = alert_to_end_seconds(detail.get("timings") or {})
     cards = [
         ("status", status),
         ("function", detail.get("function_name") or "-"),

@@ -97,6 +97,13 @@ def timeline(timings: dict[str, Any]) -> list[tuple[str, str, float | None]]:
     return rows
 
 
+def alert_to_end_seconds(timings: dict[str, Any]) -> float | None:
+    """From the first recorded time (the alert's) to the last (the end), in seconds; ``None`` without two."""
+    rows = timeline(timings)
+    spent = [s for _, _, s in rows if s is not None]
+    return round(sum(spent), 3) if spent else None
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -19,7 +19,6 @@ from incident_responder.notifications import SUBJECT_LIMIT, quote
 
 REPORT_KEY = "reports/{incident_id}/report.html"
 MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
-ENDED = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 # Reported and counted, but nobody is told: the circuit breaker suppresses an alert storm's incidents so that
 # a storm costs nothing, and a message per suppressed incident would be a storm of its own.
 UNANNOUNCED = frozenset({"SUPPRESSED"})
@@ -32,18 +31,18 @@ def incident_id_of(execution_arn: str) -> str:
 
 def _settled(clients: Any, incident_id: str, execution_status: str, wait_seconds: float) -> dict[str, Any] | None:
     """The incident's detail once its state is terminal: an execution that failed, timed out or was aborted is
-    marked by the reconcile function, on the same event, possibly a moment after this one starts."""
+    marked by the reconcile function, on the same event, possibly a moment after this one starts. Only the
+    state item is read while waiting; everything else once."""
     from incident_responder.incident_report import collect
-    from incident_responder.lifecycle import TERMINAL_STATUSES
+    from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state
 
     deadline = time.monotonic() + wait_seconds
-    while True:
-        detail = collect(clients, incident_id)
-        if detail is None or detail.get("status") in TERMINAL_STATUSES or execution_status == "SUCCEEDED":
-            return detail
-        if time.monotonic() >= deadline:
-            return detail
+    while execution_status != "SUCCEEDED" and time.monotonic() < deadline:
+        state = get_incident_state(clients, incident_id)
+        if state is None or state.get("status") in TERMINAL_STATUSES:
+            break
         time.sleep(0.5)
+    return collect(clients, incident_id)
 
 
 def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -> tuple[str, str]:
@@ -84,6 +83,7 @@ def deliver(
 ) -> dict[str, Any]:
     """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how."""
     from incident_responder.incident_report import render_html
+    from incident_responder.incident_view import alert_to_end_seconds
 
     incident_id = incident_id_of(execution_arn)
     detail = _settled(clients, incident_id, execution_status, wait_seconds)
@@ -123,12 +123,5 @@ def deliver(
         "report_uri": report_uri,
         "report_url": url,
         "sent": sent,
-        "duration_seconds": _duration(detail),
+        "duration_seconds": alert_to_end_seconds(detail.get("timings") or {}),
     }
-
-
-def _duration(detail: dict[str, Any]) -> float | None:
-    from incident_responder.incident_view import timeline
-
-    rows = timeline(detail.get("timings") or {})
-    return round(sum(s for _, _, s in rows if s), 3) if rows else None

@@ -105,6 +105,8 @@ class ReportSettings(FunctionSettings):
     proposal_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
     chat_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
     report_link_hours: float = Field(default=12, gt=0, le=168)
+    # How long to wait for the reconcile function's terminal status when an execution did not succeed.
+    report_settle_seconds: float = Field(default=10, ge=0, le=50)
 
 
 class McpAuthSettings(FunctionSettings):

@@ -117,3 +117,22 @@ def test_another_execution_of_the_same_incident_reports_nothing(monkeypatch):
     other = own.replace(":execution:m:", ":execution:other-machine:")
     out = deliver(fake, execution_arn=other, execution_status="SUCCEEDED", bucket="b", topic_arn="t", link_hours=12)
     assert out["outcome"] == "not_the_incidents_execution" and fake.calls == []
+
+
+def test_waiting_for_the_reconciled_status_reads_only_the_state_item(monkeypatch):
+    from incident_responder import incident_report, lifecycle
+
+    statuses = iter(["INVESTIGATING", "INVESTIGATING", "FAILED"])
+    reads: list[str] = []
+    monkeypatch.setattr(
+        lifecycle, "get_incident_state", lambda c, i: reads.append("state") or {"status": next(statuses)}
+    )
+    monkeypatch.setattr(
+        incident_report, "collect", lambda c, i: reads.append("collect") or {**DETAIL, "status": "FAILED"}
+    )
+    monkeypatch.setattr(report_delivery.time, "sleep", lambda s: None)
+    detail = report_delivery._settled(None, DETAIL["incident_id"], "ABORTED", 10)
+    assert detail["status"] == "FAILED" and reads == ["state", "state", "state", "collect"]
+    reads.clear()
+    report_delivery._settled(None, DETAIL["incident_id"], "SUCCEEDED", 10)  # a success needs no reconcile
+    assert reads == ["collect"]
