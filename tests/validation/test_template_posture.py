@@ -476,7 +476,6 @@ def test_the_report_function_reads_the_incident_and_writes_only_reports():
         "s3:GetObject",
         "s3:PutObject",
         "states:GetExecutionHistory",
-        "states:DescribeExecution",
         "states:DescribeStateMachineForExecution",
         "sns:Publish",
         "kms:GenerateDataKey*",
