@@ -25,13 +25,23 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 Handler = Callable[[dict[str, Any], Any], Any]
 _ENV_LOCK = threading.RLock()  # handlers read os.environ; one function's environment at a time
+
+
+def restore_environment(saved: dict[str, str]) -> None:
+    """Put os.environ back to ``saved`` one variable at a time. Never by clearing it first: other threads of
+    the lab's process (moto's Task states read ``MOTO_PORT`` for every task) would see it empty meanwhile."""
+    for key in [key for key in os.environ if key not in saved]:
+        os.environ.pop(key, None)
+    for key, value in saved.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value
 
 
 def install_jsonata() -> None:
@@ -283,8 +293,7 @@ class LambdaDispatcher:
             try:
                 return function.handler(event, context)
             finally:
-                os.environ.clear()
-                os.environ.update(saved)
+                restore_environment(saved)
 
     def _pool(self, name: str, function: RegisteredFunction) -> Any:
         with _ENV_LOCK:
@@ -302,6 +311,13 @@ class LambdaDispatcher:
                     max_workers=min(function.max_workers or DEFAULT_MAX_WORKERS, DEFAULT_MAX_WORKERS),
                 )
             return function.pool
+
+    def retire(self, names: Iterable[str]) -> None:
+        """Forget functions a redeploy replaced (moto names them anew) and stop their execution environments."""
+        for name in names:
+            function = self.functions.pop(name, None)
+            if function is not None and function.pool is not None:
+                function.pool.close()
 
     def cold_starts(self) -> dict[str, list[float]]:
         """Each function's worker start times (ms) so far."""

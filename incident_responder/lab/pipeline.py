@@ -46,7 +46,13 @@ from incident_responder.lab.account import (
     create_queue_consumer,
     create_sample_account,
 )
-from incident_responder.lab.engine import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS, LambdaDispatcher, install_jsonata
+from incident_responder.lab.engine import (
+    LAB_CHANGES,
+    UNANNOUNCED_LOOK_SECONDS,
+    LambdaDispatcher,
+    install_jsonata,
+    restore_environment,
+)
 from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
@@ -261,12 +267,12 @@ class LabPipeline:
                 dispatcher.uninstall()
             if own_lab:
                 lab.stop()
-            os.environ.clear()
-            os.environ.update(saved)
+            restore_environment(saved)
 
     def refresh(self, model: str = "offline") -> None:
         """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
         the sample workloads (table names are stable in the lab, so the servers stay valid)."""
+        self.dispatcher.retire(self.stack.functions.values())
         self.lab.reset()
         self.stack = deploy_stack(
             self.clients,

@@ -105,9 +105,13 @@ class _Zygote:
 
     def fork(self, arguments: dict[str, Any]) -> tuple[int, Connection]:
         ours, theirs = socket.socketpair()
+        payload = json.dumps(arguments).encode()
         try:
             with self._lock:
-                socket.send_fds(self._control, [json.dumps(arguments).encode()], [theirs.fileno()])
+                # Length first (with the descriptor), then the arguments whole: a stream socket hands a large
+                # environment over in pieces.
+                socket.send_fds(self._control, [len(payload).to_bytes(8, "big")], [theirs.fileno()])
+                self._control.sendall(payload)
                 answer = self._control.recv(64)
         finally:
             theirs.close()
@@ -333,6 +337,18 @@ def _reap(workers: set[int]) -> None:
             workers.discard(pid)
 
 
+def _receive(control: socket.socket, size: int) -> bytes:
+    """Exactly ``size`` bytes from a stream socket (b"" only if it closes first)."""
+    chunks, left = [], size
+    while left:
+        chunk = control.recv(min(left, 1 << 20))
+        if not chunk:
+            return b""
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def _zygote_main(control_fd: int) -> None:
     """The fork server's loop."""
     import select
@@ -351,10 +367,11 @@ def _zygote_main(control_fd: int) -> None:
                 return  # the lab's process is gone
             if control not in ready:
                 continue
-            message, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
-            if not message:
+            header, fds, _, _ = socket.recv_fds(control, 8, 1)
+            if not header:
                 return
-            arguments = json.loads(message)
+            header += _receive(control, 8 - len(header))
+            arguments = json.loads(_receive(control, int.from_bytes(header, "big")))
             pid = os.fork()
             if pid == 0:
                 control.close()

@@ -216,10 +216,10 @@ def test_cli_round_trip_with_new_kinds(clients, workloads, lab_env, tmp_path):
 
 # -- the lab pipeline with the three workloads --------------------------------------------------------
 @pytest.fixture(scope="module")
-def pipeline(lab, _engine):
+def pipeline(lab):
     from incident_responder.lab.pipeline import LabPipeline
 
-    with LabPipeline.start(lab=lab, dispatcher=_engine, parameters={"RemediationMode": "propose_only"}) as running:
+    with LabPipeline.start(lab=lab, workers=True, parameters={"RemediationMode": "propose_only"}) as running:
         yield running
 
 

@@ -26,9 +26,11 @@ REPO = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")
-def _pipeline(lab, _engine):
-    """One pipeline for the module: starting its function URL processes costs seconds, a refresh does not."""
-    with LabPipeline.start(lab=lab, dispatcher=_engine, parameters={"RemediationMode": "propose_only"}) as running:
+def _pipeline(lab):
+    """One pipeline for the module: starting its function URL processes costs seconds, a refresh does not.
+    Its functions run in execution environments of their own, as the lab's commands run them: in this process,
+    a handler's environment swap raced the storms' and the concurrent executions' other threads."""
+    with LabPipeline.start(lab=lab, workers=True, parameters={"RemediationMode": "propose_only"}) as running:
         yield running, []
 
 
@@ -146,6 +148,19 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
 
     with urllib.request.urlopen(link, timeout=10) as fetched:  # moto serves the object at the signed address
         assert fetched.read().decode().startswith("<!DOCTYPE html>")
+
+
+def test_a_refresh_stops_the_execution_environments_of_the_functions_it_replaced(pipeline):
+    """moto names a redeployed function anew: the replaced one's workers must not pile up, one set per refresh."""
+    old = dict(pipeline.dispatcher.functions)
+    ingest = pipeline.stack.functions["IngestFunction"]
+    pipeline.dispatcher.invoke(ingest, {"Records": []})  # an execution environment started for it
+    pool = old[ingest].pool
+    assert pool is not None and pool._count == 1
+    pipeline.refresh()
+    assert set(pipeline.dispatcher.functions) == set(pipeline.stack.functions.values())
+    assert not set(old) & set(pipeline.dispatcher.functions)
+    assert pool._closed and pool._idle == []
 
 
 def test_ten_copies_of_one_alert_start_one_execution(pipeline):

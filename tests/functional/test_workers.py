@@ -36,6 +36,15 @@ def test_each_function_sees_its_own_environment_in_its_own_process():
         queue.close()
 
 
+def test_a_large_environment_reaches_the_worker_whole():
+    """The lab hands its whole environment to each worker; a shell's can be far beyond a socket's buffer."""
+    large = WorkerPool("big", HANDLER, {**os.environ, "WHO": "big", "PADDING": "x" * 300_000}, 30, 256)
+    try:
+        assert large.invoke({}, "r-1")["who"] == "big"
+    finally:
+        large.close()
+
+
 def test_concurrent_requests_get_more_environments_up_to_the_cap():
     capped = pool(max_workers=2)
     try:
