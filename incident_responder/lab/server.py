@@ -79,6 +79,7 @@ class Lab:
         from moto.server import ThreadedMotoServer
 
         from chaos.snapshots import default_state_dir, forget_endpoint
+        from incident_responder.lab.botocore_data import share_loaders
 
         for noisy in ("werkzeug", "moto.stepfunctions"):
             logging.getLogger(noisy).setLevel(logging.ERROR)
@@ -86,6 +87,7 @@ class Lab:
         # creates them through the API (lab/stack.py).
         logging.getLogger("moto").addFilter(_NOT_SUBSCRIPTIONS)  # the same instance: added once per process
         warnings.filterwarnings("ignore", message="Tried to parse AWS::SNS::Subscription", category=UserWarning)
+        share_loaders()  # before moto makes a session per service backend
         _answer_cloudtrail_lookups()
         _serialize_dynamodb_writes()
         _list_services_once()

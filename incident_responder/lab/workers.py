@@ -357,6 +357,9 @@ def _zygote_main(control_fd: int) -> None:
     for module in PRELOAD:
         with contextlib.suppress(ImportError):  # a module renamed since: its worker imports it instead
             importlib.import_module(module)
+    from incident_responder.lab.botocore_data import parse_models
+
+    parse_models()  # each worker's clients then find their service models parsed
     control = socket.socket(fileno=control_fd)
     workers: set[int] = set()
     try:

@@ -205,6 +205,9 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
             "build",
             "--build-in-source",
             "--parallel",
+            # A fresh build directory: samconfig.toml's build cache would only hash the whole folder (.venv and
+            # .tools included) to find nothing to reuse, a third of the build's CPU.
+            "--no-cached",
             "--build-dir",
             str(build_dir),
             "--template",
