@@ -308,6 +308,33 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
     assert counters == {"data-processor": 2, "orders": 1, "billing": 0, "account": 3}
 
 
+@pytest.mark.parametrize(
+    "operation, code",
+    [
+        ("PutItem", "ProvisionedThroughputExceededException"),  # RECEIVED
+        ("UpdateItem", "ThrottlingException"),  # the budgets, then every status
+    ],
+)
+def test_a_throttled_state_write_is_retried_not_the_end_of_the_incident(
+    clients, lab, lifecycle, dispatcher, operation, code
+):
+    """A throttled write changed nothing, so the state writes it again. The first three states had no Catch
+    but the breaker's: one throttle there ended the execution FAILED, before any record or notification."""
+    dispatcher.register("investigate", diagnosed)
+    dispatcher.register("propose", proposed)
+    machine = lifecycle()
+    lab.fail_requests(operation, service="dynamodb", code=code, times=2)
+    try:
+        with instant_retries() as delays:
+            incident, execution = start(clients, machine)
+    finally:
+        lab.clear_failures()
+    assert execution["status"] == "SUCCEEDED", (execution.get("error"), execution.get("cause"))
+    assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
+    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert len(delays) == 2 and all(0 <= d <= 2 for d in delays), delays  # jittered, from one second
+
+
 def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
     dispatcher.register("investigate", diagnosed)
     dispatcher.register("propose", proposed)

@@ -343,3 +343,22 @@ def test_every_terminal_write_in_the_definition_records_when_the_incident_ended(
     assert set(terminal_writes) >= TERMINAL_STATUSES - {"SUPPRESSED"}
     for name, expression in terminal_writes.items():
         assert "ended_at = :now" in expression, name
+
+
+def test_every_state_write_retries_a_throttle_and_nothing_that_may_have_written():
+    """A throttled DynamoDB write changed nothing: each state that writes retries it (test_state_machine runs
+    one). A 5xx or a timeout may have written, and a conditional write repeated would then fail its own
+    condition (RECEIVED would even read its own write as a replay): those are never retried."""
+    states = json.loads(ASL.read_text())["States"]
+    writes = {name: s for name, s in states.items() if s.get("Resource", "").startswith("arn:aws:states:::dynamodb:")}
+    assert len(writes) >= 20
+    throttles = {
+        "DynamoDB.ProvisionedThroughputExceededException",
+        "DynamoDB.ThrottlingException",
+        "DynamoDB.RequestLimitExceeded",
+    }
+    for name, state in writes.items():
+        retried = [error for retrier in state.get("Retry", []) for error in retrier["ErrorEquals"]]
+        assert set(retried) == throttles, name
+        (retrier,) = state["Retry"]
+        assert retrier["JitterStrategy"] == "FULL" and retrier["MaxAttempts"] >= 3, name
