@@ -173,7 +173,9 @@ class LabPipeline:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
 
         ``workers``: each function runs in execution environments of its own, in parallel (lab/workers.py);
-        False calls the handlers in this process one at a time (a test that replaces a handler's internals);
+        False calls the handlers in this process one at a time (a test that replaces a handler's internals; not
+        for concurrent incidents: the process's other threads read os.environ while a handler's variables come
+        and go);
         None: :data:`WORKERS_BY_DEFAULT`.
         """
         workers = WORKERS_BY_DEFAULT if workers is None else workers
