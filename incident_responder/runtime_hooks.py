@@ -10,7 +10,9 @@ is then shared by every environment, so after a restore this module drops:
 * Powertools Parameters' cache and providers: cached SSM values (the MCP bearer key, the model API key)
   are re-read and re-checked against their ``max_age``, through a new client;
 * the ``random`` module's state, re-seeded from the OS: otherwise every restored environment draws the
-  same "random" numbers (Powertools' log sampling, the X-Ray SDK's sampler, retry jitter).
+  same "random" numbers (Powertools' log sampling, the X-Ray SDK's sampler, retry jitter);
+* the MCP sessions' shared TLS context (:func:`incident_responder.mcp_client.tls_context`), made at first use
+  and so normally never in a snapshot: dropped all the same.
 
 Nothing else the project caches at module level depends on the environment it runs in: the compiled
 agent graph, validated settings and built pydantic models are the point of the snapshot. Credentials for
@@ -50,6 +52,9 @@ def refresh_after_restore() -> None:
     parameters = sys.modules.get("aws_lambda_powertools.utilities.parameters")
     if parameters is not None:
         parameters.clear_caches()  # cached values and the providers' clients
+    mcp_client = sys.modules.get("incident_responder.mcp_client")
+    if mcp_client is not None:
+        mcp_client.forget_tls_context()  # a TLS context is made anew, never shared by restored environments
 
 
 def warm_before_snapshot() -> None:

@@ -364,10 +364,11 @@ def test_after_a_restore_clients_credentials_cached_keys_and_seeds_are_new(snaps
     import boto3
     from aws_lambda_powertools.utilities.parameters.base import DEFAULT_PROVIDERS
 
-    from incident_responder import runtime_hooks
+    from incident_responder import mcp_client, runtime_hooks
     from incident_responder.aws import AwsClients
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    tls = mcp_client.tls_context()
     runtime_hooks.register()
     (after_restore,) = snapstart_runtime.after
     clients = AwsClients.shared()
@@ -390,6 +391,7 @@ def test_after_a_restore_clients_credentials_cached_keys_and_seeds_are_new(snaps
     assert AwsClients.shared() is not clients
     assert boto3.DEFAULT_SESSION is None
     assert "ssm" not in DEFAULT_PROVIDERS
+    assert mcp_client.tls_context() is not tls
 
 
 def test_every_handler_module_registers_the_hooks():
