@@ -136,3 +136,41 @@ def test_waiting_for_the_reconciled_status_reads_only_the_state_item(monkeypatch
     reads.clear()
     report_delivery._settled(None, DETAIL["incident_id"], "SUCCEEDED", 10)  # a success needs no reconcile
     assert reads == ["collect"]
+
+
+def test_only_incidents_ended_is_counted_by_status_the_other_metrics_by_service_alone(monkeypatch, capsys):
+    """The dashboard reads BreakerSuppressions and IncidentDuration under {service} alone; a dimension added to
+    the handler's Metrics applies to everything it flushes, so the status goes on IncidentsEnded by itself."""
+    import importlib
+
+    from incident_responder.lab.engine import LambdaContext
+
+    for key, value in {
+        "INCIDENT_STATE_TABLE": "state",
+        "INCIDENT_CONTEXT_TABLE": "context",
+        "ARTIFACTS_BUCKET": "artifacts",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    report = importlib.import_module("handlers.report")
+    monkeypatch.setattr(report.AwsClients, "shared", classmethod(lambda cls: None))
+    ended = {"incident_id": "i", "outcome": "reported", "status": "SUPPRESSED", "duration_seconds": 2.5}
+    monkeypatch.setattr(report, "deliver", lambda *a, **k: ended)
+    context = LambdaContext("report", 60, 256)
+    report.handler(
+        {"detail": {"executionArn": "arn:aws:states:us-east-1:1:execution:m:i", "status": "SUCCEEDED"}}, context
+    )
+    dimensions = {}
+    for line in capsys.readouterr().out.splitlines():
+        blob = json.loads(line) if line.startswith('{"_aws"') else None
+        for directive in (blob or {}).get("_aws", {}).get("CloudWatchMetrics", []):
+            for metric in directive["Metrics"]:
+                (names,) = directive["Dimensions"]
+                dimensions[metric["Name"]] = sorted(names)
+                assert (blob["service"], directive["Namespace"]) == ("report", "IncidentResponder")
+    assert dimensions == {
+        "IncidentsEnded": ["service", "status"],
+        "BreakerSuppressions": ["service"],
+        "IncidentDuration": ["service"],
+    }
