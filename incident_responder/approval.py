@@ -44,7 +44,7 @@ from incident_responder.contracts import (
     RemediationAction,
     actions_digest,
 )
-from incident_responder.notifications import SUBJECT_LIMIT, quote
+from incident_responder.notifications import quote, subject_line
 
 RECORD_PREFIX = "approval#"
 REJECTED_ERROR = "ApprovalRejected"  # the ASL's Catch on "Wait for approval" routes it to REJECTED
@@ -331,11 +331,9 @@ def approval_message(
 ) -> tuple[str, str]:
     """The request a person reads (plain text): what would change, the critic's view, the two links."""
     risk = shown.risk or _max_risk(actions)
-    subject = (
+    subject = subject_line(
         f"Approval needed: {incident.function_name} ({len(actions)} action{'s' * (len(actions) != 1)}, risk {risk})"
     )
-    if len(subject) > SUBJECT_LIMIT:
-        subject = subject[: SUBJECT_LIMIT - 1] + "…"
     lines = [
         f"Incident {incident.incident_id} on function {incident.function_name} is waiting for a person.",
         "Nothing has been changed yet: the actions below are applied only if you approve them.",

@@ -186,9 +186,7 @@ class _Layout:
             return [start, (x1, y_out), (x2, y_out), end]
         # Down into the band under a's row, along it to a column channel, up or down that channel to the band
         # over b's row, along it, and down into b: a channel lies between b's column and its neighbour.
-        index = cb + 1 if ca > cb else cb
-        if ca == cb:
-            index = cb + 1
+        index = cb if ca < cb else cb + 1
         x_mid = _lane_position(self.channel(index), lane, ("col", index), (a, b))
         y_in = _lane_position(self.gap_below(rb - 1), lane, ("row", rb - 1), (a, b))
         return [start, (x1, y_out), (x_mid, y_out), (x_mid, y_in), (x2, y_in), end]

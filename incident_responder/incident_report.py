@@ -389,12 +389,13 @@ def _timeline(detail: dict[str, Any]) -> str:
 def execution_svg(detail: dict[str, Any]) -> str | None:
     """The execution picture of :func:`collect`'s ``detail`` (``None`` without a history to draw)."""
     from incident_responder.execution_picture import render_svg, state_times
+    from incident_responder.lifecycle import entered_states
 
     definition = detail.get("definition")
     if not definition:
         return None
     events = detail.get("history") or []
-    visited = [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
+    visited = entered_states(events)
     status = detail.get("execution_status", "")
     return render_svg(
         definition,

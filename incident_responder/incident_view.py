@@ -27,7 +27,7 @@ def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
 def read_incident(clients: Any, incident_id: str) -> dict[str, Any] | None:
     """What :func:`gather` shows (``shown``), and what it was read from: the state item (``state``), the stored
     records (``records``) and the execution's history events (``events``), each read once (the report reuses them)."""
-    from incident_responder.lifecycle import get_incident_state, history
+    from incident_responder.lifecycle import entered_states, get_incident_state, history
     from incident_responder.store import load_record
 
     state = get_incident_state(clients, incident_id)
@@ -49,7 +49,7 @@ def read_incident(clients: Any, incident_id: str) -> dict[str, Any] | None:
     if state.get("execution_arn"):
         try:
             events = history(clients.get("stepfunctions"), state["execution_arn"])
-            visited = [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
+            visited = entered_states(events)
         except Exception as exc:  # noqa: BLE001 - the record is still worth showing without the history
             visited = [f"(history unavailable: {type(exc).__name__})"]
             unavailable.append(f"the execution's history ({type(exc).__name__})")

@@ -80,6 +80,11 @@ def start_incident(clients: AwsClients, state_machine_arn: str, incident: Incide
     return StartResult(incident_id=incident.incident_id, execution_arn=arn, duplicate=False)
 
 
+def incident_id_of(execution_arn: str) -> str:
+    """The incident an execution runs: its name (:func:`start_incident` names it so)."""
+    return execution_arn.rsplit(":", 1)[-1]
+
+
 def get_incident_state(clients: AwsClients, incident_id: str) -> dict[str, Any] | None:
     item = (
         clients.get("dynamodb")
@@ -138,7 +143,7 @@ def reconcile_execution(
     """
     if execution_status in ("RUNNING", "PENDING_REDRIVE"):
         return "still_running"
-    incident_id = execution_arn.rsplit(":", 1)[-1]  # the execution name is the incident id
+    incident_id = incident_id_of(execution_arn)
     state = get_incident_state(clients, incident_id)
     if state is None:
         return "unknown_incident"
@@ -202,7 +207,11 @@ def sweep_stuck(
 
 def states_entered(sfn: Any, execution_arn: str) -> list[str]:
     """The path taken: names of the states entered, in order (from GetExecutionHistory)."""
-    events = history(sfn, execution_arn)
+    return entered_states(history(sfn, execution_arn))
+
+
+def entered_states(events: list[dict[str, Any]]) -> list[str]:
+    """The names of the states entered, in order, in an execution's history events."""
     return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
 
 

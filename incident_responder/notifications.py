@@ -38,6 +38,11 @@ def quote(text: str | None, limit: int = PROSE_LIMIT) -> str:
     return json.dumps(flat, ensure_ascii=False)
 
 
+def subject_line(text: str) -> str:
+    """An SNS subject: at most SUBJECT_LIMIT characters (SNS refuses longer ones for email)."""
+    return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
+
+
 def _parameters(action: dict[str, Any]) -> str:
     parts = []
     for key, value in sorted((action.get("parameters") or {}).items()):
@@ -50,9 +55,7 @@ def proposal_notification(
     incident: Incident, diagnosis: dict[str, Any], proposal: RemediationProposal | None, *, reference: str | None
 ) -> Notification:
     faults = [FaultType(f).value for f in diagnosis.get("fault_types", [])]
-    subject = f"Remediation proposed: {incident.function_name} ({', '.join(faults) or 'no fault type'})"
-    if len(subject) > SUBJECT_LIMIT:
-        subject = subject[: SUBJECT_LIMIT - 1] + "…"
+    subject = subject_line(f"Remediation proposed: {incident.function_name} ({', '.join(faults) or 'no fault type'})")
     lines = [
         f"Incident {incident.incident_id} on function {incident.function_name}.",
         "Nothing has been applied: these are proposals for a person to review.",

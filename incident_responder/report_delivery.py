@@ -15,18 +15,13 @@ import json
 import time
 from typing import Any
 
-from incident_responder.notifications import SUBJECT_LIMIT, quote
+from incident_responder.notifications import quote, subject_line
 
 REPORT_KEY = "reports/{incident_id}/report.html"
 MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
 # Reported and counted, but nobody is told: the circuit breaker suppresses an alert storm's incidents so that
 # a storm costs nothing, and a message per suppressed incident would be a storm of its own.
 UNANNOUNCED = frozenset({"SUPPRESSED"})
-
-
-def incident_id_of(execution_arn: str) -> str:
-    """The execution's name is the incident id (the ingest function starts it so)."""
-    return execution_arn.rsplit(":", 1)[-1]
 
 
 def _settled(clients: Any, incident_id: str, execution_status: str, wait_seconds: float) -> dict[str, Any] | None:
@@ -49,9 +44,7 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
     """Subject and plain-text body: what ended how, the model's words quoted, and where the report is."""
     incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
     function = detail.get("function_name") or "unknown function"
-    subject = f"Incident report: {function} {status} ({incident_id})"
-    if len(subject) > SUBJECT_LIMIT:
-        subject = subject[: SUBJECT_LIMIT - 1] + "…"
+    subject = subject_line(f"Incident report: {function} {status} ({incident_id})")
     diagnosis = detail.get("diagnosis") or {}
     lines = [f"Incident {incident_id} on {function} ended {status}."]
     if detail.get("error_category") or detail.get("error_reason"):
@@ -84,6 +77,7 @@ def deliver(
     """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how."""
     from incident_responder.incident_report import render_html
     from incident_responder.incident_view import alert_to_end_seconds
+    from incident_responder.lifecycle import incident_id_of
 
     incident_id = incident_id_of(execution_arn)
     detail = _settled(clients, incident_id, execution_status, wait_seconds)

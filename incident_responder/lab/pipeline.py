@@ -59,7 +59,13 @@ from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.tokens import AGENTS
 from incident_responder.lab.workload import BurstResult, Workload, take_over_queue_polling, workload_for
-from incident_responder.lifecycle import TERMINAL_STATUSES, get_incident_state, history, states_entered
+from incident_responder.lifecycle import (
+    TERMINAL_STATUSES,
+    get_incident_state,
+    history,
+    incident_id_of,
+    states_entered,
+)
 from incident_responder.store import load_record
 from incident_responder.verification import InvocationSample, burst_probe, set_health_probe
 
@@ -463,7 +469,7 @@ class LabPipeline:
         lifecycle status the incident-state item takes. The history is read only for ``on_state``: reading it
         whole at every poll would cost the lab more CPU than the incident itself."""
         sfn = self.clients.get("stepfunctions")
-        incident_id = arn.rsplit(":", 1)[-1]  # the execution name is the incident id
+        incident_id = incident_id_of(arn)
         # Event-driven: moto announces history events and table writes in this process (engine.LAB_CHANGES);
         # this looks again only when something it reads changed.
         kinds = ("execution", "table") if on_status else ("execution",)

@@ -59,9 +59,7 @@ class _CfnLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
 
 def _intrinsic(loader: yaml.Loader, suffix: str, node: yaml.Node) -> dict[str, Any]:
     tag = node.tag[1:]
-    name = (
-        "Ref" if tag == "Ref" else "Condition" if tag == "Condition" else f"Fn::{tag}"
-    )  # as CloudFormation reads them
+    name = tag if tag in ("Ref", "Condition") else f"Fn::{tag}"  # as CloudFormation reads them
     if isinstance(node, yaml.ScalarNode):
         value: Any = loader.construct_scalar(node)
         if tag == "GetAtt":
