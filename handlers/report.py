@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from incident_responder import runtime_hooks
 from incident_responder.aws import AwsClients
@@ -39,11 +39,12 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         wait_seconds=config.report_settle_seconds,
     )
     if result["outcome"] == "reported":
-        # Its own metric: a dimension added to `metrics` would go on every metric it flushes, and the dashboard
-        # reads the other two by service alone.
-        with single_metric(name="IncidentsEnded", unit=MetricUnit.Count, value=1, namespace=metrics.namespace) as ended:
-            ended.add_dimension(name="service", value=metrics.service)
-            ended.add_dimension(name="status", value=result["status"] or "UNKNOWN")
+        # Flushed on its own: a dimension added to `metrics` would go on every metric it flushes, and the dashboard
+        # reads the other two by service alone. (Powertools' single_metric would ignore POWERTOOLS_METRICS_DISABLED.)
+        ended = EphemeralMetrics(namespace=metrics.namespace, service=metrics.service)
+        ended.add_dimension(name="status", value=result["status"] or "UNKNOWN")
+        ended.add_metric(name="IncidentsEnded", unit=MetricUnit.Count, value=1)
+        ended.flush_metrics()
         if result["status"] == "SUPPRESSED":
             metrics.add_metric(name="BreakerSuppressions", unit=MetricUnit.Count, value=1)
         if result["duration_seconds"] is not None:

@@ -174,3 +174,9 @@ def test_only_incidents_ended_is_counted_by_status_the_other_metrics_by_service_
         "BreakerSuppressions": ["service"],
         "IncidentDuration": ["service"],
     }
+    # Metrics switched off (the lab's quiet output): none of them is printed.
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    report.handler(
+        {"detail": {"executionArn": "arn:aws:states:us-east-1:1:execution:m:i", "status": "SUCCEEDED"}}, context
+    )
+    assert '"_aws"' not in capsys.readouterr().out
