@@ -6,27 +6,47 @@ STAMP  := $(VENV)/.installed
 # Validation tools that must not share the project's environment (aws-sam-cli pins its own stack).
 TOOLS       := .tools
 TOOLS_STAMP := $(TOOLS)/.installed
+# Every install comes from a committed lock with hashes and resolves nothing (scripts/locks.py says which
+# lock is whose). uv installs them, itself installed by pip from requirements/uv.txt into .uv.
+UV := .uv/bin/uv
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_PYTHON_DOWNLOADS := never
+STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools demo test test-fast lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
 
-# Idempotent bootstrap: re-installs only when pyproject.toml changes.
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(UV): requirements/uv.txt
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
+	touch $(UV)
+
+# Idempotent bootstrap: re-syncs only when the lock or pyproject.toml changes; a lock that no longer matches
+# pyproject.toml stops here (checked offline) instead of being re-resolved.
+$(STAMP): pyproject.toml uv.lock $(UV)
+	@$(UV) lock --check --offline --quiet 2>/dev/null || { echo "$(STALE_LOCK)" >&2; exit 1; }
+	$(UV) sync --frozen --extra dev --python $(PYTHON) --quiet
 	touch $(STAMP)
 
-$(TOOLS_STAMP):
-	test -x $(TOOLS)/venv/bin/python || $(PYTHON) -m venv $(TOOLS)/venv
-	$(TOOLS)/venv/bin/python -m pip install --quiet --upgrade pip
+$(TOOLS_STAMP): requirements/tools.txt requirements/package-lock.json $(UV)
+	test -x $(TOOLS)/venv/bin/python || $(UV) venv --quiet --python $(PYTHON) $(TOOLS)/venv
 	@# No bytecode at install: sam and cfn-lint run a few times, compiling only what they import.
-	$(TOOLS)/venv/bin/python -m pip install --quiet --no-compile aws-sam-cli
-	@if command -v npm >/dev/null; then npm install --silent --no-audit --no-fund --prefix $(TOOLS) asl-validator@4; \
+	$(UV) pip sync --quiet --require-hashes --python $(TOOLS)/venv/bin/python requirements/tools.txt
+	@if command -v npm >/dev/null; then cp requirements/package.json requirements/package-lock.json $(TOOLS)/ && \
+	  npm ci --silent --no-audit --no-fund --prefix $(TOOLS); \
 	  else echo "npm not found: the ASL validator test will be skipped"; fi
 	touch $(TOOLS_STAMP)
 
 install: $(STAMP)
 tools: $(TOOLS_STAMP)
+
+# After changing a dependency (pyproject.toml, requirements/*.in, lambda-exclude.txt, package.json): renew
+# every lock, keeping the versions of everything else. `make upgrade` moves everything to the newest
+# versions the inputs allow: its own change, reviewed and tested like any other.
+lock: $(UV)
+	$(PYTHON) scripts/locks.py lock
+upgrade: $(UV)
+	$(PYTHON) scripts/locks.py upgrade
+check-locks: $(UV)
+	$(PYTHON) scripts/locks.py check
 
 demo: $(STAMP)
 	$(BIN)/responder demo
@@ -81,7 +101,7 @@ bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py
 
 clean:
-	rm -rf $(VENV) $(TOOLS) build .aws-sam *.egg-info .pytest_cache .ruff_cache out
+	rm -rf $(VENV) $(TOOLS) .uv build .aws-sam *.egg-info .pytest_cache .ruff_cache out
 
 # ---------------------------------------------------------------- sam build targets
 # Functions get the project's source, precompiled for the runtime (cold start); the layers get the

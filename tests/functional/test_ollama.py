@@ -1,0 +1,76 @@
+"""RESPONDER_MODEL=ollama:<model>, the third --model choice the lock holds, against a local Ollama endpoint.
+
+The endpoint speaks Ollama's /api/chat (newline-delimited JSON chunks, tool calls with object arguments): the
+agent loop runs through it, tool result and all, with the versions of langchain-ollama and ollama uv.lock pins.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import anyio
+import pytest
+
+from incident_responder.agent.graph import run_agent
+from incident_responder.agent.models import create_chat_model
+from incident_responder.agent.supervisor import SUPERVISOR
+from tests.fakes import diagnosis, logs_provider
+
+pytest.importorskip("langchain_ollama", reason="the ollama extra is not installed")
+
+
+def chunk(name: str, args: dict) -> dict:
+    return {
+        "model": "local-model",
+        "created_at": "2026-11-24T00:00:00Z",
+        "message": {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": name, "arguments": args}}],
+        },
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": 200,
+        "eval_count": 20,
+    }
+
+
+@pytest.fixture
+def endpoint():
+    script: list[dict] = []
+    received: list[tuple[str, dict]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's API
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            received.append((self.path, request))
+            data = (json.dumps(script.pop(0)) + "\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson" if request.get("stream") else "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", script, received
+    server.shutdown()
+
+
+def test_ollama_endpoint_runs_the_agent_loop(endpoint):
+    base_url, script, received = endpoint
+    script += [chunk("get_recent_logs", {"lambda_name": "f"}), chunk("submit_diagnosis", diagnosis())]
+    model = create_chat_model("ollama:local-model", base_url=base_url)
+    result = anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
+    assert result.end_reason == "submitted" and result.payload.evidence[0].verified
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (400, 40)
+    path, first = received[0]
+    assert path == "/api/chat" and first["model"] == "local-model" and first["options"]["temperature"] == 0
+    assert {t["function"]["name"] for t in first["tools"]} == {"get_recent_logs", "submit_diagnosis"}
+    tool_reply = [m for m in received[1][1]["messages"] if m["role"] == "tool"][0]
+    assert "untrusted" in tool_reply["content"]
