@@ -16,7 +16,7 @@ STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit 
 .PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
 
 $(UV): requirements/uv.txt
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
+	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
 	touch $(UV)
 
 # Idempotent bootstrap: re-syncs only when the lock or pyproject.toml changes; a lock that no longer matches

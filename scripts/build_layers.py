@@ -14,6 +14,7 @@ build before anything is downloaded, with the command that renews it.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import distributions
@@ -34,7 +35,8 @@ def install(lock: Path, target: Path) -> list[str]:
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--upgrade", "--target", str(target)]
     command += [*platform, "--implementation", "cp", "--python-version", locks.LAYER_PYTHON, "--only-binary=:all:"]
     command += ["--require-hashes", "--no-deps", "-r", str(lock)]
-    subprocess.run(command, check=True)
+    # As root (a container, CI), pip warns about the system's packages: --target touches none of them.
+    subprocess.run(command, check=True, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"})
     return sorted(d.metadata["Name"] for d in distributions(path=[str(target)]))
 
 

@@ -163,7 +163,11 @@ def check(uv: Path | None = None) -> list[str]:
         if not lock.exists():
             problems.append(f"{name} is missing: {STALE}")
             continue
-        if recorded_digest(lock) != digest(inputs_of(lock)):
+        try:
+            current = digest(inputs_of(lock))
+        except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+            return [f"the locks' inputs cannot be read ({type(exc).__name__}: {exc}): fix them, then run `make lock`"]
+        if recorded_digest(lock) != current:
             problems.append(f"{name} was not made from the current inputs ({_input_names(lock)}): {STALE}")
         try:
             parsed[lock] = parse_requirements(lock)
@@ -192,7 +196,9 @@ def check(uv: Path | None = None) -> list[str]:
     shipped = sorted((set(layers[0]) | set(layers[1])) & set(requirement_names(EXCLUDE)))
     if shipped:
         problems.append(f"the layer locks hold {', '.join(shipped)}, which lambda-exclude.txt excludes: {STALE}")
-    if NPM_MANIFEST.exists() and NPM_LOCK.exists():
+    if NPM_MANIFEST.exists() and not NPM_LOCK.exists():
+        problems.append(f"requirements/package-lock.json is missing: {STALE}")
+    elif NPM_MANIFEST.exists():
         wanted = json.loads(NPM_MANIFEST.read_text()).get("dependencies", {})
         locked = json.loads(NPM_LOCK.read_text()).get("packages", {}).get("", {}).get("dependencies", {})
         if wanted != locked:

@@ -157,3 +157,22 @@ def test_the_layer_build_installs_exactly_its_lock_hash_checked(copy, layer):
     single.write_text(re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, single.read_text()))
     with pytest.raises(subprocess.CalledProcessError):
         build_layers.install(single, copy / "other")
+
+
+def test_the_layer_locks_are_resolved_for_the_runtime_the_template_deploys():
+    """Moving the functions to another Python or architecture means resolving the layers for it."""
+    from incident_responder.lab.stack import load_template
+
+    template = load_template()
+    locks = load_locks(REPO)
+    globals_ = template["Globals"]["Function"]
+    assert globals_["Runtime"] == f"python{locks.LAYER_PYTHON}"
+    assert locks.LAYER_PLATFORM.startswith(f"{globals_['Architectures'][0]}-manylinux_")
+    layers = [r for r in template["Resources"].values() if r["Type"] == "AWS::Serverless::LayerVersion"]
+    assert layers and all(r["Properties"]["CompatibleRuntimes"] == [globals_["Runtime"]] for r in layers)
+
+
+def test_unreadable_inputs_are_named_not_a_traceback(copy):
+    (copy / "pyproject.toml").write_text("[project\nname = 'x'\n")
+    (problem,) = load_locks(copy).check()
+    assert problem.startswith("the locks' inputs cannot be read (TOMLDecodeError") and "make lock" in problem
