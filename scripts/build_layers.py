@@ -34,7 +34,9 @@ def install(lock: Path, target: Path) -> list[str]:
     platform = [arg for tag in PLATFORMS for arg in ("--platform", tag)]
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--upgrade", "--target", str(target)]
     command += [*platform, "--implementation", "cp", "--python-version", locks.LAYER_PYTHON, "--only-binary=:all:"]
-    command += ["--require-hashes", "--no-deps", "-r", str(lock)]
+    # Requires-Python was settled for the runtime when the lock was made. Older pips (23.2 seen) hold an index's
+    # published metadata against the Python running the build: a 3.11 refused a wheel requiring >=3.12.
+    command += ["--require-hashes", "--no-deps", "--ignore-requires-python", "-r", str(lock)]
     # As root (a container, CI), pip warns about the system's packages: --target touches none of them.
     subprocess.run(command, check=True, env={**os.environ, "PIP_ROOT_USER_ACTION": "ignore"})
     return sorted(d.metadata["Name"] for d in distributions(path=[str(target)]))

@@ -4,6 +4,7 @@ with a message that says to run `make lock`, by the check and by the layer build
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -176,3 +177,63 @@ def test_unreadable_inputs_are_named_not_a_traceback(copy):
     (copy / "pyproject.toml").write_text("[project\nname = 'x'\n")
     (problem,) = load_locks(copy).check()
     assert problem.startswith("the locks' inputs cannot be read (TOMLDecodeError") and "make lock" in problem
+
+
+def _wheel(folder: Path, name: str, requires_python: str) -> Path:
+    """A minimal pure wheel (PEP 427) whose metadata requires ``requires_python``."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {
+        f"{name}/__init__.py": "",
+        f"{name}-1.0.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nRequires-Python: {requires_python}\n",
+        f"{name}-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},{len(text)}"
+        for path, text in files.items()
+    ]
+    files[f"{name}-1.0.dist-info/RECORD"] = "\n".join([*record, f"{name}-1.0.dist-info/RECORD,,"]) + "\n"
+    wheel = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def test_the_layer_build_installs_what_the_runtime_python_may_run_whatever_python_builds(copy, monkeypatch):
+    """The lock settled Requires-Python for the runtime: a newer requirement than the building Python's is
+    installed anyway. pip alone refuses it when an index publishes the wheel's metadata (PEP 658, as PyPI
+    does): it holds that against the interpreter it runs on, --python-version or not."""
+    import hashlib
+    import html
+
+    newer = f">={sys.version_info.major}.{sys.version_info.minor + 1}"
+    project = copy / "simple" / "newer-only"
+    project.mkdir(parents=True)
+    wheel = _wheel(project, "newer_only", newer)
+    metadata = f"Metadata-Version: 2.1\nName: newer_only\nVersion: 1.0\nRequires-Python: {newer}\n"
+    Path(f"{wheel}.metadata").write_text(metadata)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    metadata_digest = hashlib.sha256(metadata.encode()).hexdigest()
+    (project / "index.html").write_text(
+        f'<a href="{wheel.name}#sha256={digest}" data-requires-python="{html.escape(newer)}" '
+        f'data-dist-info-metadata="sha256={metadata_digest}" data-core-metadata="sha256={metadata_digest}">{wheel.name}</a>'
+    )
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", (copy / "simple").as_uri())
+    lock = copy / "one.txt"
+    lock.write_text(f"newer-only==1.0 --hash=sha256:{digest}\n")
+    # With the Python `sam build` runs the Makefile's layer targets with (PYTHON, python3 by default) and its pip.
+    python = shutil.which(os.environ.get("PYTHON", "python3")) or sys.executable
+    out = subprocess.run(
+        [python, "-c", f"import build_layers; print(build_layers.install({str(lock)!r}, {str(copy / 'layer')!r}))"],
+        cwd=copy / "scripts",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.strip() == "['newer_only']", out.stderr[-2000:]
