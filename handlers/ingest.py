@@ -1,8 +1,9 @@
-"""SNS -> ingest: each alert starts an incident, joins the one under way for its fault, or is rejected.
+"""SNS -> ingest: each alert starts an incident, joins the one under way for its fault, is ignored, or is rejected.
 
 See :mod:`incident_responder.ingest` for the outcomes. A rejected alert is logged with the reason and
 sent, untouched, to the dead-letter queue: neither retried pointlessly nor lost, and it starts
-nothing. An event that is not SNS at all raises, so Lambda's own retries and the function's
+nothing. An ignored one (an alarm's change into OK or INSUFFICIENT_DATA) is logged at INFO and counted under
+AlertsIgnored: it pages nobody. An event that is not SNS at all raises, so Lambda's own retries and the function's
 dead-letter queue keep it; so do AWS errors (throttled DynamoDB or Step Functions), which are retried.
 """
 
@@ -32,6 +33,7 @@ METRIC_FOR_OUTCOME = {
     "started": "IncidentsStarted",
     "duplicate": "AlertsDuplicate",
     "attached": "AlertsAttached",
+    "ignored": "AlertsIgnored",
     "rejected": "AlertsRejected",
 }
 
@@ -99,6 +101,9 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             )
             dead_letter(config.dead_letter_queue_url, message, result.reason or "rejected", message_id)
             summary["rejected"].append(message_id)
+        elif result.outcome == "ignored":
+            logger.info("alert ignored", extra={"reason": result.reason, "sns_message_id": message_id})
+            summary["ignored"].append(message_id)
         else:
             logger.info(f"alert {result.outcome}", extra=result.model_dump(exclude_none=True))
             summary[result.outcome].append(result.incident_id or "")

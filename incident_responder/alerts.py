@@ -19,9 +19,9 @@ import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from incident_responder.contracts import Incident
 
@@ -41,6 +41,15 @@ class FunctionNotNamedError(MalformedAlertError):
         )
 
 
+class AlertIgnoredError(Exception):
+    """A well-formed notification that is no incident: an alarm's change into OK or INSUFFICIENT_DATA.
+    Ingest logs it and counts it; it is not malformed, so it is never dead-lettered."""
+
+
+class ForeignAlertError(MalformedAlertError):
+    """An alarm of another account or Region than the stack's: its function is not one this stack can see."""
+
+
 # A sender's clock may run a little ahead; an alert from further in the future means nothing.
 CLOCK_SKEW = timedelta(minutes=5)
 # Nor does one from before Lambda existed (fromisoformat reads "1111111111..." as the year 1111).
@@ -48,8 +57,33 @@ EARLIEST = datetime(2014, 11, 13, tzinfo=UTC)
 
 
 class AlarmDimension(BaseModel):
-    name: str
-    value: str
+    # SNS notifications spell them name/value; DescribeAlarms, Name/Value.
+    model_config = ConfigDict(populate_by_name=True)
+    name: str = Field(validation_alias=AliasChoices("name", "Name"))
+    value: str = Field(validation_alias=AliasChoices("value", "Value"))
+
+
+class AlarmMetric(BaseModel):
+    """One metric an alarm reads: the trigger's own, or one of a metric-math or anomaly-detection alarm's."""
+
+    model_config = ConfigDict(extra="allow")
+    MetricName: str | None = None
+    Namespace: str | None = None
+    Dimensions: list[AlarmDimension] = Field(default_factory=list)
+
+
+class AlarmMetricStat(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    Metric: AlarmMetric | None = None
+
+
+class AlarmMetricQuery(BaseModel):
+    """An entry of ``Trigger.Metrics``: a metric (``MetricStat``) or an expression over others."""
+
+    model_config = ConfigDict(extra="allow")
+    Id: str | None = None
+    Expression: str | None = None
+    MetricStat: AlarmMetricStat | None = None
 
 
 class AlarmTrigger(BaseModel):
@@ -57,19 +91,31 @@ class AlarmTrigger(BaseModel):
     MetricName: str | None = None
     Namespace: str | None = None
     Dimensions: list[AlarmDimension] = Field(default_factory=list)
+    # Metric math (e.g. Errors / Invocations) and anomaly detection (ANOMALY_DETECTION_BAND around a metric).
+    Metrics: list[AlarmMetricQuery] = Field(default_factory=list)
+
+    def metrics(self) -> list[AlarmMetric]:
+        """Every metric the alarm reads, the trigger's own first."""
+        own = [AlarmMetric(MetricName=self.MetricName, Namespace=self.Namespace, Dimensions=self.Dimensions)]
+        queried = [q.MetricStat.Metric for q in self.Metrics if q.MetricStat and q.MetricStat.Metric]
+        return [m for m in own if m.Dimensions] + queried
 
 
 class AlarmNotification(BaseModel):
-    """The body CloudWatch publishes to SNS when an alarm changes state."""
+    """The body CloudWatch publishes to SNS when an alarm changes state (CloudWatch User Guide, "Schema of
+    Amazon SNS notifications when alarms change state")."""
 
     model_config = ConfigDict(extra="allow")
     AlarmName: str
     NewStateValue: str
     NewStateReason: str | None = None
+    OldStateValue: str | None = None
     StateChangeTime: str
     AlarmArn: str | None = None
     AWSAccountId: str | None = None
-    Trigger: AlarmTrigger
+    # A metric alarm has a Trigger; a composite alarm an AlarmRule over other alarms instead.
+    Trigger: AlarmTrigger | None = None
+    AlarmRule: str | None = None
 
 
 class ProjectAlert(BaseModel):
@@ -109,38 +155,80 @@ def incident_id_for(function_name: str, detected_at: str, discriminator: str) ->
     return f"{function_name[:50]}-{stamp}-{digest}"
 
 
-def _queue_from_dimensions(trigger: AlarmTrigger) -> str | None:
-    if trigger.Namespace != "AWS/SQS":
+# A Lambda qualifier: $LATEST, a version number or an alias name.
+QUALIFIER_RE = re.compile(r"\$LATEST|[A-Za-z0-9_-]{1,128}")
+
+
+class Home(NamedTuple):
+    """The account and Region a responder stack watches (from any ARN of the stack's own)."""
+
+    account: str
+    region: str
+
+    @classmethod
+    def of(cls, arn: str) -> Home | None:
+        parts = arn.split(":")
+        return cls(account=parts[4], region=parts[3]) if len(parts) > 5 and parts[0] == "arn" else None
+
+
+def _queue_of(metric: AlarmMetric) -> str | None:
+    if metric.Namespace != "AWS/SQS":
         return None
-    return next((dim.value for dim in trigger.Dimensions if dim.name == "QueueName"), None)
+    return next((dim.value for dim in metric.Dimensions if dim.name == "QueueName"), None)
 
 
-def _function_from_dimensions(trigger: AlarmTrigger) -> str | None:
-    for dim in trigger.Dimensions:
-        if dim.name == "FunctionName":
-            return dim.value.split(":")[0]
-        if dim.name == "LogGroupName" and dim.value.startswith("/aws/lambda/"):
-            return dim.value.removeprefix("/aws/lambda/")
-    return None
+def _function_of(alarm_name: str, metric: AlarmMetric) -> tuple[str, str | None] | None:
+    """(function, qualifier) a metric is about: FunctionName, with the alias or version that Lambda's
+    ``Resource`` (``function:qualifier``) or ``ExecutedVersion`` dimension names; or a /aws/lambda/ log group."""
+    dims = {dim.name: dim.value for dim in metric.Dimensions}
+    if "FunctionName" in dims:
+        function, _, qualifier = dims["FunctionName"].partition(":")
+        resource = dims.get("Resource", "")
+        if resource.startswith(f"{function}:"):
+            qualifier = resource.removeprefix(f"{function}:")
+        qualifier = qualifier or dims.get("ExecutedVersion", "")
+        if qualifier and not QUALIFIER_RE.fullmatch(qualifier):
+            raise MalformedAlertError(
+                f"alarm {alarm_name!r}: {qualifier[:100]!r} is not a Lambda alias or version of {function[:64]!r}"
+            )
+        return function, qualifier or None
+    group = dims.get("LogGroupName", "")
+    return (group.removeprefix("/aws/lambda/"), None) if group.startswith("/aws/lambda/") else None
 
 
-def parse_alert(message: str | dict[str, Any], now: datetime | None = None) -> Incident:
+def _check_home(what: str, account: str | None, region: str | None, home: Home | None) -> None:
+    """An alert of another account or Region names a function this stack cannot see, whatever its name."""
+    if home is None or ((not account or account == home.account) and (not region or region == home.region)):
+        return
+    raise ForeignAlertError(
+        f"{what} is from account {account or home.account}, Region {region or home.region}; this responder "
+        f"watches account {home.account} in {home.region}, where a function of the same name is another "
+        "function: deploy a responder in that account and Region, or send this one only its own alarms"
+    )
+
+
+def parse_alert(message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None) -> Incident:
     """An Incident from an SNS message body (string or already-decoded JSON).
 
     Whatever the input, this returns an Incident or raises MalformedAlertError with the reason: deep
     nesting and integers too long to convert are reasons too, never a crash. An alarm on a queue raises
     :class:`FunctionNotNamedError` (its ``pending`` is the :class:`QueueAlarm`): see :func:`read_alert`.
+    A change into OK or INSUFFICIENT_DATA raises :class:`AlertIgnoredError`.
     """
-    alert = read_alert(message, now)
+    alert = read_alert(message, now, home)
     if isinstance(alert, QueueAlarm):
         raise FunctionNotNamedError(alert)
     return alert
 
 
-def read_alert(message: str | dict[str, Any], now: datetime | None = None) -> Incident | QueueAlarm:
+def read_alert(
+    message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None
+) -> Incident | QueueAlarm:
     """An Incident, or a :class:`QueueAlarm` for an alarm that watches a queue rather than a function.
 
-    Raises MalformedAlertError with the reason for anything else, as :func:`parse_alert` does.
+    Raises AlertIgnoredError for an alarm's change into a state other than ALARM (checked before anything
+    else the alarm says), ForeignAlertError for an alert of another account or Region than ``home``'s, and
+    MalformedAlertError with the reason for anything else, as :func:`parse_alert` does.
     """
     if isinstance(message, str):
         try:
@@ -156,9 +244,11 @@ def read_alert(message: str | dict[str, Any], now: datetime | None = None) -> In
     alert: Incident | QueueAlarm
     try:
         if "AlarmName" in message:
-            alert = _from_alarm(AlarmNotification.model_validate(message))
+            alert = _from_alarm(AlarmNotification.model_validate(message), home)
         else:
-            alert = _from_project_alert(ProjectAlert.model_validate(message))
+            project = ProjectAlert.model_validate(message)
+            _check_home(f"alert for {project.function_name!r}", project.account_id, project.region, home)
+            alert = _from_project_alert(project)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']}" for e in exc.errors(include_input=False)[:5]
@@ -196,18 +286,46 @@ def fault_signature(incident: Incident) -> str:
     return f"error:{incident.error_type or ''}"
 
 
-def _from_alarm(alarm: AlarmNotification) -> Incident | QueueAlarm:
-    function = _function_from_dimensions(alarm.Trigger)
-    queue = None if function else _queue_from_dimensions(alarm.Trigger)
-    if not function and queue is None:
+def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident | QueueAlarm:
+    name = alarm.AlarmName
+    if alarm.NewStateValue != "ALARM":
+        since = f" from {alarm.OldStateValue}" if alarm.OldStateValue else ""
+        raise AlertIgnoredError(
+            f"alarm {name!r} changed to {alarm.NewStateValue[:40]}{since[:50]}: only a change into ALARM opens an incident"
+        )
+    arn = (alarm.AlarmArn or "").split(":")
+    _check_home(
+        f"alarm {name!r}",
+        alarm.AWSAccountId or (arn[4] if len(arn) > 5 else None),
+        arn[3] if len(arn) > 5 else None,
+        home,
+    )
+    if alarm.Trigger is None:
+        if alarm.AlarmRule:
+            raise MalformedAlertError(
+                f"alarm {name!r} is a composite alarm ({alarm.AlarmRule[:200]}), which names no function itself: "
+                "send the child alarms that watch the function to this topic"
+            )
         raise MalformedAlertError(
-            f"alarm {alarm.AlarmName!r} has no FunctionName or /aws/lambda/ log group dimension, "
+            f"alarm {name!r} has neither a Trigger (a metric alarm) nor an AlarmRule (a composite)"
+        )
+    metrics = alarm.Trigger.metrics()
+    found = {f for f in (_function_of(name, m) for m in metrics) if f}
+    functions = sorted({function for function, _ in found})
+    if len(functions) > 1:
+        raise MalformedAlertError(
+            f"alarm {name!r} reads the metrics of several functions ({', '.join(functions)[:300]}): an incident is "
+            "about one function, so none is chosen; alarm on each function's own metrics"
+        )
+    if functions:
+        qualifiers = {qualifier for _, qualifier in found if qualifier}
+        return _incident(alarm, functions[0], qualifier=qualifiers.pop() if len(qualifiers) == 1 else None)
+    queue = next((q for q in map(_queue_of, metrics) if q), None)
+    if queue is None:
+        raise MalformedAlertError(
+            f"alarm {name!r} has no FunctionName or /aws/lambda/ log group dimension in the metrics it reads, "
             "nor the QueueName of an AWS/SQS metric"
         )
-    if alarm.NewStateValue != "ALARM":
-        raise MalformedAlertError(f"alarm {alarm.AlarmName!r} is in state {alarm.NewStateValue}, not ALARM")
-    if function:
-        return _incident(alarm, function)
     if not QUEUE_NAME_RE.fullmatch(queue or ""):
         raise MalformedAlertError(f"alarm {alarm.AlarmName!r}: QueueName {queue[:100]!r} is not an SQS queue name")
     # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME; the queue is in the alarm's region and account.
@@ -222,21 +340,31 @@ def _from_alarm(alarm: AlarmNotification) -> Incident | QueueAlarm:
     return QueueAlarm(alarm=alarm, queue_name=queue, queue_arn=f"arn:{arn[1]}:sqs:{region}:{account}:{queue}")
 
 
-def _incident(alarm: AlarmNotification, function: str, resolved_from: str | None = None) -> Incident:
+def _incident(
+    alarm: AlarmNotification, function: str, resolved_from: str | None = None, qualifier: str | None = None
+) -> Incident:
     region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
+    trigger = alarm.Trigger or AlarmTrigger()
     return Incident(
         incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
         function_name=function,
+        qualifier=qualifier,
         source="cloudwatch_alarm",
         detected_at=alarm.StateChangeTime,
         resolved_from=resolved_from,
         alarm_name=alarm.AlarmName,
-        metric_name=alarm.Trigger.MetricName,
-        namespace=alarm.Trigger.Namespace,
+        metric_name=_metric_names(trigger),
+        namespace=trigger.Namespace or next((m.Namespace for m in trigger.metrics() if m.Namespace), None),
         reason=(alarm.NewStateReason or "")[:2000] or None,
         region=region,
         account_id=alarm.AWSAccountId,
     )
+
+
+def _metric_names(trigger: AlarmTrigger) -> str | None:
+    """The metric the alarm watches; for metric math, the metrics it reads (``Errors, Invocations``)."""
+    names = [trigger.MetricName] if trigger.MetricName else [m.MetricName for m in trigger.metrics() if m.MetricName]
+    return ", ".join(dict.fromkeys(names))[:200] or None
 
 
 def _from_project_alert(alert: ProjectAlert) -> Incident:

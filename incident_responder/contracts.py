@@ -58,6 +58,11 @@ class Incident(Contract):
 
     incident_id: str = Field(pattern=INCIDENT_ID_PATTERN)
     function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    qualifier: str | None = Field(
+        default=None,
+        pattern=r"^(\$LATEST|[A-Za-z0-9_-]{1,128})$",
+        description="the alias or version the alarm named (Lambda's Resource or ExecutedVersion dimension)",
+    )
     source: Literal["cloudwatch_alarm", "alert"]
     detected_at: str = Field(description="ISO 8601 time the alert fired")
     resolved_from: str | None = Field(

@@ -2,9 +2,14 @@
 
 Each alert ends in exactly one outcome:
 
+``ignored``
+    An alarm's change into OK or INSUFFICIENT_DATA: no incident, and nothing wrong with it either (alarms
+    commonly notify the same topic of every change). Logged and counted, never dead-lettered. It does not
+    end an open incident of the same alarm: the responder's own verification says whether a fix held.
 ``rejected``
-    It means nothing: malformed, a time that is no time, a function that was never onboarded, or an
-    alarm on a queue that no onboarded function reads (or that several do: it says which). It goes to
+    It means nothing: malformed, a time that is no time, a function that was never onboarded, an alarm of
+    another account or Region than the stack's, an alarm over several functions' metrics, or an alarm on a
+    queue that no onboarded function reads (or that several do: it says which). It goes to
     the dead-letter queue with the reason and starts nothing (so it spends no budget).
 ``started``
     The first alert of its group: the incident's lifecycle execution is started.
@@ -33,7 +38,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from incident_responder.alerts import MalformedAlertError, QueueAlarm, fault_signature, read_alert
+from incident_responder.alerts import (
+    AlertIgnoredError,
+    Home,
+    MalformedAlertError,
+    QueueAlarm,
+    fault_signature,
+    read_alert,
+)
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name, onboarded_arn
 from incident_responder.contracts import Incident
@@ -44,7 +56,7 @@ MAX_LISTED_ALERTS = 500
 
 
 class IngestOutcome(BaseModel):
-    outcome: Literal["started", "duplicate", "attached", "rejected"]
+    outcome: Literal["started", "duplicate", "attached", "ignored", "rejected"]
     incident_id: str | None = None
     alert_incident_id: str | None = None
     execution_arn: str | None = None
@@ -94,13 +106,14 @@ def resolve_queue_alarm(clients: AwsClients, pending: QueueAlarm, baseline_table
 
 
 def incident_from_alert(
-    clients: AwsClients, message: str | dict[str, Any], baseline_table: str | None = None
+    clients: AwsClients, message: str | dict[str, Any], baseline_table: str | None = None, home: Home | None = None
 ) -> Incident:
     """:func:`~incident_responder.alerts.parse_alert`, with an alarm on a queue resolved to its function.
 
-    Raises MalformedAlertError (an :class:`UnresolvedAlertError` for a queue no single function reads).
+    Raises AlertIgnoredError (a change into OK or INSUFFICIENT_DATA) or MalformedAlertError (an
+    :class:`UnresolvedAlertError` for a queue no single function reads).
     """
-    alert = read_alert(message)
+    alert = read_alert(message, home=home)
     return resolve_queue_alarm(clients, alert, baseline_table) if isinstance(alert, QueueAlarm) else alert
 
 
@@ -120,7 +133,10 @@ def ingest_alert(
     now: float | None = None,
 ) -> IngestOutcome:
     try:
-        incident = incident_from_alert(clients, message, baseline_table)
+        # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours.
+        incident = incident_from_alert(clients, message, baseline_table, Home.of(state_machine_arn))
+    except AlertIgnoredError as exc:
+        return IngestOutcome(outcome="ignored", reason=str(exc))
     except MalformedAlertError as exc:
         return IngestOutcome(outcome="rejected", reason=str(exc))
     # A function found through its event source mapping was found in the baseline table: it is onboarded.

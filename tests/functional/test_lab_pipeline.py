@@ -366,3 +366,40 @@ def test_a_clean_restore_leaves_nothing_of_the_last_incident_and_says_when_it_ca
     problems = pipeline.clean_restore()
     assert any(p.startswith("orders-api: 1 difference(s) from its baseline") for p in problems), problems
     assert any(p.startswith("queue-consumer: its baseline was recorded again") for p in problems), problems
+
+
+def test_recoveries_are_ignored_and_an_alias_travels_with_the_incident(pipeline):
+    """OK and INSUFFICIENT_DATA notifications of a real alarm (alarms often notify the topic of every change)
+    start nothing and page nobody; an alarm on an alias keeps it in the incident the execution runs."""
+    topic = pipeline.stack.output("IncidentTopicArn")
+    sns = pipeline.clients.get("sns")
+    account, region = pipeline.state_machine_arn.split(":")[4], pipeline.state_machine_arn.split(":")[3]
+
+    def alarm(state: str, **dimensions: str) -> str:
+        return json.dumps(
+            {
+                "AlarmName": "data-processor-errors",
+                "AWSAccountId": account,
+                "NewStateValue": state,
+                "NewStateReason": "Threshold Crossed",
+                "StateChangeTime": "2026-11-24T11:43:27.123+0000",
+                "AlarmArn": f"arn:aws:cloudwatch:{region}:{account}:alarm:data-processor-errors",
+                "OldStateValue": "ALARM" if state != "ALARM" else "OK",
+                "Trigger": {
+                    "MetricName": "Errors",
+                    "Namespace": "AWS/Lambda",
+                    "Dimensions": [{"name": k, "value": v} for k, v in dimensions.items()],
+                },
+            }
+        )
+
+    for state in ("OK", "INSUFFICIENT_DATA"):
+        sns.publish(TopicArn=topic, Message=alarm(state, FunctionName="data-processor"))
+    ingest = pipeline.stack.functions["IngestFunction"]
+    assert pipeline.dispatcher.functions[ingest].invocations == 2
+    assert dead_letters(pipeline) == [] and executions(pipeline) == []
+    sns.publish(TopicArn=topic, Message=alarm("ALARM", FunctionName="data-processor", Resource="data-processor:live"))
+    (execution,) = executions(pipeline)
+    described = pipeline.clients.get("stepfunctions").describe_execution(executionArn=execution["executionArn"])
+    incident = json.loads(described["input"])["incident"]
+    assert (incident["function_name"], incident["qualifier"]) == ("data-processor", "live")
