@@ -329,7 +329,6 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
     if not QUEUE_NAME_RE.fullmatch(queue or ""):
         raise MalformedAlertError(f"alarm {alarm.AlarmName!r}: QueueName {queue[:100]!r} is not an SQS queue name")
     # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME; the queue is in the alarm's region and account.
-    arn = (alarm.AlarmArn or "").split(":")
     account = alarm.AWSAccountId or (arn[4] if len(arn) > 5 else "")
     region = arn[3] if len(arn) > 5 and arn[0] == "arn" and re.fullmatch(r"aws[a-z-]*", arn[1]) else ""
     if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or not re.fullmatch(r"\d{12}", account):

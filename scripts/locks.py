@@ -286,11 +286,10 @@ def lock(uv: Path, upgrade: bool = False) -> None:
     if upgrade:
         _refresh_build_constraint(uv)
     _run([str(uv), "lock", "--quiet"] + (["--upgrade"] if upgrade else []))
-    _compile(uv, UV_TXT, str(UV_IN.relative_to(REPO)), "--universal", "--python-version", TOOLS_PYTHON, upgrade=upgrade)
-    _stamp(UV_TXT)
-    tools = ["--universal", "--python-version", TOOLS_PYTHON]
-    _compile(uv, TOOLS_LOCK, str(TOOLS_IN.relative_to(REPO)), *tools, upgrade=upgrade)
-    _stamp(TOOLS_LOCK)
+    # uv and the tools run on whatever Python the developer has (the project's floor and newer, any platform).
+    for source, output in ((UV_IN, UV_TXT), (TOOLS_IN, TOOLS_LOCK)):
+        _compile(uv, output, shown(source), "--universal", "--python-version", TOOLS_PYTHON, upgrade=upgrade)
+        _stamp(output)
     with tempfile.TemporaryDirectory() as work:
         # The layers are held to uv.lock's versions: exported as constraints (markers evaluated for python3.12).
         pins = Path(work, "uv-lock-pins.txt")

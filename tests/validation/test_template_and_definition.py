@@ -146,10 +146,6 @@ def _locks_module():
     return module
 
 
-def _excluded_distributions() -> set[str]:
-    return set(_locks_module().requirement_names(REPO / "requirements" / "lambda-exclude.txt"))
-
-
 # Imported with every handler's artifacts below: counts the modules Python had to compile from source.
 _COUNT_COMPILED = """
 import importlib._bootstrap_external as external, sys
@@ -237,10 +233,11 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
     # Each layer holds exactly its lock's pins (requirements/lambda.txt, requirements/openai-layer.txt), and
     # so nothing requirements/lambda-exclude.txt names.
     locks = _locks_module()
+    excluded = set(locks.requirement_names(locks.EXCLUDE))
     for folder, lock in ((layer, locks.DEPENDENCIES_LAYER), (openai_layer, locks.OPENAI_LAYER)):
         shipped = {locks.canonical(d.metadata["Name"]): d.version for d in distributions(path=[str(folder)])}
         assert shipped == {name: pin["version"] for name, pin in locks.parse_requirements(lock).items()}, folder
-        assert not set(shipped) & _excluded_distributions(), set(shipped) & _excluded_distributions()
+        assert not set(shipped) & excluded, set(shipped) & excluded
     # `sam package` dates every file 1980-01-01; Lambda's file systems are read-only (-B). The bytecode
     # shipped must serve anyway: no module of the project or its layers compiled at import.
     for path in build_dir.rglob("*"):
