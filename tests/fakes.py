@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -230,3 +233,30 @@ def mcp_servers(lab_env: dict[str, str], key: str) -> Iterator[dict[str, str]]:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
+
+
+@contextmanager
+def model_endpoint(respond: Callable[[str, dict[str, Any]], tuple[int, str, bytes]]) -> Iterator[str]:
+    """A model server on loopback: each JSON POST goes to ``respond(path, request)``, which gives the status,
+    content type and body to answer with. Yields the server's base URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's API
+            status, content_type, data = respond(
+                self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            )
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()

@@ -7,8 +7,6 @@ agent loop runs through it, tool result and all, with the versions of langchain-
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
 import pytest
@@ -16,7 +14,7 @@ import pytest
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
 from incident_responder.agent.supervisor import SUPERVISOR
-from tests.fakes import diagnosis, logs_provider
+from tests.fakes import diagnosis, logs_provider, model_endpoint
 
 pytest.importorskip("langchain_ollama", reason="the ollama extra is not installed")
 
@@ -42,24 +40,13 @@ def endpoint():
     script: list[dict] = []
     received: list[tuple[str, dict]] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's API
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            received.append((self.path, request))
-            data = (json.dumps(script.pop(0)) + "\n").encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-ndjson" if request.get("stream") else "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def respond(path: str, request: dict) -> tuple[int, str, bytes]:
+        received.append((path, request))
+        content_type = "application/x-ndjson" if request.get("stream") else "application/json"
+        return 200, content_type, (json.dumps(script.pop(0)) + "\n").encode()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", script, received
-    server.shutdown()
+    with model_endpoint(respond) as url:
+        yield url, script, received
 
 
 def test_ollama_endpoint_runs_the_agent_loop(endpoint):

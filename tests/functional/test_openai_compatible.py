@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
 import pytest
@@ -13,7 +11,7 @@ from incident_responder.agent.errors import ModelAuthError, ModelTransientError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
 from incident_responder.agent.supervisor import SUPERVISOR
-from tests.fakes import diagnosis, logs_provider
+from tests.fakes import diagnosis, logs_provider, model_endpoint
 
 pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
 
@@ -50,26 +48,15 @@ def endpoint(monkeypatch):
     script: list[tuple[int, dict]] = []
     received: list[dict] = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's API
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            status, body = script.pop(0)
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def respond(path: str, request: dict) -> tuple[int, str, bytes]:
+        received.append(request)
+        status, body = script.pop(0)
+        return status, "application/json", json.dumps(body).encode()
 
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "local")
-    yield script, received
-    server.shutdown()
+    with model_endpoint(respond) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        yield script, received
 
 
 def test_openai_compatible_endpoint_runs_the_agent_loop(endpoint):
