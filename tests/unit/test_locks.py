@@ -3,12 +3,16 @@ with a message that says to run `make lock`, by the check and by the layer build
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -181,9 +185,6 @@ def test_unreadable_inputs_are_named_not_a_traceback(copy):
 
 def _wheel(folder: Path, name: str, requires_python: str) -> Path:
     """A minimal pure wheel (PEP 427) whose metadata requires ``requires_python``."""
-    import base64
-    import hashlib
-    import zipfile
 
     files = {
         f"{name}/__init__.py": "",
@@ -206,8 +207,6 @@ def test_the_layer_build_installs_what_the_runtime_python_may_run_whatever_pytho
     """The lock settled Requires-Python for the runtime: a newer requirement than the building Python's is
     installed anyway. pip alone refuses it when an index publishes the wheel's metadata (PEP 658, as PyPI
     does): it holds that against the interpreter it runs on, --python-version or not."""
-    import hashlib
-    import html
 
     newer = f">={sys.version_info.major}.{sys.version_info.minor + 1}"
     project = copy / "simple" / "newer-only"
