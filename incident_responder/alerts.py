@@ -3,14 +3,20 @@
 The incident id is derived from what identifies the alert (function, alarm, state-change time), so
 a duplicate delivery of the same alert yields the same id; it is also a valid execution name.
 
-An alarm on an SQS queue (namespace ``AWS/SQS``, dimension ``QueueName``) names no function: reading
-it gives a :class:`QueueAlarm`, which ingest turns into an incident once it has found the onboarded
-function whose event source mapping reads the queue. Nothing here calls AWS.
+Two kinds of alarm name no function: reading one gives a pending alarm that ingest resolves in the account.
+An alarm on an SQS queue (namespace ``AWS/SQS``, dimension ``QueueName``) gives a :class:`QueueAlarm`: its
+function is the onboarded one whose event source mapping reads the queue. A composite alarm gives a
+:class:`CompositeAlarm`: its function is the one its child alarms in ALARM watch (read with DescribeAlarms).
+Nothing here calls AWS.
+
+Besides the SNS notification, the same alarm change is read in the shape EventBridge publishes ("CloudWatch
+Alarm State Change", e.g. a rule whose target is the incident topic) and the shape an alarm's Lambda action
+sends: both carry Powertools' ``CloudWatchAlarmData``.
 
     >>> incident = parse_alert({"function_name": "data-processor", "error_type": "KeyError",
     ...                         "detected_at": "2026-11-23T04:00:00Z"})
-    >>> incident.incident_id
-    'data-processor-20261123T040000-...'  # doctest: +ELLIPSIS
+    >>> incident.incident_id  # doctest: +ELLIPSIS
+    'data-processor-20261123T040000-...'
 """
 
 from __future__ import annotations
@@ -31,14 +37,16 @@ class MalformedAlertError(ValueError):
 
 
 class FunctionNotNamedError(MalformedAlertError):
-    """A well-formed alarm on a queue: which function it concerns is for ingest to find in the account."""
+    """A well-formed alarm on a queue, or a composite alarm: which function it concerns is for ingest to find in
+    the account (:func:`incident_responder.ingest.incident_from_alert`)."""
 
-    def __init__(self, pending: QueueAlarm):
+    def __init__(self, pending: QueueAlarm | CompositeAlarm):
         self.pending = pending
-        super().__init__(
-            f"alarm {pending.alarm.AlarmName!r} watches queue {pending.queue_name} and names no function: ingest "
-            "resolves it through the onboarded functions' event source mappings"
-        )
+        if isinstance(pending, QueueAlarm):
+            how = f"watches queue {pending.queue_name}; ingest resolves it through the onboarded functions' event source mappings"
+        else:
+            how = "is a composite alarm; ingest resolves it through its child alarms"
+        super().__init__(f"alarm {pending.alarm.AlarmName!r} names no function: it {how}")
 
 
 class AlertIgnoredError(Exception):
@@ -113,9 +121,11 @@ class AlarmNotification(BaseModel):
     StateChangeTime: str
     AlarmArn: str | None = None
     AWSAccountId: str | None = None
-    # A metric alarm has a Trigger; a composite alarm an AlarmRule over other alarms instead.
+    # A metric alarm has a Trigger; a composite alarm an AlarmRule over other alarms instead, and the children
+    # whose change set it off ([{"Arn": ..., "State": {"Value": "ALARM", ...}}], or bare ARNs).
     Trigger: AlarmTrigger | None = None
     AlarmRule: str | None = None
+    TriggeringChildren: list[Any] = Field(default_factory=list)
 
 
 class ProjectAlert(BaseModel):
@@ -146,6 +156,42 @@ class QueueAlarm(BaseModel):
     def incident(self, function_name: str, resolved_from: str) -> Incident:
         """The incident once ``function_name`` is known (the id depends on it, as for any alarm)."""
         return _incident(self.alarm, function_name, resolved_from=resolved_from)
+
+
+# ALARM("name or ARN") terms of a composite alarm's rule (the quotes are optional for plain names).
+_ALARM_TERM = re.compile(r'(\bNOT\s+)?\bALARM\(\s*(?:"((?:[^"\\]|\\.)*)"|([^\s()"]+))\s*\)')
+# Alarm names are 1-255 characters; a composite's rule names at most 100 alarms.
+MAX_CHILD_ALARMS = 100
+
+
+def alarm_name_of(reference: str) -> str:
+    """The alarm name in a rule's or notification's reference: a name, or an ARN ``...:alarm:NAME``."""
+    return reference.split(":alarm:", 1)[1] if reference.startswith("arn:") and ":alarm:" in reference else reference
+
+
+def rule_children(rule: str) -> list[str]:
+    """The alarms a composite rule needs in ALARM, in order: ``ALARM(a) OR (ALARM("b c") AND OK(d))`` -> a, b c.
+
+    >>> rule_children('ALARM(orders-errors) OR ALARM("arn:aws:cloudwatch:us-east-1:1:alarm:orders throttles") '
+    ...               'AND NOT ALARM(maintenance)')
+    ['orders-errors', 'orders throttles']
+    """
+    names = [alarm_name_of(quoted or plain) for negated, quoted, plain in _ALARM_TERM.findall(rule) if not negated]
+    return list(dict.fromkeys(name for name in names if name))[:MAX_CHILD_ALARMS]
+
+
+class CompositeAlarm(BaseModel):
+    """A composite alarm, waiting to be resolved to the function its child alarms in ALARM watch."""
+
+    alarm: AlarmNotification
+    children: list[str] = Field(description="the child alarms that set it off, else every ALARM() term of its rule")
+    triggered: bool = Field(description="children come from the notification's TriggeringChildren (not the rule)")
+
+    def incident(
+        self, function_name: str, resolved_from: str, qualifier: str | None = None, trigger: AlarmTrigger | None = None
+    ) -> Incident:
+        """The incident once the child alarms have named the function (and the metric they watch)."""
+        return _incident(self.alarm, function_name, resolved_from=resolved_from, qualifier=qualifier, trigger=trigger)
 
 
 def incident_id_for(function_name: str, detected_at: str, discriminator: str) -> str:
@@ -211,20 +257,21 @@ def parse_alert(message: str | dict[str, Any], now: datetime | None = None, home
     """An Incident from an SNS message body (string or already-decoded JSON).
 
     Whatever the input, this returns an Incident or raises MalformedAlertError with the reason: deep
-    nesting and integers too long to convert are reasons too, never a crash. An alarm on a queue raises
-    :class:`FunctionNotNamedError` (its ``pending`` is the :class:`QueueAlarm`): see :func:`read_alert`.
+    nesting and integers too long to convert are reasons too, never a crash. An alarm on a queue and a composite
+    alarm raise :class:`FunctionNotNamedError` (its ``pending`` says what to resolve): see :func:`read_alert`.
     A change into OK or INSUFFICIENT_DATA raises :class:`AlertIgnoredError`.
     """
     alert = read_alert(message, now, home)
-    if isinstance(alert, QueueAlarm):
+    if isinstance(alert, QueueAlarm | CompositeAlarm):
         raise FunctionNotNamedError(alert)
     return alert
 
 
 def read_alert(
     message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None
-) -> Incident | QueueAlarm:
-    """An Incident, or a :class:`QueueAlarm` for an alarm that watches a queue rather than a function.
+) -> Incident | QueueAlarm | CompositeAlarm:
+    """An Incident, or a :class:`QueueAlarm` (an alarm that watches a queue) or :class:`CompositeAlarm`, which name
+    no function: ingest resolves them in the account.
 
     Raises AlertIgnoredError for an alarm's change into a state other than ALARM (checked before anything
     else the alarm says), ForeignAlertError for an alert of another account or Region than ``home``'s, and
@@ -241,8 +288,10 @@ def read_alert(
             raise MalformedAlertError(f"alert is not usable JSON: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
         raise MalformedAlertError("alert must be a JSON object")
-    alert: Incident | QueueAlarm
+    alert: Incident | QueueAlarm | CompositeAlarm
     try:
+        if "alarmData" in message or "detail" in message:
+            message = _from_alarm_event(message)
         if "AlarmName" in message:
             alert = _from_alarm(AlarmNotification.model_validate(message), home)
         else:
@@ -256,7 +305,7 @@ def read_alert(
         raise MalformedAlertError(f"alert is not a CloudWatch alarm or a project alert: {problems[:800]}") from None
     except RecursionError:
         raise MalformedAlertError("alert is nested too deeply to be an alert") from None
-    detected = alert.alarm.StateChangeTime if isinstance(alert, QueueAlarm) else alert.detected_at
+    detected = alert.detected_at if isinstance(alert, Incident) else alert.alarm.StateChangeTime
     _check_time(detected, now or datetime.now(UTC))
     return alert
 
@@ -286,7 +335,68 @@ def fault_signature(incident: Incident) -> str:
     return f"error:{incident.error_type or ''}"
 
 
-def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident | QueueAlarm:
+def _from_alarm_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The SNS notification's fields from the same change as EventBridge publishes it ("CloudWatch Alarm State
+    Change": account, region, resources, detail) or as an alarm's Lambda action sends it (alarmArn, accountId,
+    alarmData); ``detail`` and ``alarmData`` are what Powertools' ``CloudWatchAlarmData`` reads."""
+    # Powertools' data classes package loads every event source's class: only for these shapes.
+    from aws_lambda_powertools.utilities.data_classes.cloud_watch_alarm_event import CloudWatchAlarmData
+
+    if event.get("source") != "aws.cloudwatch" or not isinstance(event.get("alarmData", event.get("detail")), dict):
+        raise MalformedAlertError("alert is an event, but not a CloudWatch alarm's (source aws.cloudwatch)")
+    if "detail" in event and event.get("detail-type") != "CloudWatch Alarm State Change":
+        kind = str(event.get("detail-type"))[:100]
+        raise MalformedAlertError(f"alert is a CloudWatch event of type {kind!r}, not 'CloudWatch Alarm State Change'")
+    data = CloudWatchAlarmData(event.get("alarmData") or event["detail"])
+    resources = event.get("resources")
+    arn = event.get("alarmArn") or (resources[0] if isinstance(resources, list) and resources else None)
+    try:
+        state, previous, configuration = data.state, data.get("previousState"), data.configuration
+        children = (state.reason_data_decoded or {}).get("triggeringAlarms") if data.configuration.alarm_rule else None
+        body = {
+            "AlarmName": data.alarm_name,
+            "NewStateValue": state.value,
+            "NewStateReason": state.get("reason"),
+            "OldStateValue": previous.get("value") if isinstance(previous, dict) else None,
+            "StateChangeTime": state.timestamp,
+            "AlarmArn": arn,
+            "AWSAccountId": event.get("accountId") or event.get("account"),
+        }
+        if configuration.alarm_rule is not None:
+            body["AlarmRule"] = configuration.alarm_rule
+            body["TriggeringChildren"] = [
+                {"Arn": c.get("arn"), "State": {"Value": (c.get("state") or {}).get("value")}}
+                for c in children or []
+                if isinstance(c, dict)
+            ]
+        else:
+            body["Trigger"] = {"Metrics": [_metric_query(m) for m in configuration.metrics]}
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise MalformedAlertError(f"alert is a CloudWatch alarm event without {str(exc)[:100]}") from None
+    return body
+
+
+def _metric_query(metric: Any) -> dict[str, Any]:
+    """An alarm event's metric (``metricStat.metric``: namespace, name, dimensions as a mapping) as an SNS Trigger's."""
+    stat = metric.get("metricStat") or {}
+    watched = stat.get("metric") or {}
+    dimensions = watched.get("dimensions") or {}
+    return {
+        "Id": metric.get("id"),
+        "Expression": metric.get("expression"),
+        "MetricStat": {
+            "Metric": {
+                "Namespace": watched.get("namespace"),
+                "MetricName": watched.get("name"),
+                "Dimensions": [{"name": k, "value": v} for k, v in dimensions.items()],
+            }
+        }
+        if watched
+        else None,
+    }
+
+
+def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident | QueueAlarm | CompositeAlarm:
     name = alarm.AlarmName
     if alarm.NewStateValue != "ALARM":
         since = f" from {alarm.OldStateValue}" if alarm.OldStateValue else ""
@@ -301,11 +411,8 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
         home,
     )
     if alarm.Trigger is None:
-        if alarm.AlarmRule:
-            raise MalformedAlertError(
-                f"alarm {name!r} is a composite alarm ({alarm.AlarmRule[:200]}), which names no function itself: "
-                "send the child alarms that watch the function to this topic"
-            )
+        if alarm.AlarmRule is not None:
+            return _composite(alarm)
         raise MalformedAlertError(
             f"alarm {name!r} has neither a Trigger (a metric alarm) nor an AlarmRule (a composite)"
         )
@@ -339,11 +446,33 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
     return QueueAlarm(alarm=alarm, queue_name=queue, queue_arn=f"arn:{arn[1]}:sqs:{region}:{account}:{queue}")
 
 
+def _composite(alarm: AlarmNotification) -> CompositeAlarm:
+    """The children that set the composite off (TriggeringChildren), else every ALARM() term of its rule."""
+    triggered = []
+    for child in alarm.TriggeringChildren[:MAX_CHILD_ALARMS]:
+        state = child.get("State") if isinstance(child, dict) else None
+        reference = child.get("Arn") if isinstance(child, dict) else child
+        if isinstance(reference, str) and (not isinstance(state, dict) or state.get("Value") in (None, "ALARM")):
+            triggered.append(alarm_name_of(reference))
+    children = list(dict.fromkeys(filter(None, triggered))) or rule_children(alarm.AlarmRule or "")
+    if not children:
+        raise MalformedAlertError(
+            f"alarm {alarm.AlarmName!r} is a composite alarm whose rule ({(alarm.AlarmRule or '')[:200]}) names no "
+            "alarm in ALARM: nothing says which function is failing"
+        )
+    return CompositeAlarm(alarm=alarm, children=children, triggered=bool(triggered))
+
+
 def _incident(
-    alarm: AlarmNotification, function: str, resolved_from: str | None = None, qualifier: str | None = None
+    alarm: AlarmNotification,
+    function: str,
+    resolved_from: str | None = None,
+    qualifier: str | None = None,
+    trigger: AlarmTrigger | None = None,
 ) -> Incident:
+    """``trigger``: what the metric alarm watches (for a composite, the child alarm that named the function)."""
     region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
-    trigger = alarm.Trigger or AlarmTrigger()
+    trigger = trigger or alarm.Trigger or AlarmTrigger()
     return Incident(
         incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
         function_name=function,

@@ -2,6 +2,7 @@
 
 Operator commands (production code only, for the lab or a real account):
   responder onboard FUNCTION                       record a function's baseline
+  responder check-alert FILE... [--json]           what ingest would do with each alarm notification
   responder investigate ALERT.json                 run the supervisor agent on one alert
   responder show INCIDENT_ID                       print a stored incident
   responder report INCIDENT_ID                     write its HTML report (out/INCIDENT_ID/report.html)
@@ -46,6 +47,40 @@ def _cmd_onboard(args: argparse.Namespace) -> int:
     baseline = record_baseline(AwsClients(), args.function)
     print(baseline.model_dump_json(indent=2))
     return 0
+
+
+def _cmd_check_alert(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.alerts import Home
+    from incident_responder.aws import AwsClients
+    from incident_responder.baseline import baseline_table_name
+    from incident_responder.ingest import AlertCheck, check_alert
+
+    clients = AwsClients()
+    # The stack's account and Region: its topic's (or state machine's) ARN, else the caller's account here.
+    stack_arn = os.environ.get("INCIDENT_TOPIC_ARN") or os.environ.get("STATE_MACHINE_ARN") or ""
+    home = Home.of(stack_arn) or Home(clients.get("sts").get_caller_identity()["Account"], clients.region)
+    checks = []
+    for name in args.files:
+        try:
+            text = sys.stdin.read() if name == "-" else Path(name).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            checked = AlertCheck(outcome="reject", reason=f"cannot read the file: {why or exc}")
+        else:
+            checked = check_alert(clients, text, baseline_table_name(), home)
+        checks.append({"file": name, **checked.model_dump()})
+    if args.json:
+        print(json.dumps(checks, indent=2))
+    for check in [] if args.json else checks:
+        target = (
+            f" {check['function']}" + (f":{check['qualifier']}" if check["qualifier"] else "")
+            if check["function"]
+            else ""
+        )
+        print(f"{check['file']}: {check['outcome']}{target}\n  {check['reason']}")
+    return 1 if any(check["outcome"] == "reject" for check in checks) else 0
 
 
 def _cmd_investigate(args: argparse.Namespace) -> int:
@@ -304,6 +339,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")
     p.add_argument("function")
     p.set_defaults(handler=_cmd_onboard)
+
+    p = sub.add_parser(
+        "check-alert",
+        help="what ingest would do with each alarm notification (start, ignore or reject, with the reason); "
+        "starts and writes nothing",
+        description="Reads each file as ingest reads an SNS message (a CloudWatch alarm notification in any of its "
+        "shapes, an EventBridge alarm event, or a project alert) and says what ingest would do: start (the function "
+        "and alias or version it resolves to), ignore or reject, each with its reason. It reads the account boto3 "
+        "reaches (BASELINE_TABLE, the stack's output: onboarded functions, queue consumers; DescribeAlarms for a "
+        "composite's children) and changes nothing. The stack's account and Region come from INCIDENT_TOPIC_ARN "
+        "(else your credentials' account and Region). Exit status: 0 when none is rejected, 1 otherwise.",
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="a notification's JSON (the SNS Message), or - for standard input"
+    )
+    p.add_argument("--json", action="store_true", help="print a list of {file, outcome, function, qualifier, reason}")
+    p.set_defaults(handler=_cmd_check_alert)
 
     p = sub.add_parser(
         "investigate",

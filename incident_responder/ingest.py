@@ -22,7 +22,12 @@ Each alert ends in exactly one outcome:
 
 An alarm on a queue names no function: the onboarded function whose event source mapping reads the
 queue is found in the baseline table (each baseline lists its ``event_sources``), and the incident
-says so in ``resolved_from``.
+says so in ``resolved_from``. Nor does a composite alarm: its child alarms that set it off (else those
+its rule needs in ALARM) are read with DescribeAlarms, nested composites down to MAX_COMPOSITE_DEPTH,
+and the one function they watch is the incident's, with the metric of the child that names it.
+
+:func:`decide` is the part of this that writes nothing and starts nothing: ``responder check-alert``
+runs it on a user's own notifications.
 
 The group item (``group#<function>#<signature digest>`` in the incident-state table) is claimed with
 a conditional write, so of any number of concurrent copies exactly one starts the execution; the
@@ -36,15 +41,20 @@ import json
 import time
 from typing import Any, Literal
 
+from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from incident_responder.alerts import (
+    AlarmNotification,
+    AlarmTrigger,
     AlertIgnoredError,
+    CompositeAlarm,
     Home,
     MalformedAlertError,
     QueueAlarm,
     fault_signature,
     read_alert,
+    rule_children,
 )
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name, onboarded_arn
@@ -53,6 +63,10 @@ from incident_responder.lifecycle import start_incident
 
 # Alerts attached to a group are listed up to this many (the item stays far below 400 KB); beyond, counted.
 MAX_LISTED_ALERTS = 500
+# A composite alarm's children are followed through at most this many levels of composites.
+MAX_COMPOSITE_DEPTH = 3
+# What DescribeAlarms answers when the role may not read alarms: a configuration to fix, not a retry.
+ACCESS_DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
 
 
 class IngestOutcome(BaseModel):
@@ -105,16 +119,149 @@ def resolve_queue_alarm(clients: AwsClients, pending: QueueAlarm, baseline_table
     return pending.incident(functions[0], f"queue {pending.queue_name} via its event source mapping")
 
 
+def describe_alarms(clients: AwsClients, names: list[str]) -> list[dict[str, Any]]:
+    """The metric and composite alarms of these names (DescribeAlarms returns only metric alarms unless asked)."""
+    found: list[dict[str, Any]] = []
+    paginator = clients.get("cloudwatch").get_paginator("describe_alarms")
+    for start in range(0, len(names), 100):  # AlarmNames takes at most 100
+        pages = paginator.paginate(AlarmNames=names[start : start + 100], AlarmTypes=["MetricAlarm", "CompositeAlarm"])
+        for page in pages:
+            found += page.get("MetricAlarms", []) + page.get("CompositeAlarms", [])
+    return found
+
+
+def resolve_composite_alarm(
+    clients: AwsClients, pending: CompositeAlarm, baseline_table: str | None = None, home: Home | None = None
+) -> Incident:
+    """The incident of a composite alarm: the one function its child alarms in ALARM watch.
+
+    Children are read with DescribeAlarms; a child that is itself a composite is followed through its own
+    rule. When the notification did not list the children that set it off, the rule's ALARM() terms are
+    narrowed to those in ALARM now (all of them when none is). Each child is read as a metric alarm of its
+    own (function, alias or version, queue), so one on a queue resolves through its consumer.
+    """
+    alarm = pending.alarm
+    what = f"composite alarm {alarm.AlarmName!r}"
+    functions: dict[str, list[tuple[str, str | None, AlarmTrigger]]] = {}
+    reasons: list[str] = []
+    frontier, seen, narrow = pending.children, set(), not pending.triggered
+    for _ in range(MAX_COMPOSITE_DEPTH):
+        frontier = [name for name in frontier if name not in seen]
+        if not frontier:
+            break
+        seen.update(frontier)
+        try:
+            children = describe_alarms(clients, frontier)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ACCESS_DENIED:
+                raise  # throttled or unavailable: the invocation is retried
+            raise UnresolvedAlertError(
+                f"{what}: its child alarms cannot be read (cloudwatch:DescribeAlarms denied to ingest's role): "
+                "grant it, or send the child alarms that watch the function to the incident topic"
+            ) from None
+        missing = sorted(set(frontier) - {c.get("AlarmName") for c in children})
+        reasons += [f"child alarm {name!r} does not exist" for name in missing[:5]]
+        if narrow and any(c.get("StateValue") == "ALARM" for c in children):
+            children = [c for c in children if c.get("StateValue") == "ALARM"]
+        frontier = []
+        for child in children:
+            if child.get("AlarmRule") is not None:  # a composite of its own
+                frontier += rule_children(child["AlarmRule"])
+                continue
+            try:
+                function, qualifier, trigger = _child_function(clients, alarm, child, baseline_table, home)
+            except MalformedAlertError as exc:
+                reasons.append(str(exc))
+                continue
+            functions.setdefault(function, []).append((child["AlarmName"], qualifier, trigger))
+    if len(functions) > 1:
+        named = "; ".join(f"{f} ({', '.join(c for c, _, _ in via)})" for f, via in sorted(functions.items()))
+        raise UnresolvedAlertError(
+            f"{what} is set off by child alarms on several functions ({named[:400]}): an incident is about one "
+            "function, so none is chosen; send each function's own alarms to the incident topic"
+        )
+    if not functions:
+        why = "; ".join(reasons)[:600] or "none of them watches a function"
+        raise UnresolvedAlertError(
+            f"{what}: no child alarm in ALARM names a function ({', '.join(pending.children)[:300]}): {why}"
+        )
+    ((function, via),) = functions.items()
+    qualifiers = {qualifier for _, qualifier, _ in via if qualifier}
+    return pending.incident(
+        function,
+        resolved_from=f"child alarm {', '.join(dict.fromkeys(c for c, _, _ in via))[:300]} of the composite alarm",
+        qualifier=qualifiers.pop() if len(qualifiers) == 1 else None,
+        trigger=via[0][2],
+    )
+
+
+def _child_function(
+    clients: AwsClients,
+    parent: AlarmNotification,
+    child: dict[str, Any],
+    baseline_table: str | None,
+    home: Home | None,
+) -> tuple[str, str | None, AlarmTrigger]:
+    """(function, qualifier, what it watches) of a metric alarm as DescribeAlarms returns it: read as if it had
+    notified in the parent's ALARM (its dimensions, metric math, queue), so every rule for a metric alarm holds."""
+    trigger = AlarmTrigger.model_validate(
+        {k: child[k] for k in ("MetricName", "Namespace", "Dimensions", "Metrics") if child.get(k) is not None}
+    )
+    as_notified = parent.model_copy(
+        update={
+            "AlarmName": child.get("AlarmName", ""),
+            "AlarmArn": child.get("AlarmArn"),
+            "Trigger": trigger,
+            "AlarmRule": None,
+            "TriggeringChildren": [],
+        }
+    )
+    alert = read_alert(as_notified.model_dump(mode="json", exclude_none=True), home=home)
+    if isinstance(alert, QueueAlarm):
+        alert = resolve_queue_alarm(clients, alert, baseline_table)
+    if not isinstance(alert, Incident):  # read_alert gives a composite only for an AlarmRule, never set here
+        raise MalformedAlertError(f"child alarm {child.get('AlarmName')!r} names no function")
+    return alert.function_name, alert.qualifier, trigger
+
+
 def incident_from_alert(
     clients: AwsClients, message: str | dict[str, Any], baseline_table: str | None = None, home: Home | None = None
 ) -> Incident:
-    """:func:`~incident_responder.alerts.parse_alert`, with an alarm on a queue resolved to its function.
+    """:func:`~incident_responder.alerts.parse_alert`, with an alarm on a queue or a composite alarm resolved to
+    its function in the account (reads only).
 
     Raises AlertIgnoredError (a change into OK or INSUFFICIENT_DATA) or MalformedAlertError (an
-    :class:`UnresolvedAlertError` for a queue no single function reads).
+    :class:`UnresolvedAlertError` for a queue no single function reads, or a composite whose children do not
+    name one function).
     """
     alert = read_alert(message, home=home)
-    return resolve_queue_alarm(clients, alert, baseline_table) if isinstance(alert, QueueAlarm) else alert
+    if isinstance(alert, QueueAlarm):
+        return resolve_queue_alarm(clients, alert, baseline_table)
+    if isinstance(alert, CompositeAlarm):
+        return resolve_composite_alarm(clients, alert, baseline_table, home)
+    return alert
+
+
+def decide(
+    clients: AwsClients, message: str | dict[str, Any], baseline_table: str, home: Home | None
+) -> tuple[Incident | None, IngestOutcome | None]:
+    """Whether an alert may start an incident, reading the account but writing nothing: (the incident, None) when
+    it may, (None, the ``ignored`` or ``rejected`` outcome) when not."""
+    try:
+        incident = incident_from_alert(clients, message, baseline_table, home)
+    except AlertIgnoredError as exc:
+        return None, IngestOutcome(outcome="ignored", reason=str(exc))
+    except MalformedAlertError as exc:
+        return None, IngestOutcome(outcome="rejected", reason=str(exc))
+    # (One found through an event source mapping was found in the baseline table; asked again all the same.)
+    if onboarded_arn(clients, incident.function_name, baseline_table) is None:
+        return None, IngestOutcome(
+            outcome="rejected",
+            alert_incident_id=incident.incident_id,
+            reason=f"function {incident.function_name!r} is not onboarded (no recorded baseline): "
+            f"run `responder onboard {incident.function_name}` first",
+        )
+    return incident, None
 
 
 def group_key(incident: Incident) -> str:
@@ -132,21 +279,11 @@ def ingest_alert(
     window_seconds: int,
     now: float | None = None,
 ) -> IngestOutcome:
-    try:
-        # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours.
-        incident = incident_from_alert(clients, message, baseline_table, Home.of(state_machine_arn))
-    except AlertIgnoredError as exc:
-        return IngestOutcome(outcome="ignored", reason=str(exc))
-    except MalformedAlertError as exc:
-        return IngestOutcome(outcome="rejected", reason=str(exc))
-    # A function found through its event source mapping was found in the baseline table: it is onboarded.
-    if incident.resolved_from is None and onboarded_arn(clients, incident.function_name, baseline_table) is None:
-        return IngestOutcome(
-            outcome="rejected",
-            alert_incident_id=incident.incident_id,
-            reason=f"function {incident.function_name!r} is not onboarded (no recorded baseline): "
-            f"run `responder onboard {incident.function_name}` first",
-        )
+    # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours.
+    incident, refused = decide(clients, message, baseline_table, Home.of(state_machine_arn))
+    if incident is None:
+        assert refused is not None
+        return refused
     now = time.time() if now is None else now
     ddb = clients.get("dynamodb")
     key = group_key(incident)
@@ -264,3 +401,32 @@ def incident_for_alert(clients: AwsClients, state_table: str, incident: Incident
     ):
         return group["group_incident_id"]["S"]
     return incident.incident_id
+
+
+class AlertCheck(BaseModel):
+    """What ingest would do with an alert (``responder check-alert``): ``start``, ``ignore`` or ``reject``."""
+
+    outcome: Literal["start", "ignore", "reject"]
+    function: str | None = None
+    qualifier: str | None = None
+    reason: str
+
+
+def check_alert(
+    clients: AwsClients, message: str | dict[str, Any], baseline_table: str, home: Home | None
+) -> AlertCheck:
+    """Ingest's decision on an alert, with its reason; reads the account (alarms, baselines) and changes nothing."""
+    incident, refused = decide(clients, message, baseline_table, home)
+    if incident is None:
+        assert refused is not None
+        return AlertCheck(outcome="ignore" if refused.outcome == "ignored" else "reject", reason=refused.reason or "")
+    watched = f" on {incident.metric_name}" if incident.metric_name else ""
+    alias = f" (alias or version {incident.qualifier})" if incident.qualifier else ""
+    source = f"alarm {incident.alarm_name!r}{watched}" if incident.alarm_name else "the alert"
+    via = f", found through the {incident.resolved_from}" if incident.resolved_from else ""
+    return AlertCheck(
+        outcome="start",
+        function=incident.function_name,
+        qualifier=incident.qualifier,
+        reason=f"{source} starts an incident for onboarded function {incident.function_name}{alias}{via}",
+    )

@@ -61,7 +61,7 @@ def test_a_queue_alarm_reads_as_a_queue_alarm_with_the_queue_arn():
     )
     assert incident.incident_id.startswith("queue-consumer-20261123T051302-")
     # parse_alert promises an Incident: for a queue it says the function has to be found, and carries the queue.
-    with pytest.raises(FunctionNotNamedError, match="watches queue queue-consumer-queue and names no function") as e:
+    with pytest.raises(FunctionNotNamedError, match="names no function: it watches queue queue-consumer-queue") as e:
         parse_alert(ALARM, now=NOW)
     assert isinstance(e.value, MalformedAlertError) and e.value.pending.queue_arn == QUEUE_ARN
     # An alarm naming a function is read as before.

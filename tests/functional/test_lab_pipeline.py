@@ -403,3 +403,36 @@ def test_recoveries_are_ignored_and_an_alias_travels_with_the_incident(pipeline)
     described = pipeline.clients.get("stepfunctions").describe_execution(executionArn=execution["executionArn"])
     incident = json.loads(described["input"])["incident"]
     assert (incident["function_name"], incident["qualifier"]) == ("data-processor", "live")
+    # ... and in the incident's record, which the investigation and every later state read.
+    pipeline.follow(execution["executionArn"])
+    record = get_incident_state(pipeline.clients, execution["name"])
+    assert record["incident_json"]["qualifier"] == "live"
+
+
+def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(pipeline):
+    """The fixtures of tests/fixtures/alarms (AWS's own examples, cited in its index.json) published to the incident
+    topic: each start starts, each ignore pages nobody, each reject reaches the dead-letter queue with its reason."""
+    from tests.functional.test_check_alert import FIXTURES, INDEX, create_child_alarms
+
+    create_child_alarms(pipeline.clients)
+    topic = pipeline.stack.output("IncidentTopicArn")
+    sns = pipeline.clients.get("sns")
+    for name in INDEX:
+        sns.publish(TopicArn=topic, Message=(FIXTURES / name).read_text())
+    ingest = pipeline.stack.functions["IngestFunction"]
+    assert pipeline.dispatcher.functions[ingest].invocations == len(INDEX)
+    letters = drain_dead_letters(pipeline)
+    rejected = {name: fixture["says"] for name, fixture in INDEX.items() if fixture["outcome"] == "reject"}
+    reasons = sorted(m["MessageAttributes"]["reason"]["StringValue"] for m in letters)
+    assert len(reasons) == len(rejected), reasons
+    for says in rejected.values():
+        assert any(says in reason for reason in reasons), (says, reasons)
+    # Every start is one of three incidents: the alarm on the function, its alias, its version (the other
+    # shapes of data-processor-errors and its composite are the same fault within the grouping window).
+    started = {json.loads(e.get("input") or "{}").get("incident", {}).get("qualifier") for e in described(pipeline)}
+    assert started == {None, "live", "3"}, started
+
+
+def described(pipeline) -> list[dict]:
+    sfn = pipeline.clients.get("stepfunctions")
+    return [sfn.describe_execution(executionArn=e["executionArn"]) for e in executions(pipeline)]

@@ -9,13 +9,16 @@ entries), with Lambda's metrics and dimensions (FunctionName, Resource, Executed
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
 
 from incident_responder.alerts import (
     AlertIgnoredError,
+    CompositeAlarm,
     ForeignAlertError,
+    FunctionNotNamedError,
     Home,
     MalformedAlertError,
     QueueAlarm,
@@ -218,19 +221,114 @@ def test_a_project_alert_from_another_account_is_refused_too():
         parse_alert(alert, now=NOW, home=HOME)
 
 
-def test_a_composite_alarm_gets_a_clear_reason():
+def test_a_composite_alarm_waits_for_the_children_that_set_it_off():
+    child = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:orders-api-errors"
     composite = notification(
         "orders-api-composite",
         AlarmRule='ALARM("orders-api-errors") OR ALARM("orders-api-throttles")',
-        TriggeringChildren=[
-            {
-                "Arn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:orders-api-errors",
-                "State": {"Value": "ALARM", "Timestamp": "2026-11-24T11:43:27.123+0000"},
-            }
-        ],
+        TriggeringChildren=[{"Arn": child, "State": {"Value": "ALARM", "Timestamp": "2026-11-24T11:43:27.123+0000"}}],
     )
-    with pytest.raises(MalformedAlertError, match="is a composite alarm .*send the child alarms"):
+    pending = read_alert(composite, now=NOW, home=HOME)
+    assert isinstance(pending, CompositeAlarm)
+    assert (pending.children, pending.triggered) == (["orders-api-errors"], True)
+    with pytest.raises(FunctionNotNamedError, match="is a composite alarm; ingest resolves it through its child"):
         parse_alert(composite, now=NOW, home=HOME)
+    # Without TriggeringChildren (the schema lists them as bare ARNs; often empty): the rule's ALARM() terms,
+    # quoted or not, by name or ARN, never a NOT ALARM() one.
+    by_rule = dict(composite, TriggeringChildren=[], AlarmRule=f'(ALARM({child}) OR ALARM(b)) AND NOT ALARM("quiet")')
+    pending = read_alert(by_rule, now=NOW, home=HOME)
+    assert (pending.children, pending.triggered) == (["orders-api-errors", "b"], False)
+    assert read_alert(dict(composite, TriggeringChildren=[child]), now=NOW, home=HOME).children == ["orders-api-errors"]
+    with pytest.raises(MalformedAlertError, match="names no alarm in ALARM"):
+        read_alert(dict(by_rule, AlarmRule="OK(a) AND NOT ALARM(b)"), now=NOW, home=HOME)
+    # A composite's recovery is ignored like any other.
+    with pytest.raises(AlertIgnoredError):
+        read_alert(dict(composite, NewStateValue="OK"), now=NOW, home=HOME)
+
+
+def eventbridge(state: str = "ALARM", **detail) -> dict:
+    """The "CloudWatch Alarm State Change" event of the CloudWatch User Guide's "Alarm events and EventBridge"."""
+    return {
+        "version": "0",
+        "id": "c4c1c1c9-6542-e61b-6ef0-8c4d36933a92",
+        "detail-type": "CloudWatch Alarm State Change",
+        "source": "aws.cloudwatch",
+        "account": "123456789012",
+        "time": "2026-11-24T11:43:27Z",
+        "region": "us-east-1",
+        "resources": ["arn:aws:cloudwatch:us-east-1:123456789012:alarm:orders-api-errors"],
+        "detail": {
+            "alarmName": "orders-api-errors",
+            "configuration": {
+                "metrics": [
+                    {
+                        "id": "m1",
+                        "metricStat": {
+                            "metric": {
+                                "dimensions": {"FunctionName": "orders-api", "Resource": "orders-api:live"},
+                                "name": "Errors",
+                                "namespace": "AWS/Lambda",
+                            },
+                            "period": 60,
+                            "stat": "Sum",
+                        },
+                        "returnData": True,
+                    }
+                ]
+            },
+            "previousState": {"reason": "ok", "timestamp": "2026-11-24T11:38:27.123+0000", "value": "OK"},
+            "state": {"reason": "Threshold Crossed", "timestamp": "2026-11-24T11:43:27.123+0000", "value": state},
+            **detail,
+        },
+    }
+
+
+def test_the_eventbridge_alarm_event_is_read_like_the_notification():
+    incident = parse_alert(eventbridge(), now=NOW, home=HOME)
+    assert (incident.function_name, incident.qualifier, incident.metric_name) == ("orders-api", "live", "Errors")
+    assert (incident.alarm_name, incident.detected_at, incident.region) == (
+        "orders-api-errors",
+        "2026-11-24T11:43:27.123+0000",
+        "us-east-1",
+    )
+    assert incident == parse_alert(json.dumps(eventbridge()), now=NOW, home=HOME)
+    with pytest.raises(AlertIgnoredError, match="changed to OK from OK"):
+        parse_alert(eventbridge("OK"), now=NOW, home=HOME)
+    with pytest.raises(ForeignAlertError, match="from account 210987654321"):
+        parse_alert(dict(eventbridge(), account="210987654321"), now=NOW, home=HOME)
+    with pytest.raises(MalformedAlertError, match="not 'CloudWatch Alarm State Change'"):
+        parse_alert(dict(eventbridge(), **{"detail-type": "CloudWatch Alarm Configuration Change"}), now=NOW)
+    with pytest.raises(MalformedAlertError, match="not a CloudWatch alarm's"):
+        parse_alert({"source": "aws.s3", "detail": {}}, now=NOW)
+    with pytest.raises(MalformedAlertError, match="alarm event without"):
+        parse_alert(dict(eventbridge(), detail={"alarmName": "x"}), now=NOW)
+
+
+def test_a_composite_alarm_event_names_the_alarms_that_set_it_off():
+    """The alarm action's event (Powertools' cloudWatchAlarmEventCompositeMetric.json): triggeringAlarms in reasonData."""
+    child = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:CompositeDemo.FirstChild"
+    event = {
+        "source": "aws.cloudwatch",
+        "alarmArn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:CompositeDemo.Main",
+        "accountId": "123456789012",
+        "time": "2026-11-24T11:43:27.123+0000",
+        "region": "us-east-1",
+        "alarmData": {
+            "alarmName": "CompositeDemo.Main",
+            "state": {
+                "value": "ALARM",
+                "reason": f"{child} transitioned to ALARM",
+                "reasonData": json.dumps({"triggeringAlarms": [{"arn": child, "state": {"value": "ALARM"}}]}),
+                "timestamp": "2026-11-24T11:43:27.123+0000",
+            },
+            "previousState": {"value": "OK", "reason": "", "timestamp": "2026-11-24T11:00:00.000+0000"},
+            "configuration": {"alarmRule": "ALARM(CompositeDemo.FirstChild) OR ALARM(CompositeDemo.SecondChild)"},
+        },
+    }
+    pending = read_alert(event, now=NOW, home=HOME)
+    assert isinstance(pending, CompositeAlarm) and pending.children == ["CompositeDemo.FirstChild"]
+    event["alarmData"]["state"]["reasonData"] = ""
+    assert read_alert(event, now=NOW, home=HOME).children == ["CompositeDemo.FirstChild", "CompositeDemo.SecondChild"]
 
 
 @pytest.mark.parametrize("resource", ["orders-api:bad/alias", "orders-api:" + "a" * 200])

@@ -249,6 +249,16 @@ def test_ingest_scans_only_the_baseline_table_and_only_two_attributes():
     }
 
 
+def test_ingest_reads_alarms_only_to_resolve_a_composite_and_changes_none():
+    """DescribeAlarms returns composite alarms only to a permission scoped to "*" (CloudWatch API Reference):
+    ingest gets exactly that read, and no other CloudWatch action."""
+    statements = role_statements(function_role("IngestFunction"))
+    cloudwatch = [(a, s) for s in statements for a in as_list(s["Action"]) if a.startswith("cloudwatch:")]
+    assert [a for a, _ in cloudwatch] == ["cloudwatch:DescribeAlarms"]
+    ((_, statement),) = cloudwatch
+    assert statement["Effect"] == "Allow" and statement["Resource"] == "*" and "Condition" not in statement
+
+
 # -- 3. only the remediate function changes the account, and only onboarded resources ---------------
 WRITE_PREFIXES = (
     "Put",

@@ -1,0 +1,133 @@
+"""`responder check-alert`: ingest's decision on each notification shape AWS sends, against the lab's account, with
+nothing started and nothing written. The fixtures and where each shape comes from: tests/fixtures/alarms/index.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from incident_responder.aws import AwsClients
+from incident_responder.cli import main
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "alarms"
+INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]
+
+
+def create_child_alarms(clients: AwsClients, function: str = "data-processor") -> None:
+    """The composites' children: errors of the function (in ALARM) and its throttles (OK)."""
+    cloudwatch = clients.get("cloudwatch")
+    for name, metric, state in (
+        (f"{function}-errors", "Errors", "ALARM"),
+        (f"{function}-throttles", "Throttles", "OK"),
+    ):
+        cloudwatch.put_metric_alarm(
+            AlarmName=name,
+            Namespace="AWS/Lambda",
+            MetricName=metric,
+            Dimensions=[{"Name": "FunctionName", "Value": function}],
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=5.0,
+            ComparisonOperator="GreaterThanThreshold",
+        )
+        cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason="lab")
+
+
+def put_composite_alarm(name: str, rule: str, account: str = "123456789012", region: str = "us-east-1") -> None:
+    """A composite alarm in the lab's moto (which stores them, and describes them, but has no PutCompositeAlarm)."""
+    from moto.cloudwatch.models import cloudwatch_backends
+
+    backend = cloudwatch_backends[account][region]
+    backend.put_metric_alarm(
+        name=name, namespace=None, metric_name=None, comparison_operator=None, evaluation_periods=None, period=None,
+        threshold=None, statistic=None, description=None, dimensions=[], alarm_actions=[], rule=rule,
+    )  # fmt: skip
+    backend.alarms[name].update_state("composite rule", "{}", "ALARM")
+
+
+def account_snapshot(clients: AwsClients) -> dict:
+    """What a side effect would change: every table's items, queue's messages, execution, alarm."""
+    ddb, sqs = clients.get("dynamodb"), clients.get("sqs")
+    tables = {t: ddb.scan(TableName=t)["Items"] for t in ddb.list_tables()["TableNames"]}
+    queues = {
+        url: sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]["ApproximateNumberOfMessages"]
+        for url in sqs.list_queues().get("QueueUrls", [])
+    }
+    sfn = clients.get("stepfunctions")
+    executions = [
+        e["executionArn"]
+        for m in sfn.list_state_machines()["stateMachines"]
+        for e in sfn.list_executions(stateMachineArn=m["stateMachineArn"])["executions"]
+    ]
+    alarms = clients.get("cloudwatch").describe_alarms()
+    return {"tables": tables, "queues": queues, "executions": executions, "alarms": len(alarms["MetricAlarms"])}
+
+
+@pytest.fixture
+def checked(sample, clients, capsys) -> tuple[int, list[dict]]:
+    create_child_alarms(clients)
+    before = account_snapshot(clients)
+    code = main(["check-alert", *(str(FIXTURES / name) for name in INDEX), "--json"])
+    assert account_snapshot(clients) == before  # nothing started, nothing written
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_every_shape_aws_sends_gets_ingests_decision_and_its_reason(checked):
+    code, results = checked
+    assert [Path(r["file"]).name for r in results] == list(INDEX)
+    for result in results:
+        expected = INDEX[Path(result["file"]).name]
+        assert set(result) == {"file", "outcome", "function", "qualifier", "reason"}
+        got = (result["outcome"], result["function"], result["qualifier"])
+        assert got == (expected["outcome"], expected["function"], expected["qualifier"]), result
+        assert expected["says"] in result["reason"], result
+    assert code == 1  # some are rejected
+
+
+def test_the_text_output_says_the_same_and_exits_zero_when_nothing_is_rejected(sample, clients, capsys):
+    code = main(["check-alert", str(FIXTURES / "single-metric-alias.json"), str(FIXTURES / "ok-recovery.json")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "single-metric-alias.json: start data-processor:live\n" in out
+    assert "ok-recovery.json: ignore\n  alarm 'data-processor-errors' changed to OK from ALARM" in out
+
+
+def test_a_file_that_cannot_be_read_is_rejected_with_the_reason_not_a_traceback(sample, tmp_path, capsys):
+    binary = tmp_path / "latin1.json"
+    binary.write_bytes(b'{"AlarmName": "caf\xe9"}')
+    code = main(["check-alert", str(binary), str(tmp_path / "missing.json"), "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [r["outcome"] for r in results] == ["reject", "reject"]
+    assert "not UTF-8" in results[0]["reason"] and "No such file" in results[1]["reason"]
+
+
+def test_a_composite_names_one_onboarded_function_or_says_why_not(sample, clients, tmp_path, capsys):
+    create_child_alarms(clients)
+    create_child_alarms(clients, function="billing")
+    composite = json.loads((FIXTURES / "composite-triggering-children.json").read_text())
+    bodies = {
+        "billing": dict(
+            composite, TriggeringChildren=[{"Arn": "arn:aws:cloudwatch:us-east-1:123456789012:alarm:billing-errors"}]
+        ),
+        "both": dict(
+            composite, TriggeringChildren=[], AlarmRule="ALARM(billing-errors) OR ALARM(data-processor-errors)"
+        ),
+        "gone": dict(composite, TriggeringChildren=[], AlarmRule='ALARM("deleted-alarm")'),
+        "nested": dict(composite, TriggeringChildren=[], AlarmRule="ALARM(inner-composite)"),
+    }
+    put_composite_alarm("inner-composite", "ALARM(data-processor-errors) OR ALARM(data-processor-throttles)")
+    for name, body in bodies.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(body))
+    main(["check-alert", *(str(tmp_path / f"{name}.json") for name in bodies), "--json"])
+    billing, both, gone, nested = json.loads(capsys.readouterr().out)
+    assert billing["outcome"] == "reject" and "'billing' is not onboarded" in billing["reason"]
+    assert both["outcome"] == "reject"
+    assert "several functions (billing (billing-errors); data-processor (data-processor-errors))" in both["reason"]
+    assert gone["outcome"] == "reject" and "child alarm 'deleted-alarm' does not exist" in gone["reason"]
+    # A composite of composites: followed down to the metric alarm in ALARM (the throttles one is OK).
+    assert (nested["outcome"], nested["function"]) == ("start", "data-processor"), nested
