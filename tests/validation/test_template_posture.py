@@ -132,9 +132,33 @@ def test_each_publisher_may_use_the_topics_key(topic):
 def test_the_key_policy_keeps_the_key_manageable_and_grants_nothing_broad():
     (statements,) = [k["KeyPolicy"]["Statement"] for k in resources("AWS::KMS::Key").values()]
     services = [s["Principal"].get("Service") for s in statements if "Service" in s.get("Principal", {})]
-    assert services == ["cloudwatch.amazonaws.com"]
+    assert services == ["cloudwatch.amazonaws.com", "events.amazonaws.com"]
     admin = [s for s in statements if s["Action"] == "kms:*"]
     assert len(admin) == 1 and ":root" in str(admin[0]["Principal"])
+
+
+def test_eventbridge_rules_of_this_account_may_publish_alarm_events_to_the_incident_topic_only():
+    """EventBridge delivers to an encrypted topic only when the topic policy and the key policy let
+    events.amazonaws.com in; both are held to this account's rules (confused deputy)."""
+    (key,) = resources("AWS::KMS::Key").values()
+    topic_statements = {
+        ref_name(t): p["PolicyDocument"]["Statement"]
+        for p in resources("AWS::SNS::TopicPolicy").values()
+        for t in p["Topics"]
+    }
+    by_events = {
+        topic: [s for s in statements if s.get("Principal", {}).get("Service") == "events.amazonaws.com"]
+        for topic, statements in topic_statements.items()
+    }
+    assert [t for t, s in by_events.items() if s] == ["IncidentTopic"]
+    (grant,) = [
+        s for s in key["KeyPolicy"]["Statement"] if s.get("Principal", {}).get("Service") == "events.amazonaws.com"
+    ]
+    for statement in [grant, *by_events["IncidentTopic"]]:
+        condition = statement["Condition"]
+        assert condition["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+        assert ":events:${AWS::Region}:${AWS::AccountId}:rule/*" in str(condition["ArnLike"]["aws:SourceArn"])
+    assert sorted(as_list(grant["Action"])) == ["kms:Decrypt", "kms:GenerateDataKey*"]
 
 
 # -- 2. MCP servers behind IAM, each callable by its own agent only ---------------------------------
