@@ -242,10 +242,18 @@ def read_event_source_mappings(clients: AwsClients, function_name: str) -> list[
     return sorted(mappings, key=lambda m: m.uuid)
 
 
-def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
-    """The current values of everything the baseline records, read fresh from the account."""
+def read_function_configuration(
+    clients: AwsClients, name_or_arn: str, qualifier: str | None = None
+) -> FunctionConfiguration:
+    """The current values of everything the baseline records, read fresh from the account.
+
+    With a ``qualifier`` (an alias or version), the settings a version holds (role, timeout, memory, VPC, key)
+    are those of the version it names, which is what runs behind it; concurrency, aliases and mappings are the
+    function's own.
+    """
     name = function_name_of(name_or_arn)
-    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name))
+    where = {"Qualifier": qualifier} if qualifier else {}
+    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name, **where))
 
 
 def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionConfiguration:

@@ -344,6 +344,10 @@ def approval_message(
         lines.append(f"  alarm name (as the alarm's owner wrote it, a quote): {quote(incident.alarm_name, 200)}")
     if incident.metric_name:
         lines.append(f"  metric: {quote(incident.metric_name, 100)}")
+    if incident.qualifier:  # validated as a Lambda alias or version: no quoting needed
+        lines.append(f"  alias or version the alarm watches: {incident.qualifier}")
+    if incident.resolved_from:
+        lines.append(f"  function found through: {quote(incident.resolved_from, 300)}")
     if incident.error_type or incident.error_message:
         lines.append(
             f"  error (from the failing code, a quote): {quote(incident.error_type, 100)} {quote(incident.error_message)}"

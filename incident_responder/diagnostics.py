@@ -21,6 +21,7 @@ from pydantic import AfterValidator, Field, WithJsonSchema
 from incident_responder.account_state import (
     LAMBDA_NAME_PATTERN,
     NetworkState,
+    configuration_from,
     function_name_of,
     read_function_configuration,
     read_network,
@@ -56,6 +57,13 @@ LambdaName = Annotated[
     ),
 ]
 Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]
+Qualifier = Annotated[
+    str | None,
+    Field(
+        pattern=r"^(\$LATEST|[A-Za-z0-9_-]{1,128})$",
+        description="an alias or version (the incident's qualifier): read what runs behind it; unset: $LATEST",
+    ),
+]
 
 MAX_EVENTS = 30
 MAX_MESSAGE_CHARS = 500
@@ -233,6 +241,8 @@ class EventSourceMappingInfo(Compact):
 class LambdaConfig(Compact):
     FunctionName: str
     FunctionArn: str | None = None
+    Qualifier: str | None = Field(default=None, description="the alias or version asked for (unset: $LATEST)")
+    Version: str | None = Field(default=None, description="the version the qualifier runs, whose settings these are")
     Runtime: str | None = None
     Handler: str | None = None
     Role: str | None = None
@@ -262,11 +272,12 @@ class LambdaConfig(Compact):
     error: str | None = None
 
 
-def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
+def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | None = None) -> LambdaConfig:
+    """The function's configuration; with a ``qualifier``, that of the version the alias (or version) names."""
     name = function_name_of(lambda_name)
     lam = clients.get("lambda")
     try:
-        raw = lam.get_function_configuration(FunctionName=name)
+        raw = lam.get_function_configuration(FunctionName=name, **({"Qualifier": qualifier} if qualifier else {}))
         reserved = read_reserved_concurrency(clients, name)
     except AWS_ERRORS as exc:
         return LambdaConfig(FunctionName=name, error=describe_error(exc))
@@ -275,6 +286,8 @@ def get_lambda_config(clients: AwsClients, lambda_name: str) -> LambdaConfig:
     config = LambdaConfig(
         FunctionName=raw["FunctionName"],
         FunctionArn=raw.get("FunctionArn"),
+        Qualifier=qualifier,
+        Version=raw.get("Version") if qualifier else None,
         Runtime=raw.get("Runtime"),
         Handler=raw.get("Handler"),
         Role=raw.get("Role"),
@@ -343,29 +356,40 @@ class ConfigDrift(Compact):
     ALWAYS = frozenset({"drifted", "differences"})
 
     function_name: str
+    qualifier: str | None = Field(default=None, description="the alias or version compared (unset: $LATEST)")
+    version: str | None = Field(default=None, description="the version it runs, whose settings were compared")
     baseline_captured_at: str | None = None
     drifted: bool = False
     differences: list[Difference] = Field(default_factory=list)
     error: str | None = None
 
 
-def get_config_drift(clients: AwsClients, lambda_name: str) -> ConfigDrift:
+def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | None = None) -> ConfigDrift:
     """Current configuration against the recorded baseline: one difference per changed path, each with
-    when it appeared (``changed_at``) where the account records it."""
+    when it appeared (``changed_at``) where the account records it. With a ``qualifier``, the settings
+    compared are those of the version the alias (or version) runs: what fails behind it."""
     name = function_name_of(lambda_name)
+    version = None
     try:
         baseline = load_baseline(clients, name)
-        current = read_function_configuration(clients, name)
+        if qualifier:
+            raw = clients.get("lambda").get_function_configuration(FunctionName=name, Qualifier=qualifier)
+            version = raw.get("Version")
+            current = configuration_from(clients, raw)
+        else:
+            current = read_function_configuration(clients, name)
     except BaselineNotFoundError as exc:
-        return ConfigDrift(function_name=name, error=str(exc))
+        return ConfigDrift(function_name=name, qualifier=qualifier, error=str(exc))
     except AWS_ERRORS as exc:
-        return ConfigDrift(function_name=name, error=describe_error(exc))
+        return ConfigDrift(function_name=name, qualifier=qualifier, error=describe_error(exc))
     # When each difference appeared, where the account can tell; a failed look-up leaves it unset.
     differences = date_differences(
         clients, name, diff_configurations(baseline.configuration, current), baseline.captured_at, current
     )
     return ConfigDrift(
         function_name=name,
+        qualifier=qualifier,
+        version=version,
         baseline_captured_at=baseline.captured_at,
         drifted=bool(differences),
         differences=differences,

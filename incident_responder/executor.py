@@ -708,7 +708,7 @@ def apply(
                 # and its half-done change would now look like "nothing to restore".
                 assert baseline is not None
                 current = read_function_configuration(clients, incident.function_name)
-                reasons = check_action(action, current, baseline, clients)
+                reasons = check_action(action, current, baseline, clients, incident.qualifier)
                 if reasons:
                     failed = _step(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)

@@ -110,13 +110,50 @@ def check_action(
     current: FunctionConfiguration,
     baseline: FunctionConfiguration,
     clients: AwsClients | None = None,
+    qualifier: str | None = None,
 ) -> list[str]:
     """Reasons to reject the action; empty when it may be proposed. Never raises on model output.
 
     With ``clients``, a rollback's target version is also read from the account: it must still hold the
     code the baseline recorded (a function re-created since onboarding numbers its versions again).
-    AWS errors of that read propagate.
+    AWS errors of that read propagate. ``qualifier``: the alias or version the incident's alarm named; an
+    action must reach what runs behind it (:func:`_check_qualifier`).
     """
+    return _check(action, current, baseline, clients) or _check_qualifier(action, current, qualifier)
+
+
+def _check_qualifier(action: RemediationAction, current: FunctionConfiguration, qualifier: str | None) -> list[str]:
+    """An alarm on an alias or version is about the version that runs behind it: rolling back another alias,
+    or changing $LATEST's settings when a published version runs (its settings cannot change), fixes nothing."""
+    if not qualifier:
+        return []
+    params = action.typed_parameters()
+    version = qualifier == "$LATEST" or qualifier.isdigit()  # an alias name is never all digits
+    runs = qualifier if version else next((a.function_version for a in current.aliases if a.name == qualifier), None)
+    named = f"the alarm named {'version' if version else 'alias'} {qualifier}"
+    if isinstance(params, RollbackAliasParams):
+        if not version and params.alias_name != qualifier:
+            return [f"{named}: rolling back alias {params.alias_name} does not change what fails behind it"]
+        routes_to = next((a.function_version for a in current.aliases if a.name == params.alias_name), None)
+        if version and routes_to != qualifier:
+            return [
+                f"{named}, and alias {params.alias_name} routes to {routes_to}: rolling it back fixes nothing there"
+            ]
+    if isinstance(params, UpdateFunctionConfigurationParams) and runs not in (None, "$LATEST"):
+        return [
+            f"{named}, which runs published version {runs}: a published version's settings cannot change, so "
+            "changing $LATEST's does not reach it; publish a version with the baseline's settings and point the "
+            "alias at it (a person's decision)"
+        ]
+    return []
+
+
+def _check(
+    action: RemediationAction,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    clients: AwsClients | None = None,
+) -> list[str]:
     if action.action_type not in ALLOWED_ACTIONS:
         return [f"action type {action.action_type} is not allowed"]
     parameters = action.parameters if isinstance(action.parameters, dict) else {}
@@ -351,11 +388,12 @@ def apply_guardrails(
     baseline: FunctionConfiguration,
     diagnosed_faults: Iterable[str],
     clients: AwsClients | None = None,
+    qualifier: str | None = None,
 ) -> RemediationProposal:
     """The proposal with only surviving actions; rejected ones in ``rejected_actions`` with reasons.
 
     ``diagnosed_faults``: the fault types of the diagnosis the proposal answers. ``clients``: see
-    :func:`check_action` (without them a rollback's version is judged by the baseline alone).
+    :func:`check_action` (without them a rollback's version is judged by the baseline alone); so is ``qualifier``.
     """
     diagnosed = {str(f) for f in diagnosed_faults}
     kept: list[RemediationAction] = []
@@ -372,7 +410,7 @@ def apply_guardrails(
         if identity in seen:
             reasons.append(f"duplicates action {seen[identity]}")
         else:
-            reasons += check_action(action, current, baseline, clients)
+            reasons += check_action(action, current, baseline, clients, qualifier)
             seen[identity] = number
         if reasons:
             # Constructed: an action whose parameters never validated is still reported, never raised.

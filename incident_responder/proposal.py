@@ -79,7 +79,12 @@ async def propose(
         proposal: RemediationProposal, results: list[dict[str, Any]]
     ) -> tuple[RemediationProposal, dict[str, Any]]:
         checked = apply_guardrails(
-            proposal, current, baseline, diagnosed_faults=diagnosis.get("fault_types") or [], clients=clients
+            proposal,
+            current,
+            baseline,
+            diagnosed_faults=diagnosis.get("fault_types") or [],
+            clients=clients,
+            qualifier=incident.qualifier,
         )
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 

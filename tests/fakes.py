@@ -162,10 +162,17 @@ def propose_as_deployed(incident, diagnosis, clients, *, model=None, timeout_ms:
     )
 
 
-def guard(clients, *actions: dict[str, Any], diagnosed: Sequence[str] | None = None, function: str = "data-processor"):
+def guard(
+    clients,
+    *actions: dict[str, Any],
+    diagnosed: Sequence[str] | None = None,
+    function: str = "data-processor",
+    qualifier: str | None = None,
+):
     """Run actions (as the model would submit them) through the guardrails against the lab account.
 
-    ``diagnosed`` defaults to the actions' own fault types (the diagnosis contains what they remedy).
+    ``diagnosed`` defaults to the actions' own fault types (the diagnosis contains what they remedy);
+    ``qualifier`` is the incident's (the alias or version its alarm named).
     """
     from incident_responder.account_state import read_function_configuration
     from incident_responder.baseline import load_baseline
@@ -175,7 +182,8 @@ def guard(clients, *actions: dict[str, Any], diagnosed: Sequence[str] | None = N
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
     current = read_function_configuration(clients, function)
-    return apply_guardrails(proposal, current, load_baseline(clients, function).configuration, diagnosed_faults=faults)
+    baseline = load_baseline(clients, function).configuration
+    return apply_guardrails(proposal, current, baseline, diagnosed_faults=faults, qualifier=qualifier)
 
 
 def inject(clients, *faults: tuple[str, dict[str, Any]], function: str = "data-processor") -> None:

@@ -22,6 +22,7 @@ from incident_responder.diagnostics import (
     LambdaName,
     Minutes,
     NetworkConfig,
+    Qualifier,
     RecentLogs,
 )
 from incident_responder.mcp_app import create_server
@@ -47,11 +48,13 @@ DESCRIPTIONS = {
     "documents.",
     "get_lambda_config": "Runtime, handler, role, memory, timeout, state, reserved concurrency (unset: no "
     "reservation), VPC config, the environment's KMS key and its state (unset: an AWS-owned key), aliases (name -> "
-    "version) and event source mappings (never the environment variables).",
+    "version) and event source mappings (never the environment variables). With qualifier (the incident's alias or "
+    "version): the settings of the version it runs, with that Version.",
     "get_network_config": "Egress rules of the function's security groups and the NACL entries of its subnets.",
     "get_config_drift": "Differences (path, baseline value, current value, and when it appeared where the account "
     "records it: changed_at, changed_at_source) between the function and its recorded baseline; drifted false and "
-    "no differences: the configuration matches the baseline.",
+    "no differences: the configuration matches the baseline. With qualifier (the incident's alias or version): the "
+    "settings compared are those of the version it runs (version).",
 }
 DESCRIPTIONS = {name: f"{text} {diagnostics.OMITTED_NOTE}" for name, text in DESCRIPTIONS.items()}
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
@@ -78,16 +81,20 @@ def build_server(
         return await anyio.to_thread.run_sync(diagnostics.get_iam_state, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_lambda_config"])
-    async def get_lambda_config(lambda_name: LambdaName) -> LambdaConfig:
-        return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, clients, await onboarded(lambda_name))
+    async def get_lambda_config(lambda_name: LambdaName, qualifier: Qualifier = None) -> LambdaConfig:
+        return await anyio.to_thread.run_sync(
+            diagnostics.get_lambda_config, clients, await onboarded(lambda_name), qualifier
+        )
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_network_config"])
     async def get_network_config(lambda_name: LambdaName) -> NetworkConfig:
         return await anyio.to_thread.run_sync(diagnostics.get_network_config, clients, await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_config_drift"])
-    async def get_config_drift(lambda_name: LambdaName) -> ConfigDrift:
-        return await anyio.to_thread.run_sync(diagnostics.get_config_drift, clients, await onboarded(lambda_name))
+    async def get_config_drift(lambda_name: LambdaName, qualifier: Qualifier = None) -> ConfigDrift:
+        return await anyio.to_thread.run_sync(
+            diagnostics.get_config_drift, clients, await onboarded(lambda_name), qualifier
+        )
 
     return mcp
 

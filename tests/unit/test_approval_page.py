@@ -255,3 +255,19 @@ def test_a_request_whose_digest_is_not_its_actions_is_never_sent():
                 execution_arn="arn:aws:states:us-east-1:123456789012:execution:m:f-1",
                 ttl_days=7,
             )
+
+
+def test_the_message_says_which_alias_the_alarm_watches_and_how_the_function_was_found():
+    incident = Incident(
+        incident_id="orders-api-1",
+        function_name="orders-api",
+        qualifier="live",
+        source="cloudwatch_alarm",
+        detected_at="2026-11-24T11:43:27.123+0000",
+        resolved_from="child alarm orders-api-errors of the composite alarm",
+    )
+    shown = _ReviewShown.model_validate({"actions": ACTIONS, "actions_digest": DIGEST, "verdicts": [], "risk": "high"})
+    links = {"approve": "https://h/?decision=approve", "reject": "https://h/?decision=reject"}
+    _, message = approval_message(incident, shown, ACTIONS, [], links, "2026-11-24T04:10:00Z", 86400)
+    assert "  alias or version the alarm watches: live\n" in message
+    assert "function found through: " in message and "child alarm orders-api-errors of the composite alarm" in message

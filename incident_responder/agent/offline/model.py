@@ -19,6 +19,9 @@ from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import build_proposal, next_remediation_tools
 from incident_responder.agent.offline.review import build_review, next_review_tools
 
+# The diagnostics tools that read an alias's or version's own configuration (mcp/diagnostics/server.py).
+QUALIFIED_TOOLS = frozenset({"get_lambda_config", "get_config_drift"})
+
 
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
@@ -45,7 +48,12 @@ def next_calls(obs: Observations, available: set[str]) -> list[dict[str, Any]]:
     else:
         return []
     if lookups:
-        return [{"name": tool, "args": {"lambda_name": function}} for tool in lookups]
+        # An alarm on an alias or version: the configuration and drift of what runs behind it.
+        qualified = {"qualifier": obs.incident["qualifier"]} if obs.incident.get("qualifier") else {}
+        return [
+            {"name": tool, "args": {"lambda_name": function, **(qualified if tool in QUALIFIED_TOOLS else {})}}
+            for tool in lookups
+        ]
     return [{"name": terminal, "args": submission}]
 
 
