@@ -13,12 +13,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from incident_responder.aws import AwsClients
+from incident_responder.contracts import QUALIFIER_RE
 
 FUNCTION_NAME_RE = r"[A-Za-z0-9_-]{1,64}"
 FUNCTION_ARN_RE = (
     r"arn:aws[a-zA-Z-]*:lambda:[a-z]{2}(?:-gov)?-[a-z]+-\d:\d{12}:function:"
     + FUNCTION_NAME_RE
-    + r"(?::(?:\$LATEST|[A-Za-z0-9_-]{1,128}))?"
+    + rf"(?::(?:{QUALIFIER_RE}))?"
 )
 # A function name or a function ARN, as Lambda accepts them; anything else never reaches AWS.
 LAMBDA_NAME_PATTERN = rf"^(?:{FUNCTION_NAME_RE}|{FUNCTION_ARN_RE})$"
@@ -242,18 +243,10 @@ def read_event_source_mappings(clients: AwsClients, function_name: str) -> list[
     return sorted(mappings, key=lambda m: m.uuid)
 
 
-def read_function_configuration(
-    clients: AwsClients, name_or_arn: str, qualifier: str | None = None
-) -> FunctionConfiguration:
-    """The current values of everything the baseline records, read fresh from the account.
-
-    With a ``qualifier`` (an alias or version), the settings a version holds (role, timeout, memory, VPC, key)
-    are those of the version it names, which is what runs behind it; concurrency, aliases and mappings are the
-    function's own.
-    """
+def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
+    """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
-    where = {"Qualifier": qualifier} if qualifier else {}
-    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name, **where))
+    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name))
 
 
 def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionConfiguration:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from incident_responder.contracts import Incident
+from incident_responder.contracts import QUALIFIER_RE, Incident
 
 
 class MalformedAlertError(ValueError):
@@ -201,8 +201,7 @@ def incident_id_for(function_name: str, detected_at: str, discriminator: str) ->
     return f"{function_name[:50]}-{stamp}-{digest}"
 
 
-# A Lambda qualifier: $LATEST, a version number or an alias name.
-QUALIFIER_RE = re.compile(r"\$LATEST|[A-Za-z0-9_-]{1,128}")
+_QUALIFIER = re.compile(QUALIFIER_RE)
 
 
 class Home(NamedTuple):
@@ -233,7 +232,7 @@ def _function_of(alarm_name: str, metric: AlarmMetric) -> tuple[str, str | None]
         if resource.startswith(f"{function}:"):
             qualifier = resource.removeprefix(f"{function}:")
         qualifier = qualifier or dims.get("ExecutedVersion", "")
-        if qualifier and not QUALIFIER_RE.fullmatch(qualifier):
+        if qualifier and not _QUALIFIER.fullmatch(qualifier):
             raise MalformedAlertError(
                 f"alarm {alarm_name!r}: {qualifier[:100]!r} is not a Lambda alias or version of {function[:64]!r}"
             )
@@ -352,7 +351,7 @@ def _from_alarm_event(event: dict[str, Any]) -> dict[str, Any]:
     arn = event.get("alarmArn") or (resources[0] if isinstance(resources, list) and resources else None)
     try:
         state, previous, configuration = data.state, data.get("previousState"), data.configuration
-        children = (state.reason_data_decoded or {}).get("triggeringAlarms") if data.configuration.alarm_rule else None
+        children = (state.reason_data_decoded or {}).get("triggeringAlarms") if configuration.alarm_rule else None
         body = {
             "AlarmName": data.alarm_name,
             "NewStateValue": state.value,

@@ -73,13 +73,10 @@ def _cmd_check_alert(args: argparse.Namespace) -> int:
         checks.append({"file": name, **checked.model_dump()})
     if args.json:
         print(json.dumps(checks, indent=2))
-    for check in [] if args.json else checks:
-        target = (
-            f" {check['function']}" + (f":{check['qualifier']}" if check["qualifier"] else "")
-            if check["function"]
-            else ""
-        )
-        print(f"{check['file']}: {check['outcome']}{target}\n  {check['reason']}")
+    else:
+        for check in checks:
+            target = ":".join(filter(None, (check["function"], check["qualifier"])))
+            print(f"{check['file']}: {check['outcome']}{' ' + target if target else ''}\n  {check['reason']}")
     return 1 if any(check["outcome"] == "reject" for check in checks) else 0
 
 

@@ -11,6 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+# A Lambda qualifier: $LATEST, a version number or an alias name (in ARNs, alarm dimensions and tool arguments).
+QUALIFIER_RE = r"\$LATEST|[A-Za-z0-9_-]{1,128}"
+
 INCIDENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"  # also a valid Step Functions execution name
 
 
@@ -60,7 +63,7 @@ class Incident(Contract):
     function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     qualifier: str | None = Field(
         default=None,
-        pattern=r"^(\$LATEST|[A-Za-z0-9_-]{1,128})$",
+        pattern=rf"^({QUALIFIER_RE})$",
         description="the alias or version the alarm named (Lambda's Resource or ExecutedVersion dimension)",
     )
     source: Literal["cloudwatch_alarm", "alert"]

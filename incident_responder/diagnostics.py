@@ -23,7 +23,6 @@ from incident_responder.account_state import (
     NetworkState,
     configuration_from,
     function_name_of,
-    read_function_configuration,
     read_network,
     read_reserved_concurrency,
     read_role,
@@ -36,6 +35,7 @@ from incident_responder.baseline import (
     diff_configurations,
     load_baseline,
 )
+from incident_responder.contracts import QUALIFIER_RE
 from incident_responder.log_records import Compact, InvocationSummary, LogErrorSummary, fold
 
 
@@ -60,7 +60,7 @@ Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look,
 Qualifier = Annotated[
     str | None,
     Field(
-        pattern=r"^(\$LATEST|[A-Za-z0-9_-]{1,128})$",
+        pattern=rf"^({QUALIFIER_RE})$",
         description="an alias or version (the incident's qualifier): read what runs behind it; unset: $LATEST",
     ),
 ]
@@ -369,15 +369,11 @@ def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | Non
     when it appeared (``changed_at``) where the account records it. With a ``qualifier``, the settings
     compared are those of the version the alias (or version) runs: what fails behind it."""
     name = function_name_of(lambda_name)
-    version = None
     try:
         baseline = load_baseline(clients, name)
-        if qualifier:
-            raw = clients.get("lambda").get_function_configuration(FunctionName=name, Qualifier=qualifier)
-            version = raw.get("Version")
-            current = configuration_from(clients, raw)
-        else:
-            current = read_function_configuration(clients, name)
+        where = {"Qualifier": qualifier} if qualifier else {}
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name, **where)
+        current = configuration_from(clients, raw)
     except BaselineNotFoundError as exc:
         return ConfigDrift(function_name=name, qualifier=qualifier, error=str(exc))
     except AWS_ERRORS as exc:
@@ -389,7 +385,7 @@ def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | Non
     return ConfigDrift(
         function_name=name,
         qualifier=qualifier,
-        version=version,
+        version=raw.get("Version") if qualifier else None,
         baseline_captured_at=baseline.captured_at,
         drifted=bool(differences),
         differences=differences,

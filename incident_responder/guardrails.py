@@ -129,12 +129,13 @@ def _check_qualifier(action: RemediationAction, current: FunctionConfiguration, 
         return []
     params = action.typed_parameters()
     version = qualifier == "$LATEST" or qualifier.isdigit()  # an alias name is never all digits
-    runs = qualifier if version else next((a.function_version for a in current.aliases if a.name == qualifier), None)
+    routes = {a.name: a.function_version for a in current.aliases}
+    runs = qualifier if version else routes.get(qualifier)
     named = f"the alarm named {'version' if version else 'alias'} {qualifier}"
     if isinstance(params, RollbackAliasParams):
         if not version and params.alias_name != qualifier:
             return [f"{named}: rolling back alias {params.alias_name} does not change what fails behind it"]
-        routes_to = next((a.function_version for a in current.aliases if a.name == params.alias_name), None)
+        routes_to = routes.get(params.alias_name)
         if version and routes_to != qualifier:
             return [
                 f"{named}, and alias {params.alias_name} routes to {routes_to}: rolling it back fixes nothing there"
