@@ -84,7 +84,7 @@ eval: $(STAMP)
 # The same corpus against a real Bedrock model: needs your AWS credentials (profile or keys) with
 # bedrock:InvokeModel; the lab still runs locally. Token usage (and cost, with PRICE_PER_MTOK_INPUT /
 # PRICE_PER_MTOK_OUTPUT set) is reported from the model's usage metadata.
-BEDROCK_MODEL_ID ?= anthropic.claude-3-5-haiku-20241022-v1:0
+BEDROCK_MODEL_ID ?= global.anthropic.claude-haiku-4-5-20251001-v1:0
 eval-bedrock: $(STAMP)
 	$(BIN)/responder eval scenarios --model bedrock_converse:$(BEDROCK_MODEL_ID)
 

@@ -95,7 +95,7 @@ FUNCTION_ENV = {
     "ALERT_GROUP_WINDOW_MINUTES": "30",
     "STUCK_AFTER_MINUTES": "30",
     "INCIDENT_TTL_DAYS": "7",
-    "RESPONDER_MODEL": "bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0",
+    "RESPONDER_MODEL": "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0",
     "MCP_AUTH": "iam",
     "DIAGNOSTICS_MCP_URL": "https://diagnostics.lambda-url.us-east-1.on.aws/mcp",
     "REMEDIATION_MCP_URL": "https://remediation.lambda-url.us-east-1.on.aws/mcp",

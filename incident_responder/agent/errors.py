@@ -7,6 +7,8 @@ are not: retrying cannot fix credentials or a model id. Anything not classified 
 
 from __future__ import annotations
 
+import re
+
 from botocore.exceptions import ClientError
 
 from incident_responder.agent.models import ModelConfigError
@@ -63,9 +65,10 @@ TRANSIENT_CODES = {
     "ModelStreamErrorException",
 }
 CONFIG_CODES = {"ResourceNotFoundException"}  # no such model (or not offered in this region)
-# A ValidationException is a configuration error only when it is about the model id; any other one
+# A ValidationException is a configuration error only when it is about the model id or its limits; any other one
 # (a request the code built wrongly) propagates unchanged.
-MODEL_ID_HINTS = ("model identifier", "model id", "inference profile", "on-demand throughput")
+MODEL_ID_HINTS = ("model identifier", "model id", "inference profile", "on-demand throughput", "end of its life")
+LIMIT_HINTS = ("input is too long", "prompt is too long", "context window", "maximum tokens")
 # Other clients raise their own classes; matched by name so their SDKs stay optional.
 AUTH_CLASS_NAMES = {"AuthenticationError", "PermissionDeniedError", "NoCredentialsError"}
 TRANSIENT_CLASS_NAMES = {
@@ -80,6 +83,77 @@ TRANSIENT_CLASS_NAMES = {
 }
 CONFIG_CLASS_NAMES = {"NotFoundError"}  # OpenAI-compatible: no such model
 
+DOCTOR = "responder doctor --model SPEC checks a model"
+# What a person does about each failure Bedrock describes, matched on its message (the error bodies Bedrock
+# documents and answers with): the first match names the fix in the incident's error. Lower case.
+FIXES: list[tuple[str, str]] = [
+    (
+        "end of its life",
+        "the model has reached its end of life on Bedrock: set ResponderModel to an active model (" + DOCTOR + ")",
+    ),
+    (
+        "on-demand throughput",
+        "this model is invoked on demand only through an inference profile: set ResponderModel to its profile id, "
+        "e.g. bedrock_converse:{profile}",
+    ),
+    (
+        "marked by provider as legacy",
+        "the model is Legacy and this account lost access to it: set ResponderModel to an active model ("
+        + DOCTOR
+        + ")",
+    ),
+    (
+        "don't have access to the model",
+        "this account has no access to the model: grant it in the Bedrock console (Model access), in this Region",
+    ),
+    (
+        "is not authorized to perform",
+        "the function's role may not invoke this model: deploy the stack with this ResponderModel (its role is scoped "
+        "to the configured model), and check that no SCP denies the Regions its inference profile routes to",
+    ),
+    (
+        "model identifier is invalid",
+        "Bedrock does not know this model id in this Region: check ResponderModel and the Region (" + DOCTOR + ")",
+    ),
+    ("not found", "Bedrock does not offer this model here: check ResponderModel and the Region (" + DOCTOR + ")"),
+    (
+        "too many tokens, please wait",
+        "the model's tokens-per-minute quota is used up: retried; raise the quota (Service Quotas) if it persists",
+    ),
+    (
+        "too many requests",
+        "Bedrock is throttling this account: retried; raise the model's requests-per-minute quota if it persists",
+    ),
+    (
+        "is too long",
+        "the conversation outgrew the model's context window: lower AgentTokenCap, or use a model with a larger one",
+    ),
+    (
+        "maximum tokens",
+        "the requested max_tokens exceeds what this model allows: use a model that allows it",
+    ),
+    ("security token", "the credentials are invalid or expired: renew them"),
+    ("signature", "the credentials are invalid or expired: renew them"),
+]
+KIND_FIX = {
+    "auth": "the model endpoint refused the credentials: check the role's (or the API key's) access to the model",
+    "transient": "the model endpoint is busy or unavailable: retried with backoff",
+    "config": "check ResponderModel (" + DOCTOR + ")",
+}
+_PROFILE_OF = re.compile(r"model id ([a-z0-9-]+\.[a-z0-9.:-]+)", re.I)
+
+
+def fix_for(kind: str, message: str) -> str:
+    """The one thing a person should do about a model failure of ``kind`` whose message is ``message``."""
+    lowered = message.lower()
+    for hint, fix in FIXES:
+        if hint in lowered:
+            if "{profile}" in fix:
+                found = _PROFILE_OF.search(message)
+                fix = fix.format(profile=f"global.{found.group(1)}" if found else "global.<model id>")
+            return fix
+    return KIND_FIX[kind]
+
 
 def _chain(exc: BaseException):
     seen = set()
@@ -89,29 +163,41 @@ def _chain(exc: BaseException):
         exc = exc.__cause__ or exc.__context__
 
 
-def _typed(code: str, message: str, link: BaseException) -> Exception | None:
+def _kind(code: str, message: str) -> str | None:
+    lowered = message.lower()
     if code in AUTH_CODES or code in AUTH_CLASS_NAMES:
-        return ModelAuthError(f"{code}: {link}")
+        # Access lost to a Legacy model is fixed by choosing another model, not by credentials.
+        return "config" if "legacy" in lowered else "auth"
     if code in TRANSIENT_CODES or code in TRANSIENT_CLASS_NAMES:
-        return ModelTransientError(f"{code}: {link}")
-    if (
-        code in CONFIG_CODES
-        or code in CONFIG_CLASS_NAMES
-        or (code == "ValidationException" and any(hint in message.lower() for hint in MODEL_ID_HINTS))
-    ):
-        return ModelConfigError(f"{code}: {link}")
+        return "transient"
+    if code in CONFIG_CODES or code in CONFIG_CLASS_NAMES:
+        return "config"
+    if code == "ValidationException" and any(h in lowered for h in MODEL_ID_HINTS + LIMIT_HINTS):
+        return "config"
     return None
 
 
+TYPED = {"auth": ModelAuthError, "transient": ModelTransientError, "config": ModelConfigError}
+
+
+def _typed(code: str, message: str) -> Exception | None:
+    kind = _kind(code, message)
+    if kind is None:
+        return None
+    said = " ".join(message.split())[:300]  # one line, whatever the endpoint sent
+    return TYPED[kind](f"{fix_for(kind, message)} ({code}: {said})")
+
+
 def classify_model_error(exc: BaseException) -> BaseException:
-    """The typed error for a model failure, or ``exc`` itself when it is not a known model failure."""
+    """The typed error for a model failure, or ``exc`` itself when it is not a known model failure. Its message is
+    one line: the fix first, then what the endpoint said."""
     for link in _chain(exc):
         if isinstance(link, ModelAuthError | ModelTransientError | ModelConfigError):
             return link
         if isinstance(link, ClientError):
             error = link.response.get("Error", {})
-            if typed := _typed(error.get("Code", ""), error.get("Message") or "", link):
+            if typed := _typed(error.get("Code", ""), error.get("Message") or str(link)):
                 return typed
-        elif typed := _typed(type(link).__name__, str(link), link):
+        elif typed := _typed(type(link).__name__, str(link)):
             return typed
     return exc

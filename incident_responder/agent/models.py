@@ -66,22 +66,40 @@ def real_bedrock_client_factory(region: str | None = None):
     return factory
 
 
+PROVIDERS = ("offline", "bedrock_converse", "openai", "ollama")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """(provider, model id) of a model spec, or ModelConfigError saying what is accepted, or that the Bedrock model it
+    names is past its end of life (every call would fail: better said before a lab starts or an incident runs)."""
+    from incident_responder.agent.model_catalog import DEFAULT_MODEL, end_of_life
+
+    accepted = "use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
+    if not spec or not spec.strip():
+        raise ModelConfigError(f"no model given: {accepted}")
+    provider, _, model_id = spec.strip().partition(":")
+    if provider not in PROVIDERS:
+        raise ModelConfigError(f"unknown RESPONDER_MODEL {spec!r}; {accepted}")
+    if provider != "offline" and not model_id:
+        raise ModelConfigError(f"RESPONDER_MODEL={spec!r} needs a model id, e.g. {DEFAULT_MODEL}")
+    if provider == "bedrock_converse" and (eol := end_of_life(model_id)):
+        raise ModelConfigError(
+            f"{spec} names a model past its Amazon Bedrock end-of-life date ({eol}): every call fails; "
+            f"use an active model, e.g. {DEFAULT_MODEL}"
+        )
+    return provider, model_id
+
+
 def create_chat_model(
     spec: str, *, bedrock_client: Any = None, base_url: str | None = None, api_key: str | None = None
 ) -> BaseChatModel:
     """The chat model ``spec`` names; ``base_url`` / ``api_key`` serve OpenAI-compatible and Ollama endpoints."""
-    if not spec or not spec.strip():
-        raise ModelConfigError(
-            "no model given: use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
-        )
+    provider, model_id = parse_spec(spec)
     spec = spec.strip()
-    provider, _, model_id = spec.partition(":")
     if provider == "offline":
         from incident_responder.agent.offline import OfflineChatModel
 
         return OfflineChatModel()
-    if not model_id:
-        raise ModelConfigError(f"RESPONDER_MODEL={spec!r} needs a model id, e.g. bedrock_converse:<model-id>")
     if provider == "bedrock_converse":
         from langchain_aws import ChatBedrockConverse
 
@@ -116,9 +134,7 @@ def create_chat_model(
                 f"RESPONDER_MODEL={spec!r} needs langchain-ollama: pip install 'incident-responder[ollama]'"
             ) from exc
         return ChatOllama(model=model_id, temperature=0, **({"base_url": base_url} if base_url else {}))
-    raise ModelConfigError(
-        f"unknown RESPONDER_MODEL {spec!r}; use offline, bedrock_converse:<model-id>, openai:<model> or ollama:<model>"
-    )
+    raise AssertionError(provider)  # parse_spec admits only the providers above
 
 
 # The module each provider's chat model class lives in (what create_chat_model imports for it).

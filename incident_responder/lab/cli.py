@@ -328,4 +328,12 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 
 def main(command: str, argv: list[str]) -> int:
     args = build_parser(command).parse_args(argv)
+    if getattr(args, "model", None) is not None:
+        from incident_responder.agent.models import ModelConfigError, parse_spec
+
+        try:
+            parse_spec(args.model)  # before any lab starts: a model that cannot work costs nothing
+        except ModelConfigError as exc:
+            print(f"responder {command}: {exc}", file=sys.stderr)
+            return 2
     return args.handler(args)

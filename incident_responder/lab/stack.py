@@ -23,6 +23,7 @@ in moto's CloudFormation. Then close moto's gaps, each stated here:
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import importlib.util
 import io
@@ -250,15 +251,33 @@ def _without(template: dict[str, Any], left_out: set[str], overrides: dict[str, 
     return out
 
 
+class StackRuleError(ValueError):
+    """The parameters break one of the template's ``Rules``: CloudFormation would not create the stack."""
+
+
+def _value(parameters: dict[str, str], node: Any) -> Any:
+    """A condition's operand: a parameter's value, or the string functions CloudFormation allows in conditions."""
+    if isinstance(node, dict):
+        if "Ref" in node:
+            return parameters.get(node["Ref"], node["Ref"])
+        if "Fn::Split" in node:
+            delimiter, text = node["Fn::Split"]
+            return str(_value(parameters, text)).split(delimiter)
+        if "Fn::Select" in node:
+            index, items = node["Fn::Select"]
+            return _value(parameters, items)[int(index)]
+        if "Fn::Join" in node:
+            delimiter, items = node["Fn::Join"]
+            return delimiter.join(str(_value(parameters, i)) for i in _value(parameters, items))
+    return node
+
+
 def resolve_conditions(template: dict[str, Any], parameters: dict[str, str]) -> dict[str, Any]:
     """The template with its conditions decided for ``parameters``: ``Fn::If`` replaced by the chosen
-    branch, ``AWS::NoValue`` removed, resources whose condition is false left out."""
+    branch, ``AWS::NoValue`` removed, resources whose condition is false left out. Its ``Rules`` are checked
+    first, as CloudFormation does (:class:`StackRuleError`)."""
 
-    def value(node: Any) -> Any:
-        if isinstance(node, dict) and "Ref" in node:
-            return parameters.get(node["Ref"], node["Ref"])
-        return node
-
+    value = functools.partial(_value, parameters)
     conditions: dict[str, bool] = {}
 
     def decide(node: Any) -> bool:
@@ -274,12 +293,23 @@ def resolve_conditions(template: dict[str, Any], parameters: dict[str, str]) -> 
                 return all(decide(n) for n in node["Fn::And"])
             if "Fn::Or" in node:
                 return any(decide(n) for n in node["Fn::Or"])
+            if "Fn::Contains" in node:  # (in Rules only)
+                values, wanted = node["Fn::Contains"]
+                return str(value(wanted)) in [str(value(v)) for v in values]
         raise ValueError(f"the lab cannot decide condition {node!r}")
 
     def condition(name: str) -> bool:
         if name not in conditions:
             conditions[name] = decide(template["Conditions"][name])
         return conditions[name]
+
+    for name, rule in template.get("Rules", {}).items():
+        # CloudFormation refuses to create a stack whose parameters break a rule's assertion, saying its description.
+        if "RuleCondition" in rule and not decide(rule["RuleCondition"]):
+            continue
+        for assertion in rule.get("Assertions", []):
+            if not decide(assertion["Assert"]):
+                raise StackRuleError(f"template rule {name}: {assertion.get('AssertDescription', 'assertion failed')}")
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -302,6 +332,7 @@ def resolve_conditions(template: dict[str, Any], parameters: dict[str, str]) -> 
     }
     out["Outputs"] = {k: walk(v) for k, v in out.get("Outputs", {}).items()}
     out.pop("Conditions", None)
+    out.pop("Rules", None)
     return out
 
 

@@ -75,7 +75,8 @@ def named(name: str, message: str = "") -> Exception:
 def test_model_errors_are_classified(exc, expected):
     typed = classify_model_error(exc)
     assert type(typed) is expected
-    assert str(exc) in str(typed)
+    said = exc.response["Error"]["Message"] if isinstance(exc, ClientError) else str(exc)
+    assert said in str(typed) and "\n" not in str(typed)
 
 
 def test_wrapped_model_errors_are_classified_through_the_cause():

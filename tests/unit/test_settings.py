@@ -21,7 +21,7 @@ from incident_responder.settings import (
 from tests.fakes import logs_provider
 
 INVESTIGATE = {
-    "RESPONDER_MODEL": "bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0",
+    "RESPONDER_MODEL": "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0",
     "DIAGNOSTICS_MCP_URL": "https://abc.lambda-url.us-east-1.on.aws/mcp",
     "MCP_AUTH": "iam",
     "INCIDENT_CONTEXT_TABLE": "ctx",

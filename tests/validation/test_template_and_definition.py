@@ -180,7 +180,7 @@ def get_logs(function_name: str) -> str:
     '''Recent log events of a Lambda function.'''
     return ""
 
-model = create_chat_model("bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0", bedrock_client=client)
+model = create_chat_model("bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0", bedrock_client=client)
 message = model.bind_tools([get_logs]).invoke("Why does data-processor fail?")
 stubber.assert_no_pending_responses()
 print(message.tool_calls[0]["name"], message.tool_calls[0]["args"]["function_name"], message.usage_metadata["input_tokens"])

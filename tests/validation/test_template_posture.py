@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from incident_responder.lab.stack import load_template, resolve_conditions, translate
+from incident_responder.agent.model_catalog import (
+    DEFAULT_MODEL,
+    DEFAULT_MODEL_ID,
+    base_model_id,
+    end_of_life,
+    end_of_life_specs,
+)
+from incident_responder.lab.stack import StackRuleError, load_template, resolve_conditions, translate
 from incident_responder.settings import AgentSettings, deadline_buffer_ms
 
 REPO = Path(__file__).parents[2]
@@ -469,10 +476,116 @@ def test_the_model_parameter_admits_only_deployable_models():
     import re
 
     pattern = SAM["Parameters"]["ResponderModel"]["AllowedPattern"]
-    for good in ("offline", "bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0", "openai:gpt-4o-mini"):
+    for good in (
+        "offline",
+        DEFAULT_MODEL,
+        "bedrock_converse:anthropic.claude-haiku-4-5-20251001-v1:0",
+        "openai:gpt-4o",
+    ):
         assert re.fullmatch(pattern, good)
-    for bad in ("", "gpt", "ollama:llama3", "bedrock_converse:"):
+    # An ARN is not a form the agents' IAM can be scoped to: refused rather than deployed to fail with AccessDenied.
+    arn = "bedrock_converse:arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"
+    for bad in ("", "gpt", "ollama:llama3", "bedrock_converse:", arn):
         assert not re.fullmatch(pattern, bad)
+
+
+def test_one_default_model_for_the_template_samconfig_makefile_and_code():
+    import re
+
+    assert SAM["Parameters"]["ResponderModel"]["Default"] == DEFAULT_MODEL
+    assert f'ResponderModel=\\"{DEFAULT_MODEL}\\"' in (REPO / "samconfig.toml").read_text()
+    (makefile_id,) = re.findall(r"^BEDROCK_MODEL_ID \?= (\S+)$", (REPO / "Makefile").read_text(), re.M)
+    assert f"bedrock_converse:{makefile_id}" == DEFAULT_MODEL
+    assert end_of_life(DEFAULT_MODEL_ID) is None
+
+
+def test_the_template_refuses_a_model_past_its_end_of_life():
+    (rule,) = SAM["Rules"].values()
+    (assertion,) = rule["Assertions"]
+    listed = assertion["Assert"]["Fn::Not"][0]["Fn::Contains"][0]
+    assert listed == end_of_life_specs()
+    for spec in listed:
+        with pytest.raises(StackRuleError, match="end-of-life"):
+            resolve_conditions(translated(), {**defaults(), "ResponderModel": spec})
+    resolve_conditions(translated(), {**defaults(), "ResponderModel": DEFAULT_MODEL})  # the default passes
+
+
+PSEUDO = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
+
+
+def render(node: Any, parameters: dict[str, str]) -> Any:
+    """A policy's strings as CloudFormation renders them (Ref, Sub, Join, Split, Select)."""
+    import re
+
+    names = {**PSEUDO, **parameters}
+    if isinstance(node, list):
+        return [render(n, parameters) for n in node]
+    if not isinstance(node, dict):
+        return node
+    if "Ref" in node:
+        return names[node["Ref"]]
+    if "Fn::Sub" in node:
+        text, variables = node["Fn::Sub"] if isinstance(node["Fn::Sub"], list) else (node["Fn::Sub"], {})
+        scope = {**names, **{k: render(v, parameters) for k, v in variables.items()}}
+        return re.sub(r"\$\{([^}]+)\}", lambda m: scope[m.group(1)], text)
+    if "Fn::Join" in node:
+        delimiter, items = node["Fn::Join"]
+        return delimiter.join(render(items, parameters))
+    if "Fn::Split" in node:
+        delimiter, text = node["Fn::Split"]
+        return render(text, parameters).split(delimiter)
+    return {k: render(v, parameters) for k, v in node.items()}
+
+
+def model_statements(function: str, model: str) -> list[dict[str, Any]]:
+    parameters = {**defaults(), "ResponderModel": model}
+    template = resolve_conditions(translated(), parameters)
+    role = ref_name(template["Resources"][function]["Properties"]["Role"])
+    statements = [
+        s for s in role_statements(role, template) if any(a.startswith("bedrock:") for a in as_list(s["Action"]))
+    ]
+    return render(statements, parameters)
+
+
+def may_invoke(statements: list[dict[str, Any]], resource: str, through_profile: str | None = None) -> bool:
+    """IAM's answer for bedrock:InvokeModel on ``resource`` (a call routed through ``through_profile``)."""
+    from fnmatch import fnmatchcase
+
+    for s in statements:
+        if s["Effect"] != "Allow" or "bedrock:InvokeModel" not in as_list(s["Action"]):
+            continue
+        if not any(fnmatchcase(resource, r) for r in as_list(s["Resource"])):
+            continue
+        wanted = s.get("Condition", {}).get("ArnLike", {}).get("bedrock:InferenceProfileArn")
+        if wanted is None or (through_profile is not None and fnmatchcase(through_profile, wanted)):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("function", sorted(MCP_SERVER_OF))
+def test_agents_may_invoke_the_configured_model_through_its_profile_and_nothing_else(function):
+    statements = model_statements(function, DEFAULT_MODEL)
+    assert {a for s in statements for a in as_list(s["Action"])} == {"bedrock:InvokeModel"}  # Converse, no streaming
+    profile = f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/{DEFAULT_MODEL_ID}"
+    model = base_model_id(DEFAULT_MODEL_ID)
+    assert may_invoke(statements, profile)
+    # The global profile routes to any commercial Region: its foundation model there, reached through the profile.
+    for region in ("us-east-1", "eu-west-3", "ap-southeast-2", ""):
+        assert may_invoke(statements, f"arn:aws:bedrock:{region}::foundation-model/{model}", through_profile=profile)
+        assert not may_invoke(statements, f"arn:aws:bedrock:{region}::foundation-model/{model}")
+    other_profile = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/global.anthropic.claude-opus-4-5-v1:0"
+    assert not may_invoke(statements, other_profile)
+    assert not may_invoke(
+        statements, "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-opus-4-5-v1:0", other_profile
+    )
+    # A model invoked in this Region on demand (no profile): that foundation model, there only.
+    statements = model_statements(function, "bedrock_converse:amazon.nova-lite-v1:0")
+    assert may_invoke(statements, "arn:aws:bedrock:us-east-1::foundation-model/amazon.nova-lite-v1:0")
+    assert not may_invoke(statements, "arn:aws:bedrock:us-west-2::foundation-model/amazon.nova-lite-v1:0")
+    assert not may_invoke(statements, f"arn:aws:bedrock:us-east-1::foundation-model/{model}")
+    # No Bedrock model, no Bedrock permission.
+    assert model_statements(function, "offline") == []
+    assert model_statements(function, "openai:gpt-4o") == []
 
 
 # -- 8. alarms on the project's own metrics watch metrics the functions emit ------------------------
