@@ -135,6 +135,7 @@ class AgentSettings(McpAuthSettings):
     model_base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     model_api_key_parameter: str | None = Field(default=None, pattern=r"^/[A-Za-z0-9_./-]+$")
     bedrock_region: str | None = None
+    bedrock_profile: str | None = None  # outside Lambda only (the lab): the model's credentials, apart from the rest
     incident_context_table: str = Field(min_length=1)
     artifacts_bucket: str = Field(min_length=1)
     incident_ttl_days: int = Field(ge=1)

@@ -1,7 +1,8 @@
 """Chat models by one setting, ``RESPONDER_MODEL`` (always given explicitly: no default model):
 
     offline                           the deterministic rule-based model (no endpoint, no cost)
-    bedrock_converse:<model-id>       Amazon Bedrock through ChatBedrockConverse (the deployed default)
+    bedrock_converse:<model-id>       Amazon Bedrock through ChatBedrockConverse (the deployed default; an inference
+                                      profile id or a model id; BEDROCK_REGION / BEDROCK_PROFILE outside Lambda)
     openai:<model>                    an OpenAI-compatible endpoint through ChatOpenAI (``base_url`` and
                                       ``api_key``, deployed as MODEL_BASE_URL / MODEL_API_KEY_PARAMETER;
                                       needs langchain-openai: the [openai] extra, or the deployed layer)
@@ -22,48 +23,6 @@ if TYPE_CHECKING:
 
 class ModelConfigError(ValueError):
     """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
-
-
-# When set, Bedrock clients come from here (the lab's evaluation points them at real Bedrock with
-# the user's own credentials while every other client talks to the lab).
-_bedrock_client_factory: Any = None
-
-
-def set_bedrock_client_factory(factory: Any) -> None:
-    global _bedrock_client_factory
-    _bedrock_client_factory = factory
-
-
-def real_bedrock_client_factory(region: str | None = None):
-    """A factory of bedrock-runtime clients on the real endpoint with the credentials boto3 finds *now*.
-
-    Raises ModelConfigError at once (before any lab starts) when there are no credentials or no region.
-    """
-    import boto3
-
-    session = boto3.Session()
-    credentials = session.get_credentials()
-    if credentials is None:
-        raise ModelConfigError(
-            "no AWS credentials for Bedrock: configure a profile (AWS_PROFILE) or access keys with "
-            "bedrock:InvokeModel; the lab itself needs none"
-        )
-    region = region or os.environ.get("BEDROCK_REGION") or session.region_name
-    if not region:
-        raise ModelConfigError("no region for Bedrock: set BEDROCK_REGION or AWS_REGION")
-    frozen = credentials.get_frozen_credentials()
-
-    def factory():
-        return boto3.client(
-            "bedrock-runtime",
-            region_name=region,
-            endpoint_url=f"https://bedrock-runtime.{region}.amazonaws.com",
-            aws_access_key_id=frozen.access_key,
-            aws_secret_access_key=frozen.secret_key,
-            aws_session_token=frozen.token,
-        )
-
-    return factory
 
 
 PROVIDERS = ("offline", "bedrock_converse", "openai", "ollama")
@@ -104,12 +63,16 @@ def create_chat_model(
         from langchain_aws import ChatBedrockConverse
 
         kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096, "disable_streaming": True}
-        if bedrock_client is None and _bedrock_client_factory is not None:
-            bedrock_client = _bedrock_client_factory()
         if bedrock_client is not None:
             kwargs["client"] = bedrock_client
-        elif region := os.environ.get("BEDROCK_REGION"):
-            kwargs["region_name"] = region
+        else:
+            # Deployed: the function's role, in its Region. Elsewhere (the lab, a laptop) BEDROCK_REGION and
+            # BEDROCK_PROFILE may name the model's Region and credentials apart from every other AWS call's; the
+            # endpoint is botocore's own choice (AWS_ENDPOINT_URL_BEDROCK_RUNTIME when set).
+            if region := os.environ.get("BEDROCK_REGION"):
+                kwargs["region_name"] = region
+            if profile := os.environ.get("BEDROCK_PROFILE"):
+                kwargs["credentials_profile_name"] = profile
         return ChatBedrockConverse(**kwargs)
     if provider == "openai":
         try:

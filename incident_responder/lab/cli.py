@@ -328,12 +328,13 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 
 def main(command: str, argv: list[str]) -> int:
     args = build_parser(command).parse_args(argv)
-    if getattr(args, "model", None) is not None:
-        from incident_responder.agent.models import ModelConfigError, parse_spec
+    from incident_responder.agent.models import ModelConfigError, parse_spec
 
-        try:
+    try:
+        if getattr(args, "model", None) is not None:
             parse_spec(args.model)  # before any lab starts: a model that cannot work costs nothing
-        except ModelConfigError as exc:
-            print(f"responder {command}: {exc}", file=sys.stderr)
-            return 2
-    return args.handler(args)
+        # The lab raises it too before anything starts (the model's credentials or endpoint missing).
+        return args.handler(args)
+    except ModelConfigError as exc:
+        print(f"responder {command}: {exc}", file=sys.stderr)
+        return 2

@@ -189,11 +189,6 @@ def evaluate(
     """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
     with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/."""
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
-    if model.startswith("bedrock_converse:"):
-        from incident_responder.agent.models import real_bedrock_client_factory, set_bedrock_client_factory
-
-        # Resolved before the lab replaces the environment's endpoint and credentials.
-        set_bedrock_client_factory(real_bedrock_client_factory())
     scores = []
     with LabPipeline.start(model=model) as pipeline:
         for index, (_, scenario) in enumerate(corpus):

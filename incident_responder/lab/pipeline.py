@@ -54,6 +54,7 @@ from incident_responder.lab.engine import (
     restore_environment,
 )
 from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
+from incident_responder.lab.model_route import ModelRoute, resolve_model_route
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
@@ -158,6 +159,7 @@ class LabPipeline:
     orders_api: OrdersApiResources | None = None
     queue_consumer: QueueConsumerResources | None = None
     onboarded: dict[str, str] = field(default_factory=dict)  # each workload's baseline capture time
+    model_route: ModelRoute = field(default_factory=ModelRoute)  # where the agent functions' model calls go
 
     @property
     def workload_names(self) -> list[str]:
@@ -185,6 +187,9 @@ class LabPipeline:
         None: :data:`WORKERS_BY_DEFAULT`.
         """
         workers = WORKERS_BY_DEFAULT if workers is None else workers
+        # From the user's environment, before the lab replaces its endpoint and credentials (a ModelConfigError,
+        # before anything starts, when the model cannot be reached from here).
+        route = resolve_model_route(model)
         saved = dict(os.environ)
         for key in NOT_FOR_THE_LAB:
             os.environ.pop(key, None)
@@ -212,8 +217,13 @@ class LabPipeline:
                 # Each function URL's address is the lab's stand-in for it, in front of the same handler.
                 overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
                 parameters = {**LAB_LOOP_PARAMETERS, **(parameters or {})}
+                parameters = {**parameters, **route.parameters}
                 stack = deploy_stack(
-                    clients, dispatcher, overrides=overrides, parameters={"ResponderModel": model, **parameters}
+                    clients,
+                    dispatcher,
+                    overrides=overrides,
+                    parameters={"ResponderModel": model, **parameters},
+                    model_environment=route.environment,
                 )
                 tables = {
                     "BASELINE_TABLE": stack.physical["BaselineTable"],
@@ -253,6 +263,7 @@ class LabPipeline:
                     approver.create_inbox(clients, stack.output("ApprovalTopicArn")),
                     orders_api,
                     queue_consumer,
+                    model_route=route,
                 )
                 pipeline.onboarded = pipeline._baseline_times()
                 set_health_probe(pipeline.verification_probe())
@@ -275,6 +286,7 @@ class LabPipeline:
                 dispatcher.uninstall()
             if own_lab:
                 lab.stop()
+            route.close()
             restore_environment(saved)
 
     def refresh(self, model: str = "offline") -> None:
@@ -288,6 +300,7 @@ class LabPipeline:
             overrides=self.stack_overrides,
             # The parameters the pipeline was started with hold across refreshes (e.g. a raised breaker).
             parameters={**self.stack_parameters, "ResponderModel": model},
+            model_environment=self.model_route.environment,
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
         self.sample, self.orders_api, self.queue_consumer = _create_workloads(self.clients)

@@ -353,11 +353,14 @@ def deploy_stack(
     parameters: dict[str, str] | None = None,
     template_path: Path = TEMPLATE,
     stable_table_names: bool = True,
+    model_environment: dict[str, str] | None = None,
 ) -> DeployedStack:
     """Create the stack in the lab; register its functions with ``dispatcher``.
 
     ``overrides`` maps ``LogicalId.Attribute`` of left-out resources to lab values;
-    ``environment`` adds per-function (logical id) environment variables for the lab.
+    ``environment`` adds per-function (logical id) environment variables for the lab;
+    ``model_environment`` is added to the functions that call a model (their environment names RESPONDER_MODEL):
+    where their model calls go (:mod:`incident_responder.lab.model_route`).
     """
     region, account = clients.region, clients.account_id()
     cfn = translate(load_template(template_path), template_path.parent, region, parameters)
@@ -401,7 +404,12 @@ def deploy_stack(
     _create_aliases(clients, stack)
     _recreate_state_machines(clients, stack)
     _subscribe(clients, stack)
-    _register_functions(clients, stack, dispatcher, environment or {})
+    environment = dict(environment or {})
+    for logical_id, resource in stack.template["Resources"].items():
+        variables = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        if model_environment and "RESPONDER_MODEL" in variables:
+            environment[logical_id] = {**model_environment, **environment.get(logical_id, {})}
+    _register_functions(clients, stack, dispatcher, environment)
     return stack
 
 

@@ -146,14 +146,15 @@ def test_eval_against_bedrock_fails_fast_without_credentials(tmp_path):
     assert "no AWS credentials for Bedrock" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_bedrock_clients_come_from_the_factory_when_set():
-    import boto3
+def test_bedrock_model_calls_take_their_own_region_and_credentials_when_given(monkeypatch, tmp_path):
+    from incident_responder.agent.models import create_chat_model
 
-    from incident_responder.agent.models import create_chat_model, set_bedrock_client_factory
-
-    client = boto3.client("bedrock-runtime", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y")
-    set_bedrock_client_factory(lambda: client)
-    try:
-        assert create_chat_model("bedrock_converse:m").client is client
-    finally:
-        set_bedrock_client_factory(None)
+    credentials = tmp_path / "credentials"
+    credentials.write_text("[model]\naws_access_key_id = AKIAMODEL\naws_secret_access_key = s\n")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")  # every other client's (the lab's)
+    monkeypatch.setenv("BEDROCK_PROFILE", "model")
+    monkeypatch.setenv("BEDROCK_REGION", "eu-west-3")
+    client = create_chat_model("bedrock_converse:m").client
+    assert client.meta.region_name == "eu-west-3"
+    assert client._request_signer._credentials.access_key == "AKIAMODEL"

@@ -68,26 +68,40 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
 
 
 def test_run_that_ends_in_error_exits_non_zero(tmp_path):
+    from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, ScriptedBackend
+
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
-    # openai:<model> without MODEL_BASE_URL: the investigate function's settings refuse it -> ERROR.
-    out = responder(
-        "run",
-        scenario,
-        "--json",
-        "--model",
-        "openai:gpt-x",
-        "--out",
-        str(tmp_path / "out"),
-        env=clean_env(tmp_path),
-        timeout=180,
+    # The user's Bedrock endpoint says this account has no access to the model: ModelAuthError -> ERROR.
+    denied = ConverseError(
+        403, "AccessDeniedException", "You don't have access to the model with the specified model ID."
     )
+    with ConverseGateway(ScriptedBackend([denied] * 3)) as bedrock:
+        user = {"AWS_ACCESS_KEY_ID": "AKIAUSER", "AWS_SECRET_ACCESS_KEY": "s", "AWS_DEFAULT_REGION": "eu-west-1"}
+        out = responder(
+            "run",
+            scenario,
+            "--json",
+            "--model",
+            "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0",
+            "--out",
+            str(tmp_path / "out"),
+            env={**clean_env(tmp_path), **user, "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": bedrock.url},
+            timeout=180,
+        )
     record = json.loads(out.stdout)
     assert record["status"] == "ERROR"
     assert out.returncode == 1
-    # Its report says why, from what the run stored.
+    # Its report says why, from what the run stored: the fix first.
     page = (tmp_path / "out" / record["incident_id"] / "report.html").read_text()
     assert_report(page, "ERROR")
-    assert 'class="error"' in page and "MODEL_BASE_URL" in page
+    assert 'class="error"' in page and "Model access" in page
+
+
+def test_run_refuses_a_model_it_cannot_reach_before_starting_a_lab(tmp_path):
+    scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
+    out = responder("run", scenario, "--model", "openai:gpt-x", env=clean_env(tmp_path), timeout=60)
+    assert out.returncode == 2
+    assert "OPENAI_BASE_URL" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
