@@ -2,8 +2,9 @@
 
     agent_reason -> route -> execute_tools -> agent_reason
                           -> submit        -> END (accepted) | agent_reason (rejected, with the errors)
-                          -> nudge         -> agent_reason   (text without a tool call, count-limited)
-                          -> give_up       -> END            (no result; the reason is recorded)
+                          -> nudge         -> agent_reason   (text without a tool call, or cut off at max_tokens:
+                                                              count-limited)
+                          -> give_up       -> END            (no result, the reason recorded: limits, a refusal)
 
 The nodes and routes are plain functions of the state and the run's :class:`RunContext` (the agent's
 spec, its bound models, the tool executor, the limits and the clock), which LangGraph hands them as its
@@ -288,6 +289,16 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     return update
 
 
+# Converse's stopReason for an answer the model (or a guardrail) declined to give: asking again does not change it.
+REFUSALS = {"refusal", "content_filtered", "guardrail_intervened"}
+
+
+def stop_reason(message: AnyMessage) -> str | None:
+    """Why the model stopped (Converse's ``stopReason``, OpenAI's ``finish_reason``), when it says."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return metadata.get("stopReason") or metadata.get("stop_reason") or metadata.get("finish_reason")
+
+
 def route(state: AgentState, runtime: Runtime[RunContext]) -> str:
     last = state["messages"][-1]
     calls = getattr(last, "tool_calls", None) or []
@@ -295,6 +306,8 @@ def route(state: AgentState, runtime: Runtime[RunContext]) -> str:
         return "submit"
     if state.get("final_warning"):
         return "give_up"  # told to submit and did not
+    if not calls and stop_reason(last) in REFUSALS:
+        return "give_up"
     if calls or getattr(last, "invalid_tool_calls", None):
         return "execute_tools"
     if state.get("nudges", 0) < runtime.context.limits.max_nudges:
@@ -411,15 +424,15 @@ def after_submit(state: AgentState, runtime: Runtime[RunContext]) -> str:
 
 
 def nudge(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    return {
-        "nudges": state.get("nudges", 0) + 1,
-        "messages": [
-            HumanMessage(
-                "You answered without calling a tool. Continue with a tool call, or call "
-                f"{runtime.context.spec.terminal_tool} to finish."
-            )
-        ],
-    }
+    terminal = runtime.context.spec.terminal_tool
+    if stop_reason(state["messages"][-1]) in ("max_tokens", "length"):
+        said = (
+            "Your answer was cut off at the output token limit (max_tokens) before any tool call. Be brief: call "
+            f"one tool now, or call {terminal} with a short submission."
+        )
+    else:
+        said = f"You answered without calling a tool. Continue with a tool call, or call {terminal} to finish."
+    return {"nudges": state.get("nudges", 0) + 1, "messages": [HumanMessage(said)]}
 
 
 def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -427,6 +440,9 @@ def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     last = state["messages"][-1]
     if state.get("final_warning"):
         reason = f"{state['final_warning']}: no {spec.terminal_tool} after the final warning"
+    elif (stopped := stop_reason(last)) in REFUSALS:
+        said = last.content if isinstance(last.content, str) else json.dumps(last.content, default=str)
+        reason = f"refused: the model declined to answer (stopReason {stopped}): {' '.join(said.split())[:200]}"
     elif state.get("llm_calls", 0) >= limits.recursion_limit:
         reason = f"recursion_limit: {limits.recursion_limit} model turns without {spec.terminal_tool}"
     elif not getattr(last, "tool_calls", None):
