@@ -234,14 +234,34 @@ class RunContext:
                 "parameters": model_tool_schema(spec.payload_model),
             },
         }
+        # After the tool definitions, a cache point: every turn re-sends them unchanged (see cache_point()).
+        cached = [CACHE_POINT] if cache_point(model) else []
         return cls(
             spec=spec,
-            model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal]),
-            submit_only_model=model.bind_tools([terminal]),
+            model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal] + cached),
+            submit_only_model=model.bind_tools([terminal] + cached),
             executor=executor,
             limits=limits,
             remaining_ms=remaining_ms,
         )
+
+
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+
+
+def cache_point(model: BaseChatModel) -> bool:
+    """Whether to mark the prompt's unchanging prefix (tool definitions, system prompt) for Bedrock's prompt
+    caching: a Bedrock model whose card says it takes cache points. Each turn of a run re-sends that prefix; read
+    from the cache it costs a tenth of the input price (written once at 1.25x), and a prefix shorter than the
+    model's minimum is simply not cached."""
+    from incident_responder.agent.model_catalog import caches_prompts
+
+    return type(model).__name__ == "ChatBedrockConverse" and caches_prompts(getattr(model, "model_id", ""))
+
+
+def system_message(prompt: str, model: BaseChatModel) -> SystemMessage:
+    """The system prompt, with a cache point after it where :func:`cache_point` says so."""
+    return SystemMessage([{"type": "text", "text": prompt}, CACHE_POINT] if cache_point(model) else prompt)
 
 
 # -- the nodes and routes: plain functions of the state and the run's context ----------------------
@@ -500,7 +520,7 @@ async def run_agent(
     tools = [t for t in await provider.list_tools() if spec.tool_filter(t) and t.name != spec.terminal_tool]
     executor = ToolExecutor(provider, tools, function_name=function_name)
     context = RunContext.create(spec, model, executor, tools, limits, remaining_ms)
-    initial: AgentState = {"messages": [SystemMessage(spec.system_prompt), HumanMessage(user_message)]}
+    initial: AgentState = {"messages": [system_message(spec.system_prompt, model), HumanMessage(user_message)]}
     # LangGraph's own limit is only a backstop: the watchdog ends runs well before it.
     config = {"recursion_limit": limits.recursion_limit * 4 + 10}
     state: AgentState

@@ -53,6 +53,18 @@ def end_of_life_specs() -> list[str]:
     return [f"bedrock_converse:{p}{model}" for model in sorted(END_OF_LIFE) for p in prefixes]
 
 
+# Models whose Bedrock card says they take prompt-caching checkpoints (in system, messages and tools), with the
+# fewest tokens a checkpoint caches: a shorter prefix is simply not cached.
+PROMPT_CACHING = {
+    "anthropic.claude-haiku-4-5-20251001-v1:0": 4096,  # its model card: 4,096 tokens, 4 checkpoints, 5 min or 1 h
+}
+
+
+def caches_prompts(model_id: str) -> bool:
+    """Whether cache points may be sent to ``model_id`` (its profile's foundation model takes them)."""
+    return base_model_id(model_id) in PROMPT_CACHING
+
+
 @dataclass(frozen=True)
 class Prices:
     """USD per million tokens: input (uncached), output, cache reads and cache writes."""

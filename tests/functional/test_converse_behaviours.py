@@ -50,7 +50,7 @@ def provider() -> InMemoryToolProvider:
     )
 
 
-def run(turns: list) -> tuple:
+def run(turns: list, model_id: str = "global.anthropic.claude-haiku-4-5-20251001-v1:0") -> tuple:
     """The agent over the wire against ``turns``; (the run, the exchanges, the tools' calls)."""
     tools = provider()
     with ConverseGateway(ScriptedBackend(turns)) as gateway:
@@ -61,9 +61,7 @@ def run(turns: list) -> tuple:
             aws_access_key_id="AKIAEXAMPLE",
             aws_secret_access_key="secret",
         )
-        model = create_chat_model(
-            "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0", bedrock_client=client
-        )
+        model = create_chat_model(f"bedrock_converse:{model_id}", bedrock_client=client)
         result = asyncio.run(run_agent(SPEC, model, tools, "orders-api fails.", function_name=FUNCTION))
     return result, gateway.exchanges, tools.calls
 
@@ -158,3 +156,17 @@ def test_usage_reported_by_the_model_is_counted_with_its_cache_parts():
     assert prices.cost(
         usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens
     ) == pytest.approx(expected)
+
+
+def test_cache_points_follow_the_tool_definitions_and_the_system_prompt_where_the_model_takes_them():
+    _, exchanges, _ = run(
+        [answer(tool_use("get_logs", {"lambda_name": FUNCTION})), answer(tool_use("submit_finding", GOOD))]
+    )
+    for exchange in exchanges:  # every turn: the same prefix, marked the same way
+        request = exchange.request
+        assert request["system"][-1] == {"cachePoint": {"type": "default"}}
+        assert request["toolConfig"]["tools"][-1] == {"cachePoint": {"type": "default"}}
+        assert sum("cachePoint" in json.dumps(m) for m in request["messages"]) == 0
+    # A model whose card names no prompt caching is sent none.
+    _, exchanges, _ = run([answer(tool_use("submit_finding", GOOD))], model_id="amazon.nova-lite-v1:0")
+    assert "cachePoint" not in json.dumps(exchanges[0].request)
