@@ -80,6 +80,12 @@ def _cmd_check_alert(args: argparse.Namespace) -> int:
     return 1 if any(check["outcome"] == "reject" for check in checks) else 0
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from incident_responder.doctor import main
+
+    return main(args)
+
+
 def _cmd_investigate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -353,6 +359,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print a list of {file, outcome, function, qualifier, reason}")
     p.set_defaults(handler=_cmd_check_alert)
+
+    p = sub.add_parser(
+        "doctor",
+        help="whether this setup can work: credentials, the model, and a deployed stack; a line per check with its fix",
+        description="Checks your credentials and Region; the model (it exists, its lifecycle is ACTIVE, it is "
+        "invoked as named or needs an inference profile, it answers a minimal call); and with --stack, the deployed "
+        "stack (outputs, onboarded functions' tags, their alarms reaching the incident topic, confirmed subscriptions "
+        "on the approval and proposal topics). Exit status: 1 when a check fails.",
+    )
+    p.add_argument("--model", help="the model to check (default: $RESPONDER_MODEL, else the template's default)")
+    p.add_argument("--stack", help="a deployed stack's name, to check it too")
+    p.set_defaults(handler=_cmd_doctor)
 
     p = sub.add_parser(
         "investigate",

@@ -180,12 +180,19 @@ def _kind(code: str, message: str) -> str | None:
 TYPED = {"auth": ModelAuthError, "transient": ModelTransientError, "config": ModelConfigError}
 
 
-def _typed(code: str, message: str) -> Exception | None:
+def explain(code: str, message: str) -> tuple[str, str] | None:
+    """(kind: auth, transient or config; the fix) of a model failure, or None when it is not a known one."""
     kind = _kind(code, message)
-    if kind is None:
+    return None if kind is None else (kind, fix_for(kind, message))
+
+
+def _typed(code: str, message: str) -> Exception | None:
+    explained = explain(code, message)
+    if explained is None:
         return None
+    kind, fix = explained
     said = " ".join(message.split())[:300]  # one line, whatever the endpoint sent
-    return TYPED[kind](f"{fix_for(kind, message)} ({code}: {said})")
+    return TYPED[kind](f"{fix} ({code}: {said})")
 
 
 def classify_model_error(exc: BaseException) -> BaseException:

@@ -217,6 +217,36 @@ def tool_use(name: str, arguments: dict[str, Any], use_id: str | None = None) ->
     return {"toolUse": {"toolUseId": f"tooluse_{seed}", "name": name, "input": arguments}}
 
 
+def default_catalog(region: str = "us-east-1", account: str = "123456789012") -> dict[str, dict[str, Any]]:
+    """The control plane's answers for the default model, and one end-of-life model, as Bedrock shapes them."""
+    from incident_responder.agent.model_catalog import DEFAULT_MODEL_ID, base_model_id
+
+    base = base_model_id(DEFAULT_MODEL_ID)
+
+    def model(model_id: str, name: str, status: str, kinds: list[str]) -> dict[str, Any]:
+        arn = f"arn:aws:bedrock:{region}::foundation-model/{model_id}"
+        details = {"modelArn": arn, "modelId": model_id, "modelName": name, "providerName": "Anthropic"}
+        details |= {"inferenceTypesSupported": kinds, "modelLifecycle": {"status": status}}
+        return {"modelDetails": details}
+
+    profile = {
+        "inferenceProfileId": DEFAULT_MODEL_ID,
+        "inferenceProfileArn": f"arn:aws:bedrock:{region}:{account}:inference-profile/{DEFAULT_MODEL_ID}",
+        "status": "ACTIVE",
+        "type": "SYSTEM_DEFINED",
+        "models": [{"modelArn": f"arn:aws:bedrock:::foundation-model/{base}"}],
+    }
+    return {
+        "foundation-models": {
+            base: model(base, "Claude Haiku 4.5", "ACTIVE", ["INFERENCE_PROFILE"]),
+            "anthropic.claude-3-5-haiku-20241022-v1:0": model(
+                "anthropic.claude-3-5-haiku-20241022-v1:0", "Claude 3.5 Haiku", "LEGACY", ["ON_DEMAND"]
+            ),
+        },
+        "inference-profiles": {DEFAULT_MODEL_ID: profile},
+    }
+
+
 # -- the server ---------------------------------------------------------------------------------------
 class ConverseGateway:
     """The HTTP server; ``secrets`` (access key -> secret) are the keys whose signatures it checks."""
@@ -226,6 +256,7 @@ class ConverseGateway:
         self.secrets = dict(secrets or {})
         self.require_signature = require_signature
         self.exchanges: list[Exchange] = []
+        self.catalog = default_catalog()  # what GetFoundationModel / GetInferenceProfile answer
         self._lock = threading.Lock()
         gateway = self
 
@@ -235,6 +266,9 @@ class ConverseGateway:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 gateway._serve(self)
+
+            def do_GET(self) -> None:  # noqa: N802 - Bedrock's control plane, for responder doctor
+                gateway._describe(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -294,6 +328,19 @@ class ConverseGateway:
             return
         self._record(exchange)
         self._send(http, 200, exchange.response)
+
+    def _describe(self, http: BaseHTTPRequestHandler) -> None:
+        """GetFoundationModel (``/foundation-models/{id}``) and GetInferenceProfile (``/inference-profiles/{id}``)
+        from :attr:`catalog`, as Bedrock's control plane answers them."""
+        path = urllib.parse.unquote(urllib.parse.urlsplit(http.path).path)
+        kind, _, name = path.strip("/").partition("/")
+        found = self.catalog.get(kind, {}).get(name)
+        if found is None:
+            self._send(
+                http, 404, {"message": f"The specified resource {name} was not found."}, "ResourceNotFoundException"
+            )
+        else:
+            self._send(http, 200, found)
 
     def _record(self, exchange: Exchange) -> None:
         with self._lock:

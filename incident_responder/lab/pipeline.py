@@ -247,7 +247,7 @@ class LabPipeline:
                     )
                 # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
                 take_over_queue_polling()
-                sample, orders_api, queue_consumer = _create_workloads(clients)
+                sample, orders_api, queue_consumer = _create_workloads(clients, stack.output("IncidentTopicArn"))
                 for server in servers:  # started side by side, ready by now or soon
                     wait_until_ready(server)
                 pipeline = cls(
@@ -303,7 +303,9 @@ class LabPipeline:
             model_environment=self.model_route.environment,
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
-        self.sample, self.orders_api, self.queue_consumer = _create_workloads(self.clients)
+        self.sample, self.orders_api, self.queue_consumer = _create_workloads(
+            self.clients, self.stack.output("IncidentTopicArn")
+        )
         self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
         self.onboarded = self._baseline_times()
         for stale in self.chaos_state.glob("*.json"):
@@ -594,14 +596,32 @@ def _empty_table(ddb: Any, table: str) -> None:
 
 
 def _create_workloads(
-    clients: AwsClients,
+    clients: AwsClients, incident_topic: str
 ) -> tuple[SampleAccount, OrdersApiResources, QueueConsumerResources]:
-    """The three sample workloads, each onboarded (its baseline recorded)."""
+    """The three sample workloads, each onboarded (its baseline recorded) with the alarms a user would give it:
+    Errors and Throttles, notifying the incident topic (the lab's emulation sends what they would send; moto
+    keeps them for what reads them, as `responder doctor` does)."""
     sample = create_sample_account(clients, responder_resources=False)
     orders_api = create_orders_api(clients)
     queue_consumer = create_queue_consumer(clients)
+    cloudwatch = clients.get("cloudwatch")
     for name in (sample.function_name, orders_api.function_name, queue_consumer.function_name):
         record_baseline(clients, name)
+        for metric in ("Errors", "Throttles"):
+            cloudwatch.put_metric_alarm(
+                AlarmName=f"{name}-{metric.lower()}",
+                AlarmDescription=f"{name} {metric} alarm",
+                Namespace="AWS/Lambda",
+                MetricName=metric,
+                Dimensions=[{"Name": "FunctionName", "Value": name}],
+                Statistic="Sum",
+                Period=60,
+                EvaluationPeriods=1,
+                Threshold=1.0,
+                ComparisonOperator="GreaterThanOrEqualToThreshold",
+                TreatMissingData="notBreaching",
+                AlarmActions=[incident_topic],
+            )
     return sample, orders_api, queue_consumer
 
 

@@ -1,0 +1,120 @@
+"""`responder doctor` against the lab, as against an account: every check passing, then each one failing with its
+fix. Bedrock's control plane and runtime are a local double (lab/converse_gateway.py) named by the standard
+AWS_ENDPOINT_URL_BEDROCK / AWS_ENDPOINT_URL_BEDROCK_RUNTIME; everything else is the lab's moto."""
+
+from __future__ import annotations
+
+import pytest
+
+from incident_responder.agent.model_catalog import DEFAULT_MODEL, DEFAULT_MODEL_ID
+from incident_responder.baseline import ONBOARDED_TAG
+from incident_responder.doctor import FAIL, PASS, WARN, report, run_doctor
+from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, OfflineBackend, ScriptedBackend
+from incident_responder.lab.pipeline import LabPipeline
+
+
+@pytest.fixture(scope="module")
+def pipeline(lab):
+    with LabPipeline.start(lab=lab, workers=True, parameters={"RemediationMode": "propose_only"}) as running:
+        yield running
+
+
+@pytest.fixture
+def bedrock(monkeypatch):
+    with ConverseGateway(OfflineBackend()) as double:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK", double.url)
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", double.url)
+        yield double
+
+
+def statuses(checks) -> dict[str, str]:
+    return {c.name: c.status for c in checks}
+
+
+def test_a_working_setup_passes_every_check(pipeline, bedrock, capsys):
+    checks = run_doctor(DEFAULT_MODEL, pipeline.stack.name, clients=pipeline.clients)
+    text, status = report(checks)
+    print(text)  # the transcript, as `responder doctor --stack incident-responder` prints it in the lab
+    failed = [c.line() for c in checks if c.status == FAIL]
+    assert status == 0 and not failed, failed
+    found = statuses(checks)
+    for name in ("credentials", "region", "model lifecycle", "inference profile", "model answers", "stack", "outputs"):
+        assert found[name] == PASS, name
+    for function in pipeline.workload_names:
+        assert found[f"{function} tag"] == PASS and found[f"{function} alarms"] == PASS
+    assert found["ApprovalTopicArn"] == PASS
+    assert "check-alert" in text
+    assert bedrock.exchanges[0].model_id == DEFAULT_MODEL_ID
+
+
+def test_each_broken_part_fails_with_its_fix(pipeline, bedrock):
+    clients = pipeline.clients
+    function = pipeline.sample.function_name
+    lam = clients.get("lambda")
+    arn = lam.get_function_configuration(FunctionName=function)["FunctionArn"]
+    lam.untag_resource(Resource=arn, TagKeys=[ONBOARDED_TAG])
+    cloudwatch = clients.get("cloudwatch")
+    alarms = [
+        a
+        for a in cloudwatch.describe_alarms()["MetricAlarms"]
+        if {"Name": "FunctionName", "Value": function} in a.get("Dimensions", [])
+    ]
+    for alarm in alarms:  # its alarms now notify somewhere else
+        cloudwatch.put_metric_alarm(
+            **{
+                k: alarm[k]
+                for k in (
+                    "AlarmName",
+                    "MetricName",
+                    "Namespace",
+                    "Statistic",
+                    "Period",
+                    "EvaluationPeriods",
+                    "Threshold",
+                    "ComparisonOperator",
+                    "Dimensions",
+                )
+            },
+            AlarmActions=["arn:aws:sns:us-east-1:123456789012:somewhere-else"],
+        )
+    sns = clients.get("sns")
+    approval = pipeline.stack.output("ApprovalTopicArn")
+    for subscription in sns.list_subscriptions_by_topic(TopicArn=approval)["Subscriptions"]:
+        sns.unsubscribe(SubscriptionArn=subscription["SubscriptionArn"])
+    try:
+        checks = {c.name: c for c in run_doctor(DEFAULT_MODEL, pipeline.stack.name, clients=clients)}
+        assert (
+            checks[f"{function} tag"].status == FAIL
+            and f"responder onboard {function}" in checks[f"{function} tag"].fix
+        )
+        assert checks[f"{function} alarms"].status == FAIL and "AlarmActions" in checks[f"{function} alarms"].fix
+        assert checks["ApprovalTopicArn"].status == FAIL and "confirm" in checks["ApprovalTopicArn"].fix
+        _, status = report(list(checks.values()))
+        assert status == 1
+        # No such stack: said, with what to do.
+        (missing,) = [c for c in run_doctor(DEFAULT_MODEL, "no-such-stack", clients=clients) if c.name == "stack"]
+        assert missing.status == FAIL and "sam deploy" in missing.fix
+    finally:
+        pipeline.refresh()
+
+
+def test_model_checks_fail_with_their_fixes(pipeline, bedrock):
+    clients = pipeline.clients
+    # A model id Bedrock invokes on demand only through a profile: named, with the profile to use.
+    base = DEFAULT_MODEL_ID.removeprefix("global.")
+    checks = {c.name: c for c in run_doctor(f"bedrock_converse:{base}", None, clients=clients)}
+    assert checks["on demand"].status == FAIL and f"bedrock_converse:global.{base}" in checks["on demand"].fix
+    # A Legacy model: a warning with its way out. An unknown one: no such model.
+    legacy = "bedrock_converse:anthropic.claude-3-5-haiku-20241022-v1:0"
+    assert any("end-of-life" in c.detail for c in run_doctor(legacy, None, clients=clients))
+    checks = {c.name: c for c in run_doctor("bedrock_converse:anthropic.no-such-model-v1:0", None, clients=clients)}
+    assert checks["model exists"].status == FAIL and "list-foundation-models" in checks["model exists"].fix
+    # The model refusing the caller: the call's error, classified, with its fix.
+    bedrock.backend = ScriptedBackend(
+        [ConverseError(403, "AccessDeniedException", "You don't have access to the model with the specified model ID.")]
+    )
+    checks = {c.name: c for c in run_doctor(DEFAULT_MODEL, None, clients=clients)}
+    assert checks["model answers"].status == FAIL and "Model access" in checks["model answers"].fix
+    # The offline model needs nothing.
+    assert statuses(run_doctor("offline", None, clients=clients))["model"] == PASS
+    assert WARN  # (warnings do not fail the run: see report())
