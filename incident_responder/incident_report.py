@@ -14,7 +14,6 @@ loads (a Content-Security-Policy), so a hostile log line quoted as evidence stay
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
@@ -37,12 +36,15 @@ STATUS_COLOURS = {
 }
 
 
-def estimated_cost_usd(input_tokens: int, output_tokens: int) -> float | None:
-    """USD from PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (per million tokens) when both are set."""
-    price_in, price_out = os.environ.get("PRICE_PER_MTOK_INPUT"), os.environ.get("PRICE_PER_MTOK_OUTPUT")
-    if not price_in or not price_out:
-        return None
-    return round(input_tokens / 1e6 * float(price_in) + output_tokens / 1e6 * float(price_out), 4)
+def estimated_cost_usd(
+    input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0
+) -> float | None:
+    """USD from PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (per million tokens; cache prices:
+    :func:`incident_responder.agent.model_catalog.prices`) when both are set."""
+    from incident_responder.agent.model_catalog import prices
+
+    found = prices()
+    return None if found is None else round(found.cost(input_tokens, output_tokens, cache_read, cache_write), 4)
 
 
 def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:

@@ -157,7 +157,11 @@ class AgentSettings(McpAuthSettings):
         from incident_responder.agent.models import create_chat_model, model_api_key
 
         return create_chat_model(
-            self.responder_model, base_url=self.model_base_url, api_key=model_api_key(self.model_api_key_parameter)
+            self.responder_model,
+            base_url=self.model_base_url,
+            api_key=model_api_key(self.model_api_key_parameter),
+            bedrock_region=self.bedrock_region,
+            bedrock_profile=self.bedrock_profile,
         )
 
     def load_model_provider(self) -> None:

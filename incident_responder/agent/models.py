@@ -50,9 +50,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def create_chat_model(
-    spec: str, *, bedrock_client: Any = None, base_url: str | None = None, api_key: str | None = None
+    spec: str,
+    *,
+    bedrock_client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    bedrock_region: str | None = None,
+    bedrock_profile: str | None = None,
 ) -> BaseChatModel:
-    """The chat model ``spec`` names; ``base_url`` / ``api_key`` serve OpenAI-compatible and Ollama endpoints."""
+    """The chat model ``spec`` names; ``base_url`` / ``api_key`` serve OpenAI-compatible and Ollama endpoints;
+    ``bedrock_region`` / ``bedrock_profile`` (else BEDROCK_REGION / BEDROCK_PROFILE) a Bedrock model's own."""
     provider, model_id = parse_spec(spec)
     spec = spec.strip()
     if provider == "offline":
@@ -69,9 +76,9 @@ def create_chat_model(
             # Deployed: the function's role, in its Region. Elsewhere (the lab, a laptop) BEDROCK_REGION and
             # BEDROCK_PROFILE may name the model's Region and credentials apart from every other AWS call's; the
             # endpoint is botocore's own choice (AWS_ENDPOINT_URL_BEDROCK_RUNTIME when set).
-            if region := os.environ.get("BEDROCK_REGION"):
+            if region := bedrock_region or os.environ.get("BEDROCK_REGION"):
                 kwargs["region_name"] = region
-            if profile := os.environ.get("BEDROCK_PROFILE"):
+            if profile := bedrock_profile or os.environ.get("BEDROCK_PROFILE"):
                 kwargs["credentials_profile_name"] = profile
         return ChatBedrockConverse(**kwargs)
     if provider == "openai":
@@ -89,15 +96,13 @@ def create_chat_model(
         if api_key:
             kwargs["api_key"] = api_key
         return ChatOpenAI(**kwargs)
-    if provider == "ollama":
-        try:
-            from langchain_ollama import ChatOllama
-        except ImportError as exc:
-            raise ModelConfigError(
-                f"RESPONDER_MODEL={spec!r} needs langchain-ollama: pip install 'incident-responder[ollama]'"
-            ) from exc
-        return ChatOllama(model=model_id, temperature=0, **({"base_url": base_url} if base_url else {}))
-    raise AssertionError(provider)  # parse_spec admits only the providers above
+    try:  # ollama: the last provider parse_spec admits
+        from langchain_ollama import ChatOllama
+    except ImportError as exc:
+        raise ModelConfigError(
+            f"RESPONDER_MODEL={spec!r} needs langchain-ollama: pip install 'incident-responder[ollama]'"
+        ) from exc
+    return ChatOllama(model=model_id, temperature=0, **({"base_url": base_url} if base_url else {}))
 
 
 # The module each provider's chat model class lives in (what create_chat_model imports for it).

@@ -208,6 +208,32 @@ def create_table(clients: AwsClients, logical_id: str, name: str) -> None:
     )
 
 
+def create_function_alarms(
+    clients: AwsClients, function: str, actions: list[str] | None = None, threshold: float = 1.0
+) -> list[str]:
+    """The alarms a user gives a function: ``<function>-errors`` and ``<function>-throttles`` (Sum over a minute at
+    or above ``threshold``), notifying ``actions``; the names the lab's emulated notifications carry."""
+    cloudwatch = clients.get("cloudwatch")
+    names = []
+    for metric in ("Errors", "Throttles"):
+        names.append(f"{function}-{metric.lower()}")
+        cloudwatch.put_metric_alarm(
+            AlarmName=names[-1],
+            AlarmDescription=f"{function} {metric} alarm",
+            Namespace="AWS/Lambda",
+            MetricName=metric,
+            Dimensions=[{"Name": "FunctionName", "Value": function}],
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=threshold,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+            TreatMissingData="notBreaching",
+            AlarmActions=actions or [],
+        )
+    return names
+
+
 def create_sample_account(
     clients: AwsClients,
     *,

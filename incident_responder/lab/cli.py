@@ -86,12 +86,15 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
     from incident_responder.baseline import record_baseline
     from incident_responder.lab import Lab
     from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.model_route import resolve_model_route
     from incident_responder.lab.server import NOT_FOR_THE_LAB
 
     # Installed before anything starts: every exit path then runs the context managers that stop the
     # function URL processes (an unhandled SIGTERM would leave them orphaned).
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    # The model's credentials come from the user's profile, which the lab is about to unset.
+    route = None if args.empty else resolve_model_route(args.model)
     for key in NOT_FOR_THE_LAB:
         os.environ.pop(key, None)
     with Lab(port=args.port) as lab:
@@ -114,7 +117,10 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
         _quiet(args)
         # A person answers here (the link in the lab's inbox, or `responder approve`): a person's timeout.
         with LabPipeline.start(
-            lab=lab, model=args.model, parameters={"ApprovalTimeoutMinutes": "30", "VerifySettleSeconds": "5"}
+            lab=lab,
+            model=args.model,
+            parameters={"ApprovalTimeoutMinutes": "30", "VerifySettleSeconds": "5"},
+            model_route=route,
         ) as pipeline:
             exports |= {
                 "INCIDENT_STATE_TABLE": pipeline.stack.physical["IncidentStateTable"],

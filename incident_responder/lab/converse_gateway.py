@@ -131,7 +131,7 @@ def to_langchain(request: dict[str, Any]) -> tuple[list[Any], list[dict[str, Any
     return messages, tools
 
 
-def to_converse(message: Any, *, stop_reason: str | None = None) -> dict[str, Any]:
+def to_converse(message: Any) -> dict[str, Any]:
     """A LangChain AIMessage as a Converse response."""
     content: list[dict[str, Any]] = []
     if message.content:
@@ -141,7 +141,7 @@ def to_converse(message: Any, *, stop_reason: str | None = None) -> dict[str, An
     usage = message.usage_metadata or {}
     return {
         "output": {"message": {"role": "assistant", "content": content}},
-        "stopReason": stop_reason or ("tool_use" if message.tool_calls else "end_turn"),
+        "stopReason": "tool_use" if message.tool_calls else "end_turn",
         "usage": {
             "inputTokens": usage.get("input_tokens", 0),
             "outputTokens": usage.get("output_tokens", 0),

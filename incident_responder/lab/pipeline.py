@@ -42,6 +42,7 @@ from incident_responder.lab.account import (
     OrdersApiResources,
     QueueConsumerResources,
     SampleAccount,
+    create_function_alarms,
     create_orders_api,
     create_queue_consumer,
     create_sample_account,
@@ -177,6 +178,7 @@ class LabPipeline:
         lab: Lab | None = None,
         dispatcher: LambdaDispatcher | None = None,
         workers: bool | None = None,
+        model_route: ModelRoute | None = None,
     ) -> Iterator[LabPipeline]:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
 
@@ -185,11 +187,13 @@ class LabPipeline:
         for concurrent incidents: the process's other threads read os.environ while a handler's variables come
         and go);
         None: :data:`WORKERS_BY_DEFAULT`.
+        ``model_route``: where the agents' model calls go, when resolved before the caller changed the environment
+        (else resolved here, from the environment as it is).
         """
         workers = WORKERS_BY_DEFAULT if workers is None else workers
         # From the user's environment, before the lab replaces its endpoint and credentials (a ModelConfigError,
         # before anything starts, when the model cannot be reached from here).
-        route = resolve_model_route(model)
+        route = model_route or resolve_model_route(model)
         saved = dict(os.environ)
         for key in NOT_FOR_THE_LAB:
             os.environ.pop(key, None)
@@ -604,24 +608,9 @@ def _create_workloads(
     sample = create_sample_account(clients, responder_resources=False)
     orders_api = create_orders_api(clients)
     queue_consumer = create_queue_consumer(clients)
-    cloudwatch = clients.get("cloudwatch")
     for name in (sample.function_name, orders_api.function_name, queue_consumer.function_name):
         record_baseline(clients, name)
-        for metric in ("Errors", "Throttles"):
-            cloudwatch.put_metric_alarm(
-                AlarmName=f"{name}-{metric.lower()}",
-                AlarmDescription=f"{name} {metric} alarm",
-                Namespace="AWS/Lambda",
-                MetricName=metric,
-                Dimensions=[{"Name": "FunctionName", "Value": name}],
-                Statistic="Sum",
-                Period=60,
-                EvaluationPeriods=1,
-                Threshold=1.0,
-                ComparisonOperator="GreaterThanOrEqualToThreshold",
-                TreatMissingData="notBreaching",
-                AlarmActions=[incident_topic],
-            )
+        create_function_alarms(clients, name, [incident_topic])
     return sample, orders_api, queue_consumer
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from incident_responder.aws import AwsClients
 from incident_responder.cli import main
+from incident_responder.lab.account import create_function_alarms
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alarms"
 INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]
@@ -19,21 +20,8 @@ INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]
 def create_child_alarms(clients: AwsClients, function: str = "data-processor") -> None:
     """The composites' children: errors of the function (in ALARM) and its throttles (OK)."""
     cloudwatch = clients.get("cloudwatch")
-    for name, metric, state in (
-        (f"{function}-errors", "Errors", "ALARM"),
-        (f"{function}-throttles", "Throttles", "OK"),
-    ):
-        cloudwatch.put_metric_alarm(
-            AlarmName=name,
-            Namespace="AWS/Lambda",
-            MetricName=metric,
-            Dimensions=[{"Name": "FunctionName", "Value": function}],
-            Statistic="Sum",
-            Period=60,
-            EvaluationPeriods=1,
-            Threshold=5.0,
-            ComparisonOperator="GreaterThanThreshold",
-        )
+    errors, throttles = create_function_alarms(clients, function, threshold=5.0)
+    for name, state in ((errors, "ALARM"), (throttles, "OK")):
         cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason="lab")
 
 

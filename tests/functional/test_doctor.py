@@ -117,4 +117,16 @@ def test_model_checks_fail_with_their_fixes(pipeline, bedrock):
     assert checks["model answers"].status == FAIL and "Model access" in checks["model answers"].fix
     # The offline model needs nothing.
     assert statuses(run_doctor("offline", None, clients=clients))["model"] == PASS
-    assert WARN  # (warnings do not fail the run: see report())
+    # A Legacy model still answers: a warning with its way out, and warnings do not fail the run.
+    legacy_id = "anthropic.claude-sonnet-4-20250514-v1:0"
+    bedrock.catalog["foundation-models"][legacy_id] = {
+        "modelDetails": {
+            "modelId": legacy_id,
+            "modelName": "Claude Sonnet 4",
+            "inferenceTypesSupported": ["ON_DEMAND"],
+            "modelLifecycle": {"status": "LEGACY"},
+        }
+    }
+    bedrock.backend = OfflineBackend()
+    checks = run_doctor(f"bedrock_converse:{legacy_id}", None, clients=clients)
+    assert statuses(checks)["model lifecycle"] == WARN and report(checks)[1] == 0

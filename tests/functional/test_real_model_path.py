@@ -167,3 +167,22 @@ def test_the_scripted_backend_says_when_its_script_ran_out():
     assert backend("m", {})["stopReason"] == "end_turn"
     with pytest.raises(ConverseError, match="no more turns"):
         backend("m", {})
+
+
+def test_the_model_takes_the_profile_of_the_environment_it_is_given(tmp_path):
+    """`responder lab up` resolves the route from the shell's environment before it unsets AWS_PROFILE."""
+    from incident_responder.lab.model_route import resolve_model_route
+
+    (tmp_path / "credentials").write_text("[sre]\naws_access_key_id = AKIAPROFILEKEY\naws_secret_access_key = s\n")
+    (tmp_path / "config").write_text("[profile sre]\nregion = ap-southeast-2\n")
+    shell = {
+        "AWS_PROFILE": "sre",
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+    }
+    route = resolve_model_route(DEFAULT_MODEL, shell)
+    try:
+        assert route.environment["BEDROCK_REGION"] == "ap-southeast-2"
+        assert "AKIAPROFILEKEY" in Path(route.environment["AWS_SHARED_CREDENTIALS_FILE"]).read_text()
+    finally:
+        route.close()
