@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock bench bench-logs bench-investigation fault-matrix clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -80,14 +80,20 @@ build: $(TOOLS_STAMP)
 eval: $(STAMP)
 	$(BIN)/responder eval scenarios
 
-# Writes bench/results.json and bench/results.md and refreshes the README's table (several minutes).
 # The same corpus against a real Bedrock model: needs your AWS credentials (profile or keys) with
-# bedrock:InvokeModel; the lab still runs locally. Token usage (and cost, with PRICE_PER_MTOK_INPUT /
-# PRICE_PER_MTOK_OUTPUT set) is reported from the model's usage metadata.
+# bedrock:InvokeModel; the lab still runs locally. It says first what the run may cost at most (and stops
+# calling the model there: MAX_COST=USD to change it), and keeps every model call in $(CASSETTES), one
+# cassette per scenario, which eval-replay runs again offline: regression tests for your model.
 BEDROCK_MODEL_ID ?= global.anthropic.claude-haiku-4-5-20251001-v1:0
+CASSETTES ?= cassettes/$(subst :,-,$(BEDROCK_MODEL_ID))
 eval-bedrock: $(STAMP)
-	$(BIN)/responder eval scenarios --model bedrock_converse:$(BEDROCK_MODEL_ID)
+	$(BIN)/responder eval scenarios --model bedrock_converse:$(BEDROCK_MODEL_ID) --record $(CASSETTES) $(if $(MAX_COST),--max-cost $(MAX_COST))
 
+# The corpus again from those cassettes: no model, no credentials; fails where the run departs from them.
+eval-replay: $(STAMP)
+	$(BIN)/responder eval scenarios --replay $(CASSETTES)
+
+# Writes bench/results.json and bench/results.md and refreshes the README's table (several minutes).
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
 

@@ -37,13 +37,14 @@ STATUS_COLOURS = {
 
 
 def estimated_cost_usd(
-    input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0
+    input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0, *, model_spec: str | None = None
 ) -> float | None:
     """USD from PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (per million tokens; cache prices:
-    :func:`incident_responder.agent.model_catalog.prices`) when both are set."""
+    :func:`incident_responder.agent.model_catalog.prices`) when both are set, else ``model_spec``'s list prices.
+    ``input_tokens`` counts the cache reads and writes too."""
     from incident_responder.agent.model_catalog import prices
 
-    found = prices()
+    found = prices(model_spec)
     return None if found is None else round(found.cost(input_tokens, output_tokens, cache_read, cache_write), 4)
 
 
@@ -334,11 +335,18 @@ def _decision_and_actions(detail: dict[str, Any]) -> str:
     return "".join(parts) or "<p>Nothing was applied to the account.</p>"
 
 
+def _cost_of(usage: dict[str, int]) -> float | None:
+    return estimated_cost_usd(
+        usage["input_tokens"], usage["output_tokens"], usage["cache_read_tokens"], usage["cache_write_tokens"]
+    )
+
+
 def _usage(detail: dict[str, Any]) -> tuple[str, dict[str, int]]:
     from incident_responder.incident_view import RECORDS
 
     usage = detail.get("usage") or {}
     totals = {"llm_calls": 0, "tool_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    totals |= {"cache_read_tokens": 0, "cache_write_tokens": 0}
     rows = []
     for agent in RECORDS:
         m = usage.get(agent)
@@ -346,14 +354,14 @@ def _usage(detail: dict[str, Any]) -> tuple[str, dict[str, int]]:
             continue
         for key in totals:
             totals[key] += int(m.get(key) or 0)
-        cost = estimated_cost_usd(int(m.get("input_tokens") or 0), int(m.get("output_tokens") or 0))
+        cost = _cost_of({key: int(m.get(key) or 0) for key in totals})
         rows.append(
             [_e(agent), _e(m.get("llm_calls", 0)), _e(m.get("tool_calls", 0)), _e(m.get("input_tokens", 0)),
              _e(m.get("output_tokens", 0)), _e(m.get("latency_ms", "-")), "-" if cost is None else f"${cost:.4f}"]
         )  # fmt: skip
     if not rows:
         return "<p>No agent ran.</p>", totals
-    cost = estimated_cost_usd(totals["input_tokens"], totals["output_tokens"])
+    cost = _cost_of(totals)
     rows.append(
         ["<b>total</b>", _e(totals["llm_calls"]), _e(totals["tool_calls"]), _e(totals["input_tokens"]),
          _e(totals["output_tokens"]), "", "-" if cost is None else f"<b>${cost:.4f}</b>"]
@@ -444,7 +452,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
     colour = STATUS_COLOURS.get(status, "#c62828")
     diagnosis = detail.get("diagnosis") or {}
     usage_html, totals = _usage(detail)
-    cost = estimated_cost_usd(totals["input_tokens"], totals["output_tokens"])
+    cost = _cost_of(totals)
     spent = alert_to_end_seconds(detail.get("timings") or {})
     cards = [
         ("status", status),

@@ -28,6 +28,8 @@ class InvestigationMetrics(BaseModel):
     provider_calls: int
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = 0  # of input_tokens: read from Bedrock's prompt cache
+    cache_write_tokens: int = 0  # of input_tokens: written to it
     total_tokens: int
     token_budget_left: int
     tool_output_bytes: int
@@ -70,6 +72,8 @@ def summarize(incident: Incident, run: AgentRun, limits: Limits) -> Investigatio
         provider_calls=run.provider_calls,
         input_tokens=run.usage.input_tokens,
         output_tokens=run.usage.output_tokens,
+        cache_read_tokens=run.usage.cache_read_tokens,
+        cache_write_tokens=run.usage.cache_write_tokens,
         total_tokens=run.usage.total_tokens,
         token_budget_left=max(0, limits.token_cap - run.usage.total_tokens),
         tool_output_bytes=run.tool_output_bytes,

@@ -143,6 +143,8 @@ def run_proposal(
             "total_tokens": run.usage.total_tokens,
             "input_tokens": run.usage.input_tokens,
             "output_tokens": run.usage.output_tokens,
+            "cache_read_tokens": run.usage.cache_read_tokens,
+            "cache_write_tokens": run.usage.cache_write_tokens,
             "tool_output_bytes": run.tool_output_bytes,
             "latency_ms": run.latency_ms,
             "model_ms": run.model_ms,

@@ -205,6 +205,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from incident_responder.agent.models import ModelConfigError
+    from incident_responder.lab.cassettes import CassetteError
     from incident_responder.lab.evaluation import evaluate
     from incident_responder.lab.scenario import ScenarioError
 
@@ -232,8 +233,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 approval=args.approval,
                 on_scenario=finished,
                 out_dir=Path(args.out) if args.out else None,
+                record=Path(args.record) if args.record else None,
+                replay=Path(args.replay) if args.replay else None,
+                max_cost_usd=args.max_cost,
+                on_start=lambda line: print(line, file=progress, flush=True),
             )
-    except (ScenarioError, ModelConfigError) as exc:
+    except (ScenarioError, ModelConfigError, CassetteError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
         return 2
     summary = report.summary
@@ -249,6 +254,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             )
     if args.out:
         print(f"each scenario's report: {args.out}/<scenario>/<incident id>/report.html", file=progress)
+    if args.record:
+        print(
+            f"cassettes: {args.record}/<scenario>.json (replay: responder eval ... --replay {args.record})",
+            file=progress,
+        )
+    if summary["spent_usd"] is not None:
+        print(f"spent on the model: ${summary['spent_usd']:.4f} (from the usage it reported)", file=progress)
+    if summary["stopped"]:
+        print(f"stopped: {summary['stopped']}", file=progress)
     print(f"{summary['passed']} passed, {summary['total'] - summary['passed']} failed", file=progress)
     return 0 if summary["passed"] == summary["total"] else 1
 
@@ -298,8 +312,26 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument(
             "--out", help="also write each scenario's history, picture and report to OUT/<scenario>/<incident id>/"
         )
-        p.add_argument("--model", default="offline", help=MODEL_HELP)
+        p.add_argument("--model", help=MODEL_HELP + " (with --replay: the cassettes')")
         p.add_argument("--approval", **APPROVAL_ARGUMENT)
+        p.add_argument(
+            "--record",
+            metavar="DIR",
+            help="keep every model request and answer, one cassette per scenario: DIR/<scenario>.json"
+            " (a bedrock_converse: model)",
+        )
+        p.add_argument(
+            "--replay",
+            metavar="DIR",
+            help="answer the model's calls from the cassettes in DIR: no model, no credentials; a run that departs"
+            " from them fails",
+        )
+        p.add_argument(
+            "--max-cost",
+            type=float,
+            metavar="USD",
+            help="a bedrock_converse: run stops calling the model there (default: what the run may cost at most)",
+        )
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
         p.set_defaults(handler=_cmd_eval)
     elif command == "lab":

@@ -46,6 +46,8 @@ class ScenarioScore(BaseModel):
     total_tokens: int
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = Field(default=0, description="of input_tokens: read from the model's prompt cache")
+    cache_write_tokens: int = Field(default=0, description="of input_tokens: written to it")
     tokens_by_agent: dict[str, int] = Field(
         default_factory=dict, description="total tokens of each agent: investigation, proposal, review"
     )
@@ -124,6 +126,8 @@ def score(
         total_tokens=record.metrics.get("total_tokens", 0),
         input_tokens=record.metrics.get("input_tokens", 0),
         output_tokens=record.metrics.get("output_tokens", 0),
+        cache_read_tokens=record.metrics.get("cache_read_tokens", 0),
+        cache_write_tokens=record.metrics.get("cache_write_tokens", 0),
         tokens_by_agent=record.metrics.get("tokens_by_agent", {}),
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
@@ -164,11 +168,18 @@ def run_scenario(
     return score(scenario, record, mitigated, approval)
 
 
-def _cost(scores: list[ScenarioScore]) -> float | None:
-    """From usage: PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (USD per million tokens) when set."""
+def _cost(scores: list[ScenarioScore], model: str) -> float | None:
+    """From usage, cache reads and writes included: PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (USD per million
+    tokens) when set, else the model's list prices when known."""
     from incident_responder.incident_report import estimated_cost_usd
 
-    return estimated_cost_usd(sum(s.input_tokens for s in scores), sum(s.output_tokens for s in scores))
+    return estimated_cost_usd(
+        sum(s.input_tokens for s in scores),
+        sum(s.output_tokens for s in scores),
+        sum(s.cache_read_tokens for s in scores),
+        sum(s.cache_write_tokens for s in scores),
+        model_spec=model,
+    )
 
 
 def _percentile(values: list[int], q: float) -> int | None:
@@ -181,26 +192,54 @@ def _percentile(values: list[int], q: float) -> int | None:
 def evaluate(
     directory: Path,
     *,
-    model: str = "offline",
+    model: str | None = None,
     approval: Approver = "auto",
     on_scenario: Callable[[int, int, ScenarioScore], None] | None = None,
     out_dir: Path | None = None,
+    record: Path | None = None,
+    replay: Path | None = None,
+    max_cost_usd: float | None = None,
+    on_start: Callable[[str], None] | None = None,
+    lab: Any = None,
 ) -> EvalReport:
     """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
-    with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/."""
+    with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/.
+
+    ``record``: each scenario's model calls kept in ``record``/<scenario>.json; ``replay``: answered from there
+    instead, with no model and no credentials (lab/cassettes.py); ``max_cost_usd``: a ``bedrock_converse:`` run stops
+    calling the model there (default: what the run may cost at most, at the model's list prices).
+    ``on_start(line)``: where the model calls go and what they may cost, before the lab starts."""
+    from incident_responder.lab.cassettes import EvalModel
+
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
+    names = [scenario.name for _, scenario in corpus]
+    calls = EvalModel(model, names, record=record, replay=replay, max_cost_usd=max_cost_usd)
+    model = calls.model
+    if on_start is not None:
+        on_start(calls.describe(len(corpus)))
     scores = []
-    with LabPipeline.start(model=model) as pipeline:
-        for index, (_, scenario) in enumerate(corpus):
-            # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
-            # redeploy), or redeployed when the check finds something a scenario changed for good.
-            if index and pipeline.clean_restore():
-                pipeline.refresh(model)
-            scores.append(
-                run_scenario(pipeline, scenario, approval, out_dir=out_dir / scenario.name if out_dir else None)
-            )
-            if on_scenario is not None:
-                on_scenario(index + 1, len(corpus), scores[-1])
+    stopped = None
+    try:
+        with LabPipeline.start(model=model, model_route=calls.route, lab=lab) as pipeline:
+            for index, (_, scenario) in enumerate(corpus):
+                # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
+                # redeploy), or redeployed when the check finds something a scenario changed for good.
+                if index and pipeline.clean_restore():
+                    pipeline.refresh(model)
+                calls.begin(scenario.name)
+                scored = run_scenario(
+                    pipeline, scenario, approval, out_dir=out_dir / scenario.name if out_dir else None
+                )
+                if problems := calls.end(scenario.name):
+                    scored = scored.model_copy(update={"passed": False, "failures": scored.failures + problems})
+                scores.append(scored)
+                if on_scenario is not None:
+                    on_scenario(index + 1, len(corpus), scores[-1])
+                if calls.exhausted:
+                    stopped = f"the spend ceiling was reached after {index + 1} of {len(corpus)} scenario(s)"
+                    break
+    finally:
+        calls.close()
     latencies = [s.latency_ms for s in scores]
     remediated = [s.latency_ms for s in scores if s.status == "REMEDIATED"]
     statuses: dict[str, int] = {}
@@ -212,7 +251,7 @@ def evaluate(
         scenarios=scores,
         summary={
             "passed": sum(s.passed for s in scores),
-            "total": len(scores),
+            "total": len(corpus),
             "model": model,
             "approval": approval,
             "final_statuses": dict(sorted(statuses.items())),
@@ -224,7 +263,12 @@ def evaluate(
             "total_tokens": sum(s.total_tokens for s in scores),
             "input_tokens": sum(s.input_tokens for s in scores),
             "output_tokens": sum(s.output_tokens for s in scores),
-            "estimated_cost_usd": _cost(scores),
+            "cache_read_tokens": sum(s.cache_read_tokens for s in scores),
+            "cache_write_tokens": sum(s.cache_write_tokens for s in scores),
+            "estimated_cost_usd": _cost(scores, model),
+            "spent_usd": calls.spent_usd,
+            "stopped": stopped,
+            "replayed_from": str(replay) if replay else None,
             # Tokens per incident beside the share of scenarios that passed: a saving cannot hide a loss.
             "tokens": token_summary(scores),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,

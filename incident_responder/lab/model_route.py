@@ -35,6 +35,9 @@ class ModelRoute:
     environment: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, str] = field(default_factory=dict)
     description: str = "offline (no endpoint)"
+    # bedrock_converse: the user's frozen credentials (access key, secret, token), for a process that forwards the
+    # functions' calls itself (responder eval: lab/cassettes.py)
+    credentials: tuple[str, str, str | None] | None = field(default=None, repr=False)
     _directory: tempfile.TemporaryDirectory | None = None
 
     def close(self) -> None:
@@ -109,5 +112,6 @@ def _bedrock(env: dict[str, str]) -> ModelRoute:
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": endpoint,
         },
         description=f"{endpoint} in {region}, signed with your credentials",
+        credentials=(frozen.access_key, frozen.secret_key, frozen.token),
         _directory=directory,
     )

@@ -560,6 +560,8 @@ class LabPipeline:
                 "latency_ms": latency,
                 "input_tokens": sum(m.get("input_tokens", 0) for m in agents),
                 "output_tokens": sum(m.get("output_tokens", 0) for m in agents),
+                "cache_read_tokens": sum(m.get("cache_read_tokens", 0) for m in agents),
+                "cache_write_tokens": sum(m.get("cache_write_tokens", 0) for m in agents),
                 "model_ms": sum(m.get("model_ms", 0) for m in agents),
                 "tool_ms": sum(m.get("tool_ms", 0) for m in agents),
                 "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
