@@ -10,7 +10,8 @@ Figures are medians and ratios; nothing here is a pass/fail test.
     throughput   50 alerts for distinct incidents published at once (breaker raised), in a lab whose functions
                  run in worker processes and in the serialized lab (handlers in-process, one at a time), in
                  the same run: all terminal, none lost or duplicated, incidents/s, and the ratio
-    corpus       every scenario through the closed loop: tokens per incident (per agent) beside accuracy,
+    corpus       every scenario through the closed loop over the Converse wire at the default model: tokens per
+                 incident (per agent) beside accuracy, cost per incident at list prices with and without caching,
                  alert -> REMEDIATED p50 / p95
     cold start   each handler's import (and import + first call) in fresh processes beside `import boto3`
     size         each `sam build` artifact unzipped and zipped, and each function with its layers
@@ -312,12 +313,52 @@ def bench_artifact_sizes() -> dict[str, Any]:
 
 
 def bench_corpus() -> dict[str, Any]:
-    """The whole corpus through the closed loop: tokens per incident beside accuracy (a saving never hides a loss)."""
-    from incident_responder.lab.evaluation import evaluate
-    from incident_responder.lab.tokens import token_summary
+    """The whole corpus through the closed loop, over the Converse wire at the default model: tokens per incident
+    beside accuracy (a saving never hides a loss), and what each incident would cost at the default model's list
+    prices with Bedrock's prompt caching (as the local Converse server accounts for it: lab/converse_gateway.py's
+    PromptCache) and without. The conversations are the offline model's; a real model's differ (more turns)."""
+    from unittest import mock
 
-    report = evaluate(REPO / "scenarios")
-    return {**token_summary(report.scenarios), "summary": report.summary}
+    from incident_responder.agent.model_catalog import DEFAULT_MODEL, LIST_PRICES, base_model_id
+    from incident_responder.lab.converse_gateway import ConverseGateway, OfflineBackend, PromptCache
+    from incident_responder.lab.evaluation import evaluate
+    from incident_responder.lab.tokens import cost_summary, token_summary
+
+    with ConverseGateway(OfflineBackend(PromptCache())) as bedrock:
+        user = {
+            "AWS_ACCESS_KEY_ID": "AKIABENCH",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": bedrock.url,
+        }
+        unset = ("AWS_PROFILE", "AWS_SESSION_TOKEN", "PRICE_PER_MTOK_INPUT", "PRICE_PER_MTOK_OUTPUT")
+        with mock.patch.dict(os.environ, user):
+            for key in unset:
+                os.environ.pop(key, None)
+            report = evaluate(REPO / "scenarios", model=DEFAULT_MODEL)
+    prices = LIST_PRICES[base_model_id(DEFAULT_MODEL.partition(":")[2])]
+    return {
+        **token_summary(report.scenarios),
+        "model": DEFAULT_MODEL,
+        "prices_per_mtok": {
+            "input": prices.input,
+            "output": prices.output,
+            "cache_read": prices.cache_read,
+            "cache_write": prices.cache_write,
+        },  # fmt: skip
+        "cost_usd": cost_summary(report.scenarios, prices),
+        "summary": report.summary,
+    }
+
+
+def cost_rows(corpus: dict[str, Any]) -> list[str]:
+    cost, p = corpus["cost_usd"], corpus["prices_per_mtok"]
+    with_, without = cost["with_caching"], cost["without_caching"]
+    prices = f"${p['input']:g} in / ${p['output']:g} out / ${p['cache_read']:g} cache read / ${p['cache_write']:g} cache write per million tokens"
+    return [
+        f"| cost per incident at {corpus['model'].partition(':')[2]} list prices ({prices}), prompt caching on | median ${with_['median']:.4f}, mean ${with_['mean']:.4f}, p95 ${with_['p95']:.4f}; corpus ${with_['total']:.2f}; {cost['cache_read_share']:.0%} of input read from the cache, {cost['cache_write_share']:.0%} written |",
+        f"| ... prompt caching off | median ${without['median']:.4f}, mean ${without['mean']:.4f}, p95 ${without['p95']:.4f}; corpus ${without['total']:.2f} |",
+    ]
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -337,6 +378,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"| ... CPU in use (of {workers['cores']} cores): serialized / workers | {serial['busy_cores']} / {workers['busy_cores']} cores busy; the lab process (moto, state machine engine) {serial['lab_process_cores']} / {workers['lab_process_cores']} cores, {serial['lab_process_cpu_ms_per_incident']} / {workers['lab_process_cpu_ms_per_incident']} ms per incident |",
         f"| corpus ({corpus['accuracy']['total']} scenarios, closed loop) | {corpus['accuracy']['passed']}/{corpus['accuracy']['total']} pass; alert -> REMEDIATED p50 {corpus['summary']['alert_to_remediated_ms_p50']} ms, p95 {corpus['summary']['alert_to_remediated_ms_p95']} ms |",
         f"| tokens per incident (estimated, whole corpus) | median {tokens['median']:.0f}, mean {tokens['mean']:.0f}, p95 {tokens['p95']}; per agent (median): {agents} |",
+        *cost_rows(corpus),
         f"| per incident to PROPOSAL_READY (median) | {lat['per_incident']['llm_calls_median']} model calls, {lat['per_incident']['tool_calls_median']} tool calls, {lat['per_incident']['state_transitions_median']} state transitions |",
     ]
     for row in results["scaling"]:

@@ -234,12 +234,14 @@ class RunContext:
                 "parameters": model_tool_schema(spec.payload_model),
             },
         }
-        # After the tool definitions, a cache point: every turn re-sends them unchanged (see cache_point()).
+        # Cache points (see cache_point()): after the tool definitions, and, through langchain-aws's cache_control,
+        # at the end of the conversation so far: the next turn reads all of it back from the cache.
         cached = [CACHE_POINT] if cache_point(model) else []
+        conversation = {"cache_control": {"type": "default"}} if cached else {}
         return cls(
             spec=spec,
-            model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal] + cached),
-            submit_only_model=model.bind_tools([terminal] + cached),
+            model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal] + cached, **conversation),
+            submit_only_model=model.bind_tools([terminal] + cached, **conversation),
             executor=executor,
             limits=limits,
             remaining_ms=remaining_ms,

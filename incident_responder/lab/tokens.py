@@ -51,3 +51,38 @@ def token_summary(records: Iterable[BaseModel | Mapping[str, Any]]) -> dict[str,
             "ratio": round(passed / len(rows), 3) if rows else None,
         },
     }
+
+
+def cost_summary(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) -> dict[str, Any]:
+    """USD per incident at ``prices`` (:class:`incident_responder.agent.model_catalog.Prices`), with the prompt cache
+    as the model reported it, and without (every input token at the input price): median, mean, p95 and the total;
+    and the share of input tokens read from the cache."""
+    rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
+
+    def usage(row: Mapping[str, Any]) -> tuple[int, int, int, int]:
+        return tuple(
+            int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+        )  # type: ignore[return-value]
+
+    cached = [prices.cost(*usage(row)) for row in rows]
+    uncached = [prices.cost(*usage(row)[:2]) for row in rows]
+    inputs = sum(usage(row)[0] for row in rows)
+
+    def stats(values: list[float]) -> dict[str, float | None]:
+        if not values:
+            return {"median": None, "mean": None, "p95": None, "total": 0.0}
+        ordered = sorted(values)
+        return {
+            "median": round(statistics.median(ordered), 5),
+            "mean": round(statistics.mean(ordered), 5),
+            "p95": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 5),
+            "total": round(sum(ordered), 4),
+        }
+
+    return {
+        "incidents": len(rows),
+        "with_caching": stats(cached),
+        "without_caching": stats(uncached),
+        "cache_read_share": round(sum(usage(row)[2] for row in rows) / inputs, 3) if inputs else None,
+        "cache_write_share": round(sum(usage(row)[3] for row in rows) / inputs, 3) if inputs else None,
+    }

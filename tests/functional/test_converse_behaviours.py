@@ -70,6 +70,11 @@ def tool_results(request: dict) -> list[dict]:
     return [b["toolResult"] for b in request["messages"][-1]["content"] if "toolResult" in b]
 
 
+def last_text(request: dict) -> str:
+    """The words that end the conversation sent (a cache point may follow them)."""
+    return [b["text"] for b in request["messages"][-1]["content"] if "text" in b][-1]
+
+
 def test_text_with_several_tool_calls_in_one_turn():
     first = answer(
         text("I'll read the logs and the configuration."),
@@ -111,7 +116,7 @@ def test_a_submission_that_fails_validation_goes_back_and_is_retried_once():
 
 def test_a_final_text_without_a_submission_is_nudged():
     result, exchanges, _ = run([answer(text("It is the IAM role.")), answer(tool_use("submit_finding", GOOD))])
-    nudge = exchanges[1].request["messages"][-1]["content"][-1]["text"]
+    nudge = last_text(exchanges[1].request)
     assert "without calling a tool" in nudge and "submit_finding" in nudge
     assert result.end_reason == "submitted"
 
@@ -125,7 +130,7 @@ def test_text_after_the_nudge_ends_the_run_with_its_reason():
 def test_an_answer_cut_off_at_max_tokens_is_told_so():
     cut = answer(text("Looking at the logs, the first thing to notice is that the"), stop="max_tokens")
     result, exchanges, _ = run([cut, answer(tool_use("submit_finding", GOOD))])
-    said = exchanges[1].request["messages"][-1]["content"][-1]["text"]
+    said = last_text(exchanges[1].request)
     assert "max_tokens" in said and "brief" in said
     assert result.end_reason == "submitted"
 
@@ -158,15 +163,21 @@ def test_usage_reported_by_the_model_is_counted_with_its_cache_parts():
     ) == pytest.approx(expected)
 
 
-def test_cache_points_follow_the_tool_definitions_and_the_system_prompt_where_the_model_takes_them():
+def test_cache_points_follow_the_tools_the_system_prompt_and_the_conversation_where_the_model_takes_them():
     _, exchanges, _ = run(
         [answer(tool_use("get_logs", {"lambda_name": FUNCTION})), answer(tool_use("submit_finding", GOOD))]
     )
-    for exchange in exchanges:  # every turn: the same prefix, marked the same way
+    point = {"cachePoint": {"type": "default"}}
+    for exchange in exchanges:  # every turn: the same prefix, marked the same way, and the conversation's end
         request = exchange.request
-        assert request["system"][-1] == {"cachePoint": {"type": "default"}}
-        assert request["toolConfig"]["tools"][-1] == {"cachePoint": {"type": "default"}}
-        assert sum("cachePoint" in json.dumps(m) for m in request["messages"]) == 0
+        assert request["system"][-1] == point and request["toolConfig"]["tools"][-1] == point
+        messages = request["messages"]
+        assert messages[-1]["content"][-1] == point
+        assert sum("cachePoint" in json.dumps(m) for m in messages) == 1
+        # Bedrock takes four at most.
+        assert json.dumps(request).count('"cachePoint"') == 3
+    # The second turn's conversation ends after the tool result: all of the first turn is read back next time.
+    assert "toolResult" in exchanges[1].request["messages"][-1]["content"][0]
     # A model whose card names no prompt caching is sent none.
     _, exchanges, _ = run([answer(tool_use("submit_finding", GOOD))], model_id="amazon.nova-lite-v1:0")
     assert "cachePoint" not in json.dumps(exchanges[0].request)

@@ -185,3 +185,48 @@ def test_a_replay_names_the_model_it_was_recorded_with(tmp_path):
     other.save(tmp_path)
     with pytest.raises(CassetteError, match="cassettes of several models"):
         EvalModel(None, ["s", "t"], replay=tmp_path)
+
+
+# -- the prompt cache the offline model reports over the wire ----------------------------------------------
+def conversation(turns: int, *, words: int = 3000) -> tuple[dict, int]:
+    """A request of ``turns`` exchanges with cache points after the tools, the system prompt and its end; and its
+    input tokens (4 characters each)."""
+    point = {"cachePoint": {"type": "default"}}
+    messages = [{"role": "user", "content": [{"text": "incident " * words}]}]
+    for n in range(1, turns):
+        messages.append({"role": "assistant", "content": [{"text": f"turn {n} " * words}]})
+        messages.append({"role": "user", "content": [{"text": f"result {n} " * words}]})
+    messages[-1]["content"].append(point)
+    sent = {
+        "toolConfig": {"tools": [{"toolSpec": {"name": "get_logs", "inputSchema": {"json": {}}}}, point]},
+        "system": [{"text": "You are an SRE. " * 50}, point],
+        "messages": messages,
+    }
+    return sent, len(json.dumps(sent)) // 4
+
+
+def test_the_prompt_cache_writes_a_long_prefix_once_and_reads_it_back_on_the_next_turn():
+    from incident_responder.lab.converse_gateway import PromptCache
+
+    now = [0.0]
+    cache = PromptCache(clock=lambda: now[0])
+    first, first_tokens = conversation(1)
+    read, write = cache.account(MODEL_ID, first, first_tokens)
+    assert read == 0 and 0.9 * first_tokens <= write <= first_tokens  # the whole prefix, up to its last cache point
+    second, second_tokens = conversation(2)
+    read2, write2 = cache.account(MODEL_ID, second, second_tokens)
+    assert read2 == pytest.approx(write, rel=0.05)  # the first turn, read back
+    assert read2 + write2 <= second_tokens and write2 > 0.5 * (second_tokens - first_tokens)
+    now[0] += 301  # five minutes without a hit: gone
+    assert cache.account(MODEL_ID, second, second_tokens)[0] == 0
+
+
+def test_the_prompt_cache_keeps_nothing_below_the_models_minimum_or_for_a_model_without_caching():
+    from incident_responder.lab.converse_gateway import PromptCache
+
+    cache = PromptCache()
+    short, tokens = conversation(1, words=100)
+    assert tokens < 4096 and cache.account(MODEL_ID, short, tokens) == (0, 0)
+    assert cache.account(MODEL_ID, short, tokens) == (0, 0)
+    long, tokens = conversation(2)
+    assert cache.account("amazon.nova-lite-v1:0", long, tokens) == (0, 0)
