@@ -230,3 +230,18 @@ def test_the_prompt_cache_keeps_nothing_below_the_models_minimum_or_for_a_model_
     assert cache.account(MODEL_ID, short, tokens) == (0, 0)
     long, tokens = conversation(2)
     assert cache.account("amazon.nova-lite-v1:0", long, tokens) == (0, 0)
+
+
+def test_cost_per_incident_with_and_without_the_cache():
+    from incident_responder.lab.tokens import cost_summary
+
+    prices = Prices(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25)
+    rows = [
+        {"input_tokens": 10_000, "output_tokens": 1_000, "cache_read_tokens": 6_000, "cache_write_tokens": 2_000},
+        {"input_tokens": 4_000, "output_tokens": 200},
+    ]
+    summary = cost_summary(rows, prices)
+    with_cache = [(2_000 + 6_000 * 0.1 + 2_000 * 1.25 + 5_000) / 1e6, (4_000 + 1_000) / 1e6]
+    assert summary["with_caching"]["total"] == round(sum(with_cache), 4)
+    assert summary["without_caching"]["median"] == round((15_000 + 5_000) / 2 / 1e6, 5)
+    assert (summary["cache_read_share"], summary["cache_write_share"]) == (round(6_000 / 14_000, 3), 0.143)

@@ -89,6 +89,11 @@ def test_cost_from_the_configured_prices(monkeypatch):
     monkeypatch.setenv("PRICE_PER_MTOK_OUTPUT", "15")
     # 5400 in at $3/M + 339 out at $15/M = 0.0162 + 0.005085
     assert "<b>$0.0213</b>" in render_html(_detail("REMEDIATED"))
+    # 4,000 of those input tokens read from the prompt cache: at a tenth of the input price.
+    cached = _detail("REMEDIATED")
+    cached["usage"]["investigation"]["cache_read_tokens"] = 4000
+    # 1400 in at $3/M + 4000 read at $0.3/M + 339 out at $15/M = 0.0042 + 0.0012 + 0.005085
+    assert "<b>$0.0105</b>" in render_html(cached)
 
 
 def _png_pixels(data: bytes) -> tuple[int, int, set[bytes]]:
