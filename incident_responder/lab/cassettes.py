@@ -15,9 +15,10 @@ The agent functions reach a local :class:`~incident_responder.lab.converse_gatew
 * **replaying** (``--replay DIR``): :class:`ReplayBackend` answers from the cassette. A request is matched to a
   recorded one by the agent making it (its system prompt and tool names) and by its *shape*: each message's role and
   blocks, the tools called with their arguments, each tool result's id and status, the inference settings. Never by
-  text a run changes on its own (incident ids, timestamps, request ids in tool output). A request that matches
-  nothing is a *departure*: it is answered with an error naming where it departed (the incident ends ERROR, not
-  retried), and the scenario fails with it, as it does when recorded calls are left unused.
+  cache points (they change the bill, not the answer) or by text a run changes on its own (incident ids,
+  timestamps, request ids in tool output). A request that matches nothing is a *departure*: it is answered with an
+  error naming where it departed (the incident ends ERROR, not retried), and the scenario fails with it, as it does
+  when recorded calls are left unused.
 """
 
 from __future__ import annotations
@@ -72,10 +73,12 @@ def _block(block: dict[str, Any]) -> str:
 
 
 def shape(request: dict[str, Any]) -> list[str]:
-    """The parts of a request a replay must see again: the inference settings, then each message's role and blocks."""
+    """The parts of a request a replay must see again: the inference settings, then each message's role and blocks
+    (cache points left out: where the cache starts changes the bill, not the answer)."""
     settings = json.dumps(request.get("inferenceConfig", {}), sort_keys=True)
     return [f"inference {settings}"] + [
-        f"{m['role']}: {', '.join(_block(b) for b in m.get('content', []))}" for m in request.get("messages", [])
+        f"{m['role']}: {', '.join(_block(b) for b in m.get('content', []) if 'cachePoint' not in b)}"
+        for m in request.get("messages", [])
     ]
 
 

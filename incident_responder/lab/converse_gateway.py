@@ -5,10 +5,11 @@ request (SigV4, service ``bedrock``), POSTs ``/model/{modelId}/converse`` with t
 JSON answer, or an error from its status, ``x-amzn-ErrorType`` header and ``message``. What answers is a *backend*:
 
 * :class:`OfflineBackend`: the project's offline model, over the wire (the request read back into LangChain messages,
-  its answer written as Converse content blocks): a Converse-speaking model that solves the corpus;
+  its answer written as Converse content blocks): a Converse-speaking model that solves the corpus; with a
+  :class:`PromptCache`, its usage reports cache reads and writes as Bedrock's prompt caching would;
 * :class:`ScriptedBackend`: a list of answers (or errors), one per call, as a test scripts them;
-* :class:`ForwardBackend`: real Bedrock, with the user's credentials (``responder eval --record``);
-* :class:`ReplayBackend`: the answers a recording kept, with no credentials (``responder eval --replay``).
+* lab/cassettes.py's ``ForwardBackend`` (real Bedrock, with the user's credentials: ``responder eval``) and
+  ``ReplayBackend`` (the answers a recording kept, with no credentials: ``responder eval --replay``).
 
 Every exchange (request, answer, the access key that signed it and whether its signature checked) is kept in
 :attr:`ConverseGateway.exchanges`; :func:`check_signature` verifies a SigV4 signature with a known secret.

@@ -200,7 +200,6 @@ def evaluate(
     replay: Path | None = None,
     max_cost_usd: float | None = None,
     on_start: Callable[[str], None] | None = None,
-    lab: Any = None,
 ) -> EvalReport:
     """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
     with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/.
@@ -220,7 +219,7 @@ def evaluate(
     scores = []
     stopped = None
     try:
-        with LabPipeline.start(model=model, model_route=calls.route, lab=lab) as pipeline:
+        with LabPipeline.start(model=model, model_route=calls.route) as pipeline:
             for index, (_, scenario) in enumerate(corpus):
                 # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
                 # redeploy), or redeployed when the check finds something a scenario changed for good.

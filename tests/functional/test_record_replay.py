@@ -139,3 +139,24 @@ def test_a_replay_without_a_cassette_for_every_scenario_stops_before_any_lab(tmp
     assert out.returncode == 2
     assert "timeout-too-low.json: no cassette for this scenario (record it with --record)" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+RECORDED = sorted(p for p in (REPO / "cassettes").glob("*") if p.is_dir() and any(p.glob("*.json")))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("cassettes", RECORDED or [None], ids=[p.name for p in RECORDED] or ["none"])
+def test_the_models_recorded_here_still_replay_on_the_corpus(cassettes, tmp_path):
+    """What `make eval-bedrock` recorded under cassettes/<model>/, replayed on the scenarios it holds: a change to a
+    prompt, a tool or the loop that a recorded model would have answered differently fails here."""
+    if cassettes is None:
+        pytest.skip("no cassettes recorded here (make eval-bedrock records them under cassettes/<model id>/)")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for cassette in cassettes.glob("*.json"):
+        scenario = REPO / "scenarios" / f"{cassette.stem}.yaml"
+        if scenario.exists():
+            shutil.copy(scenario, corpus)
+    out = _eval(str(corpus), "--replay", str(cassettes), **_no_credentials(tmp_path))
+    assert out.returncode == 0, out.stderr[-5000:]

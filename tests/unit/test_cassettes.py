@@ -52,8 +52,10 @@ def cassette_of(*requests: dict) -> Cassette:
 
 def test_a_replay_matches_what_a_run_repeats_and_ignores_what_it_changes_on_its_own():
     replay = ReplayBackend(cassette_of(request()))
-    # Another incident id, timestamp and tool output: the same conversation.
-    assert replay(MODEL_ID, request(result_text="RequestId: 9f2c...", incident="inc-2")) == answer()
+    # Another incident id, timestamp and tool output, and a cache point where there was none: the same conversation.
+    sent = request(result_text="RequestId: 9f2c...", incident="inc-2")
+    sent["messages"][-1]["content"].append({"cachePoint": {"type": "default"}})
+    assert replay(MODEL_ID, sent) == answer()
     assert replay.problems() == []
 
 
