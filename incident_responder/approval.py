@@ -3,8 +3,10 @@
 The state machine waits on a task token (``lambda:invoke.waitForTaskToken``). :func:`request_approval`
 stores the approval record (``approval#<incident_id>`` in the incident-state table) with the token
 *hashed* and bound to the digest of the exact actions shown, then sends a person the request with an
-approve and a reject link. A link carries the incident, the digest, the decision and the token
-(base64url): it is a bearer secret, whoever holds it can decide.
+approve and a reject link. A link carries the incident, the digest, the decision, the token (base64url)
+and a key of its own: it is a bearer secret, whoever holds it can decide, but only what it says. The
+record keeps each link's key hashed beside its decision, so a reject link edited to say approve (the
+token is the same in both) is refused.
 
 :func:`decide` is the single place a decision is made, for the approval page (channel ``link``) and
 ``responder approve`` (channel ``cli``) alike: the link's token must hash to the record's, its digest
@@ -27,6 +29,7 @@ import hmac
 import html
 import json
 import re
+import secrets
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -157,6 +160,7 @@ class ApprovalRecord(BaseModel):
     incident_id: str
     function_name: str
     token_hash: str
+    link_keys: dict[str, str] = Field(default_factory=dict)  # decision -> hash of that link's key
     actions_digest: str
     actions: list[dict]
     verdicts: list[dict] = Field(default_factory=list)
@@ -254,10 +258,12 @@ def request_approval(
     now = now or datetime.now(UTC)
     expires = now + timedelta(seconds=timeout_seconds)
     evidence = verified_evidence(review)
+    keys = {d: secrets.token_urlsafe(24) for d in DECISIONS}  # one per link: the decision it may make
     item = {
         "incident_id": {"S": record_key(incident.incident_id)},
         "function_name": {"S": incident.function_name},
         "token_hash": {"S": hash_token(task_token)},
+        "link_keys_json": {"S": json.dumps({d: hash_token(key) for d, key in keys.items()}, sort_keys=True)},
         "actions_digest": {"S": shown.actions_digest},
         "actions_json": {"S": json.dumps(actions, sort_keys=True)},
         "verdicts_json": {"S": json.dumps([v.model_dump(mode="json") for v in shown.verdicts], sort_keys=True)},
@@ -272,8 +278,8 @@ def request_approval(
     }
     clients.get("dynamodb").put_item(TableName=table, Item=item)
     links = {
-        d: approval_link(approval_url, incident.incident_id, shown.actions_digest, d, task_token)
-        for d in ("approve", "reject")
+        d: approval_link(approval_url, incident.incident_id, shown.actions_digest, d, task_token, keys[d])
+        for d in DECISIONS
     }
     subject, message = approval_message(incident, shown, actions, evidence, links, _iso(expires), timeout_seconds)
     clients.get("sns").publish(TopicArn=topic_arn, Subject=subject, Message=message)
@@ -287,9 +293,12 @@ def request_approval(
     return _iso(expires)
 
 
-def approval_link(base_url: str, incident_id: str, digest: str, decision: str, task_token: str) -> str:
+DECISIONS = ("approve", "reject")
+
+
+def approval_link(base_url: str, incident_id: str, digest: str, decision: str, task_token: str, key: str) -> str:
     query = urlencode(
-        {"incident": incident_id, "digest": digest, "decision": decision, "token": encode_token(task_token)}
+        {"incident": incident_id, "digest": digest, "decision": decision, "token": encode_token(task_token), "key": key}
     )
     return f"{base_url}{'&' if '?' in base_url else '?'}{query}"
 
@@ -403,6 +412,15 @@ def approval_message(
 
 
 # -- the decision ----------------------------------------------------------------------------------
+def check_link(record: ApprovalRecord, decision: str, key: str) -> None:
+    """A link decides only what it was sent to decide: its key must hash to the one kept for its decision."""
+    kept = record.link_keys.get(decision)
+    if kept is None or not hmac.compare_digest(hash_token(key), kept):
+        raise ApprovalTamperedError(
+            f"this link was not sent to {decision}: its decision or key was altered (open the link as it came)"
+        )
+
+
 def check(record: ApprovalRecord | None, incident_id: str, digest: str, token: str, now: datetime) -> ApprovalRecord:
     """The refusals, in order: unknown, altered token, altered digest (or record), already used, expired."""
     if record is None:
@@ -606,7 +624,7 @@ SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
 }
 MAX_FORM_BYTES = 16_384
-_PARAMS = ("incident", "digest", "decision", "token")
+_PARAMS = ("incident", "digest", "decision", "token", "key")
 
 _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f4f5f7;color:#1d2330}
@@ -788,8 +806,9 @@ def handle_http(
             params[key] = value
         link = _link_params(params)
         token = decode_token(link["token"])
+        record = check(load_record(clients, table, link["incident"]), link["incident"], link["digest"], token, now)
+        check_link(record, link["decision"], link["key"])
         if method != "POST":  # mail scanners prefetch links: showing must never decide
-            record = check(load_record(clients, table, link["incident"]), link["incident"], link["digest"], token, now)
             return HttpResponse(200, render_review_page(record, link))
         result = decide(
             clients,

@@ -155,6 +155,7 @@ class Waiting:
         self.links = {k.lower(): v for k, v in links.items()}
         query = {k: v[0] for k, v in parse_qs(urlsplit(self.links["approve"]).query).items()}
         self.query = query
+        self.reject_query = {k: v[0] for k, v in parse_qs(urlsplit(self.links["reject"]).query).items()}
         self.token = decode_token(query["token"])
         self.digest = query["digest"]
 
@@ -471,6 +472,24 @@ def test_get_never_decides_and_post_decides_once(clients, approvals):
     assert page(clients, "GET", waiting.query).status == 409
 
 
+def test_a_reject_link_edited_to_approve_is_refused_and_decides_nothing(clients, approvals):
+    """Each link's decision is bound: the reject link with decision=approve (or the approve link with
+    decision=reject) is a tampered link, on the page as when it posts."""
+    waiting = approvals()
+    reject = waiting.reject_query
+    assert reject["decision"] == "reject" and reject["token"] == waiting.query["token"]
+    edited = {**reject, "decision": "approve"}
+    shown = page(clients, "GET", edited)
+    assert shown.status == 403 and "decision" in shown.body
+    posted = page(clients, "POST", edited, edited)
+    assert posted.status == 403 and "Nothing was decided" in posted.body
+    assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
+    assert page(clients, "POST", {**waiting.query, "decision": "reject"}, {}).status == 403
+    # The links as sent still decide: the reject link rejects.
+    assert page(clients, "POST", reject, reject).status == 200
+    assert load_record(clients, TABLE, waiting.incident_id).decision == "reject"
+
+
 def test_every_refusal_is_a_page_with_its_status(clients, approvals):
     waiting = approvals(timeout_seconds=60)
     q = waiting.query
@@ -488,7 +507,7 @@ def test_every_refusal_is_a_page_with_its_status(clients, approvals):
     for refused in (altered, late):
         assert refused.headers["content-security-policy"].startswith("default-src 'none'")
     assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
-    rejected = page(clients, "POST", {**q, "decision": "reject"}, {"reason": "<b>not now</b>"})
+    rejected = page(clients, "POST", waiting.reject_query, {"reason": "<b>not now</b>"})
     assert rejected.status == 200 and "&lt;b&gt;not now&lt;/b&gt;" in rejected.body
     assert load_record(clients, TABLE, waiting.incident_id).reason == "<b>not now</b>"
 

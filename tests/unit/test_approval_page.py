@@ -89,7 +89,7 @@ def record(**overrides) -> ApprovalRecord:
 
 def link_params(decision: str = "approve") -> dict[str, str]:
     query = urlsplit(
-        approval_link("https://x.lambda-url.us-east-1.on.aws/", record().incident_id, DIGEST, decision, TOKEN)
+        approval_link("https://x.lambda-url.us-east-1.on.aws/", record().incident_id, DIGEST, decision, TOKEN, "k")
     )
     return {k: v[0] for k, v in parse_qs(query.query).items()}
 
@@ -101,8 +101,16 @@ def test_the_token_travels_base64url_and_comes_back_exactly():
         with pytest.raises(MalformedApprovalRequestError):
             decode_token(bad)
     params = link_params("reject")
-    assert params == {"incident": record().incident_id, "digest": DIGEST, "decision": "reject", "token": encoded}
-    assert approval_link("https://h/?stage=x", "i", DIGEST, "approve", "t").startswith("https://h/?stage=x&incident=i&")
+    assert params == {
+        "incident": record().incident_id,
+        "digest": DIGEST,
+        "decision": "reject",
+        "token": encoded,
+        "key": "k",
+    }
+    assert approval_link("https://h/?stage=x", "i", DIGEST, "approve", "t", "k").startswith(
+        "https://h/?stage=x&incident=i&"
+    )
 
 
 def parsed(page: str) -> list[tuple[str, dict]]:
