@@ -119,7 +119,32 @@ def check_action(
     AWS errors of that read propagate. ``qualifier``: the alias or version the incident's alarm named; an
     action must reach what runs behind it (:func:`_check_qualifier`).
     """
-    return _check(action, current, baseline, clients) or _check_qualifier(action, current, qualifier)
+    return (
+        _check_home(action, current, clients)
+        or _check(action, current, baseline, clients)
+        or _check_qualifier(action, current, qualifier)
+    )
+
+
+def _check_home(action: RemediationAction, current: FunctionConfiguration, clients: AwsClients | None) -> list[str]:
+    """A target given as an ARN must be in this partition and account (the function's role's) and, for a regional
+    service, this Region (the clients'): names are compared further on, and a person is shown the ARN."""
+    target = action.target_resource
+    if not target.startswith("arn:"):
+        return []
+    parts = target.split(":")
+    home = current.role.role_arn.split(":")
+    if len(parts) < 6 or len(home) < 6:
+        return [f"target_resource {target[:200]} is not an ARN of this account"]
+    region = clients.get("lambda").meta.region_name if clients is not None else None
+    said = []
+    if parts[1] != home[1]:
+        said.append(f"partition {parts[1]}, not this partition {home[1]}")
+    if parts[4] != home[4]:
+        said.append(f"account {parts[4]}, not this account {home[4]}")
+    if parts[3] and region and parts[3] != region:
+        said.append(f"Region {parts[3]}, not this Region {region}")
+    return [f"target_resource {target[:200]} names {'; '.join(said)}"] if said else []
 
 
 def _check_qualifier(action: RemediationAction, current: FunctionConfiguration, qualifier: str | None) -> list[str]:

@@ -183,7 +183,7 @@ def guard(
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
     current = read_function_configuration(clients, function)
     baseline = load_baseline(clients, function).configuration
-    return apply_guardrails(proposal, current, baseline, diagnosed_faults=faults, qualifier=qualifier)
+    return apply_guardrails(proposal, current, baseline, diagnosed_faults=faults, clients=clients, qualifier=qualifier)
 
 
 def inject(clients, *faults: tuple[str, dict[str, Any]], function: str = "data-processor") -> None:

@@ -136,6 +136,32 @@ def test_guardrails_reject_with_reasons(clients, sample, make_action, reason):
     assert any(reason in r for r in rejected.reasons), rejected.reasons
 
 
+@pytest.mark.parametrize(
+    "make_action, said",
+    [
+        (lambda: _concurrency(10, target=f"arn:aws:lambda:us-east-1:210987654321:function:{FN}"), "account"),
+        (lambda: _concurrency(10, target=f"arn:aws:lambda:eu-west-1:123456789012:function:{FN}"), "Region"),
+        (lambda: _config(timeout=30, target=f"arn:aws-cn:lambda:us-east-1:123456789012:function:{FN}"), "partition"),
+        (lambda: _iam({}, target=f"arn:aws:iam::210987654321:role/{ROLE}"), "account"),
+    ],
+    ids=["function-other-account", "function-other-region", "function-other-partition", "role-other-account"],
+)
+def test_an_arn_of_another_account_region_or_partition_is_rejected_though_its_name_matches(
+    clients, sample, make_action, said
+):
+    """The person is shown the target's ARN: one naming another account's (or Region's) resource of the same name
+    must never approve a change to this account's."""
+    inject(clients, ("iam_revoke", {"target": "s3"}), ("throttle", {"reserved_concurrency": 1}))
+    inject(clients, ("timeout", {"seconds": 3}))
+    action = make_action()
+    if action["action_type"] == "restore_iam_policy":
+        action["parameters"]["policy_document"] = _baseline_doc(clients)
+    checked = guard(clients, action)
+    assert checked.actions == []
+    (rejected,) = checked.rejected_actions
+    assert any("not this" in r and said in r for r in rejected.reasons), rejected.reasons
+
+
 def test_a_statement_an_attacker_added_to_the_current_policy_is_not_trusted(clients, sample):
     """The current policy is what an attacker can change; only the baseline is ground truth."""
     doc = _baseline_doc(clients)
