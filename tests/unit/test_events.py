@@ -185,11 +185,18 @@ def received_at(event: dict) -> datetime:
     return datetime.fromtimestamp(event["requestContext"]["timeEpoch"] / 1000, UTC)
 
 
-def test_approval_events_request_show_and_decide_what_remediate_applies():
+SAMPLE_LINK_KEYS = ("sample-approve-key-for-sam-local-invoke-0001", "sample-reject-key-for-sam-local-invoke-0001")
+
+
+def test_approval_events_request_show_and_decide_what_remediate_applies(monkeypatch):
     """approval-request.json sends the link approval-endpoint-get.json opens; the POST from that page decides,
     and what it tells Step Functions is remediate-apply.json's approval."""
     from handlers.approval import _form, _query, link_identity
+    from incident_responder import approval
     from incident_responder.approval import handle_http, request_approval
+
+    keys = iter(SAMPLE_LINK_KEYS)  # each link's key is random: the sample events carry these
+    monkeypatch.setattr(approval.secrets, "token_urlsafe", lambda _: next(keys))
     from incident_responder.review import ReviewResult
 
     request, get, post = (
