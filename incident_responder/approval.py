@@ -466,12 +466,14 @@ def decide(
     decided_by: str,
     channel: ApprovalChannel,
     reason: str | None = None,
+    link_key: str | None = None,
     sfn: Any = None,
     now: datetime | None = None,
 ) -> ApprovalDecision:
     """Decide once: check the token and digest against the record, claim it, tell Step Functions.
 
-    ``token`` is the raw task token (the link carries it base64url-encoded: :func:`decode_token`).
+    ``token`` is the raw task token (the link carries it base64url-encoded: :func:`decode_token`); through a link
+    (channel ``link``), ``link_key`` must be that link's key for this decision (:func:`check_link`).
     Raises an :class:`ApprovalError` subclass for each refusal.
     """
     if decision not in ("approve", "reject"):
@@ -480,6 +482,8 @@ def decide(
         raise MalformedApprovalRequestError("the incident id, digest or token is missing or malformed")
     now = now or datetime.now(UTC)
     record = check(load_record(clients, table, incident_id), incident_id, digest, token, now)
+    if channel == "link":
+        check_link(record, decision, link_key or "")
     result = ApprovalDecision(
         decision=decision,
         decided_by=flat(decided_by, 512) or "unknown",
@@ -806,9 +810,9 @@ def handle_http(
             params[key] = value
         link = _link_params(params)
         token = decode_token(link["token"])
-        record = check(load_record(clients, table, link["incident"]), link["incident"], link["digest"], token, now)
-        check_link(record, link["decision"], link["key"])
         if method != "POST":  # mail scanners prefetch links: showing must never decide
+            record = check(load_record(clients, table, link["incident"]), link["incident"], link["digest"], token, now)
+            check_link(record, link["decision"], link["key"])
             return HttpResponse(200, render_review_page(record, link))
         result = decide(
             clients,
@@ -820,6 +824,7 @@ def handle_http(
             decided_by=decided_by,
             channel="link",
             reason=params.get("reason"),
+            link_key=link["key"],
             now=now,
         )
         record = load_record(clients, table, link["incident"])

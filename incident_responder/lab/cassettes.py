@@ -241,9 +241,15 @@ class SpendCeiling:
 class ForwardBackend:
     """The user's Bedrock endpoint, called with the user's credentials, once per call (no retries here)."""
 
-    def __init__(self, endpoint: str, region: str, credentials: tuple[str, str, str | None], ceiling=None):
+    def __init__(
+        self,
+        endpoint: str,
+        region: str,
+        credentials: tuple[str, str, str | None],
+        ceiling: SpendCeiling | None = None,
+    ):
         self.endpoint, self.region, self.credentials = endpoint, region, credentials
-        self.ceiling: SpendCeiling | None = ceiling
+        self.ceiling = ceiling
         self._client = None
         self._lock = threading.Lock()
 
@@ -289,16 +295,13 @@ class ForwardBackend:
 
 
 # -- an eval's model calls ---------------------------------------------------------------------------------
-def _template_default(name: str) -> int:
-    from incident_responder.lab.stack import load_template
-
-    return int(load_template()["Parameters"][name]["Default"])
-
-
 def cost_bound(scenarios: int, found: Prices) -> float:
     """What ``scenarios`` incidents may cost at most: three agents each, each stopping after the turn that reaches
     AgentTokenCap (counted as twice the cap), its output at most AgentRecursionLimit answers of 4,096 tokens."""
-    cap, turns = _template_default("AgentTokenCap"), _template_default("AgentRecursionLimit")
+    from incident_responder.lab.stack import load_template
+
+    parameters = load_template()["Parameters"]
+    cap, turns = (int(parameters[name]["Default"]) for name in ("AgentTokenCap", "AgentRecursionLimit"))
     output = min(2 * cap, turns * 4096)
     per_agent = (output * found.output + (2 * cap - output) * max(found.input, found.cache_write)) / 1e6
     return round(scenarios * 3 * per_agent, 2)

@@ -202,7 +202,10 @@ class PromptCache:
             boundaries.append((running.hexdigest(), chars, False))
         if not chars:
             return 0, 0
-        tokens = lambda n: input_tokens * n // chars  # noqa: E731 - the estimate, shared out
+
+        def tokens(prefix_chars: int) -> int:  # the estimate, shared out
+            return input_tokens * prefix_chars // chars
+
         points = [i for i, b in enumerate(boundaries) if b[2] and tokens(b[1]) >= minimum]
         now = self.clock()
         with self._lock:

@@ -19,14 +19,16 @@ from pydantic import BaseModel
 AGENTS = ("investigation", "proposal", "review")
 
 
-def _stats(values: list[int]) -> dict[str, float | int | None]:
+def _stats(values: list[int] | list[float], digits: int | None = None) -> dict[str, float | int | None]:
+    """Median, mean and p95; ``digits``: each rounded so (the mean to one digit otherwise)."""
     if not values:
         return {"median": None, "mean": None, "p95": None}
     ordered = sorted(values)
+    keep = (lambda v: v) if digits is None else (lambda v: round(v, digits))
     return {
-        "median": statistics.median(ordered),
-        "mean": round(statistics.mean(ordered), 1),
-        "p95": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+        "median": keep(statistics.median(ordered)),
+        "mean": round(statistics.mean(ordered), 1 if digits is None else digits),
+        "p95": keep(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]),
     }
 
 
@@ -69,15 +71,7 @@ def cost_summary(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) 
     inputs = sum(usage(row)[0] for row in rows)
 
     def stats(values: list[float]) -> dict[str, float | None]:
-        if not values:
-            return {"median": None, "mean": None, "p95": None, "total": 0.0}
-        ordered = sorted(values)
-        return {
-            "median": round(statistics.median(ordered), 5),
-            "mean": round(statistics.mean(ordered), 5),
-            "p95": round(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))], 5),
-            "total": round(sum(ordered), 4),
-        }
+        return {**_stats(values, digits=5), "total": round(sum(values), 4)}
 
     return {
         "incidents": len(rows),

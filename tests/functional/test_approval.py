@@ -267,6 +267,9 @@ def decide_link(clients, waiting: Waiting, **overrides):
         "channel": "link",
         **overrides,
     }
+    # As the page does: the key of the link that says this decision.
+    link = waiting.query if kwargs["decision"] == "approve" else waiting.reject_query
+    kwargs.setdefault("link_key", link["key"])
     return decide(clients, **kwargs)
 
 
