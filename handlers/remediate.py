@@ -31,6 +31,7 @@ from incident_responder.executor import (  # noqa: F401 - the ASL error names
     InvalidRemediationInputError,
     LedgerConflictError,
 )
+from incident_responder.function_lease import FunctionLeaseHeldError  # noqa: F401 - the ASL error name
 from incident_responder.settings import RemediateSettings, at_cold_start
 from incident_responder.tracing import lambda_tracer
 

@@ -15,11 +15,18 @@ key or an event source mapping already in the state the action wants is not writ
 Lambda is still moving (Enabling, Disabling, Updating) is waited for, as Lambda refuses updates then,
 and is recorded as the state it is moving to.
 
-:func:`rollback` reads the ledger and puts back each recorded prior state in reverse order, then reads
-the live state again and checks it equals the prior state. A step already in its prior state is done;
-one failure does not stop the others. A ledger head item (``remediation#<incident_id>``) lists the
-steps, so a rollback finds them without a scan. No ledger item has a ``status`` attribute: the sweep
-scans that attribute for incidents.
+:func:`apply` first takes the function's lease (:mod:`incident_responder.function_lease`): while another
+incident remediates the same function, it raises ``FunctionLeaseHeldError`` before writing anything, and
+the state machine waits. After each step it reads back what the step left (``after``); a step the API
+refused, with the live state still its prior, is ``failed``: nothing to undo.
+
+:func:`rollback` reads the ledger and, newest first, puts back the recorded prior state of each step this
+incident applied, only while the live state is still what the step left (compare-and-swap): whatever
+changed since (another incident's fix, a person) is left as it is and the rollback fails, so operators
+are alarmed. It reads the live state again after each undo and checks it equals the prior state, and
+frees the function at the end. One failure does not stop the others. A ledger head item
+(``remediation#<incident_id>``) lists the steps, so a rollback finds them without a scan. No ledger item
+has a ``status`` attribute: the sweep scans that attribute for incidents.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field, ValidationError
 
+from incident_responder import function_lease
 from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import load_baseline
@@ -54,7 +62,9 @@ from incident_responder.diagnostics import AWS_ERRORS, describe_error
 from incident_responder.guardrails import check_action
 
 LEDGER_PREFIX = "remediation#"
-Progress = Literal["recorded", "applied", "undone", "undo_failed"]
+# recorded: the prior state is kept, the change may or may not have happened; applied: it happened and
+# ``after`` is what it left; failed: the API refused and the live state is still the prior one.
+Progress = Literal["recorded", "applied", "failed", "undone", "undo_failed"]
 
 
 # -- errors (class names are the ASL's error names) -------------------------------------------------
@@ -96,7 +106,7 @@ class UndoStep(BaseModel):
     execution_order: int
     action_type: str
     target_resource: str
-    status: Literal["undone", "undo_failed"]
+    status: Literal["undone", "not_applied", "undo_failed"]
     detail: str = ""
     error: str | None = None
 
@@ -112,6 +122,7 @@ class LedgerEntry(BaseModel):
     action: RemediationAction
     prior: dict[str, Any]
     progress: Progress
+    after: dict[str, Any] | None = None  # the live state this step left, read right after it ran
     recorded_at: str
     applied_at: str | None = None
     undone_at: str | None = None
@@ -560,6 +571,7 @@ class Ledger:
             action=RemediationAction.model_validate_json(text["action_json"]),
             prior=json.loads(text["prior_json"]),
             progress=text["progress"],
+            after=json.loads(text["after_json"]) if "after_json" in text else None,
             recorded_at=text["recorded_at"],
             applied_at=text.get("applied_at"),
             undone_at=text.get("undone_at"),
@@ -601,13 +613,18 @@ class Ledger:
             recorded_at=recorded_at,
         )
 
-    def mark(self, order: int, progress: Progress, *, error: str | None = None) -> None:
+    def mark(
+        self, order: int, progress: Progress, *, error: str | None = None, after: dict[str, Any] | None = None
+    ) -> None:
         stamp = {"applied": "applied_at", "undone": "undone_at"}.get(progress)
         sets = ["progress = :progress"]
         values: dict[str, Any] = {":progress": {"S": progress}}
         if stamp:
             sets.append(f"{stamp} = :at")
             values[":at"] = {"S": _iso(_now())}
+        if after is not None:
+            sets.append("after_json = :after")
+            values[":after"] = {"S": json.dumps(after, sort_keys=True)}
         if error is not None:
             sets.append("#error = :error")
             values[":error"] = {"S": error[:1000]}
@@ -621,15 +638,20 @@ class Ledger:
             ExpressionAttributeValues=values,
         )
 
-    def note_error(self, order: int, error: str) -> None:
-        """The step's progress stays as it was (its change may have happened); the error is kept."""
+    def note_error(self, order: int, error: str, after: dict[str, Any] | None = None) -> None:
+        """The step's progress stays as it was (its change may have happened); the error is kept, and what
+        the step left when it could be read."""
+        sets, values = ["#error = :error"], {":error": {"S": error[:1000]}}
+        if after is not None:
+            sets.append("after_json = :after")
+            values[":after"] = {"S": json.dumps(after, sort_keys=True)}
         self.ddb.update_item(
             TableName=self.table,
             Key=self.key(order),
-            UpdateExpression="SET #error = :error",
+            UpdateExpression="SET " + ", ".join(sets),
             ConditionExpression="attribute_exists(incident_id)",
             ExpressionAttributeNames={"#error": "error"},
-            ExpressionAttributeValues={":error": {"S": error[:1000]}},
+            ExpressionAttributeValues=values,
         )
 
     def note_rollback(self, reason: str) -> None:
@@ -651,6 +673,25 @@ def _step(action: RemediationAction, status: str, detail: str = "", error: str |
         detail=detail,
         error=error,
     )
+
+
+def _read_after(change: _Change, clients: AwsClients, params: Any) -> dict[str, Any] | None:
+    """What a step left, read back at once: a rollback undoes it only while the live state still is this."""
+    try:
+        return change.capture(clients, params)
+    except AWS_ERRORS:
+        return None  # unknown: a rollback then leaves the resource alone unless it is at its prior state
+
+
+def _note_failure(
+    ledger: Ledger, change: _Change, clients: AwsClients, params: Any, entry: LedgerEntry, error: str
+) -> None:
+    """A failed step changed nothing if the live state is still its prior; else it left something to undo."""
+    after = _read_after(change, clients, params)
+    if after is not None and _canonical(after) == _canonical(entry.prior):
+        ledger.mark(entry.execution_order, "failed", error=error)
+    else:
+        ledger.note_error(entry.execution_order, error, after)
 
 
 def apply(
@@ -684,6 +725,8 @@ def apply(
         if entry is not None and digest_of([entry.action]) != digest_of([action]):
             raise LedgerConflictError(f"step {order} of incident {incident.incident_id} recorded another action")
     if actions:
+        # One remediation at a time per function: raises, before anything is written, while another holds it.
+        function_lease.take(clients, table, incident.function_name, incident.incident_id)
         ledger.open(digest, [a.execution_order for a in actions], decision)
 
     # The guardrails' ground truth, read before anything changes (a function never onboarded raises here).
@@ -719,9 +762,9 @@ def apply(
             failed = _step(action, "failed", error=describe_error(exc))
             steps.append(failed)
             if entry is not None:
-                ledger.note_error(action.execution_order, failed.error or "")
+                _note_failure(ledger, change, clients, params, entry, failed.error or "")
             continue
-        ledger.mark(action.execution_order, "applied")
+        ledger.mark(action.execution_order, "applied", after=_read_after(change, clients, params))
         steps.append(_step(action, "applied", detail))
     if failed is not None:
         return ApplyResult(
@@ -745,54 +788,24 @@ def _differences(prior: dict[str, Any], live: dict[str, Any]) -> str:
 def rollback(
     clients: AwsClients, *, table: str, incident: Incident | dict[str, Any], reason: str = ""
 ) -> RollbackResult:
-    """Put back the recorded prior state of every step that may have changed something, newest first.
+    """Put back the recorded prior state of every step this incident applied, newest first; then free the function.
 
-    After each undo the live state is read again and must equal the recorded prior state. One failure
-    does not stop the others; the outcome is ROLLBACK_FAILED if any undo failed.
+    Compare-and-swap: a step is undone only while the live state is still what it left (``after``). A step
+    the API refused changed nothing and is ``not_applied``; a resource changed since (another incident's
+    fix, a person) is left as it is and reported ``undo_failed``, as is one whose change cannot be told
+    apart, so that operators are alarmed instead of the change being overwritten. After each undo the live
+    state is read again and must equal the prior. One failure does not stop the others.
     """
     incident = _incident(incident)
     ledger = Ledger(clients, table, incident.incident_id)
     head = ledger.head()
     if head is None:
+        function_lease.release(clients, table, incident.function_name, incident.incident_id)
         return RollbackResult(outcome="ROLLED_BACK")
     ledger.note_rollback(reason)
     entries = ledger.entries(head)
-    steps: list[UndoStep] = []
-    for entry in sorted(entries, key=lambda e: e.execution_order, reverse=True):
-        action = entry.action
-        step = {
-            "execution_order": entry.execution_order,
-            "action_type": action.action_type.value,
-            "target_resource": action.target_resource,
-        }
-        if entry.progress == "undone":
-            steps.append(UndoStep(**step, status="undone", detail=f"undone at {entry.undone_at}"))
-            continue
-        change = CHANGES[action.action_type]
-        params = action.typed_parameters()
-        try:
-            # A recorded step may or may not have changed anything: the live state says.
-            live = change.capture(clients, params)
-            if _canonical(live) == _canonical(entry.prior):
-                detail = "already in its recorded prior state"
-            else:
-                change.restore(clients, params, entry.prior)
-                live = change.capture(clients, params)
-                detail = "restored the recorded prior state"
-            if _canonical(live) != _canonical(entry.prior):
-                error = "the live state does not equal the recorded prior state after the undo: " + _differences(
-                    entry.prior, live
-                )
-            else:
-                error = None
-        except AWS_ERRORS as exc:
-            error = describe_error(exc)
-        if error is None:
-            ledger.mark(entry.execution_order, "undone")
-            steps.append(UndoStep(**step, status="undone", detail=detail))
-        else:
-            ledger.mark(entry.execution_order, "undo_failed", error=error)
-            steps.append(UndoStep(**step, status="undo_failed", error=error))
+    steps = [_undo(clients, ledger, entry) for entry in sorted(entries, key=lambda e: e.execution_order, reverse=True)]
+    function_lease.release(clients, table, incident.function_name, incident.incident_id)
     failures = [s for s in steps if s.status == "undo_failed"]
     if failures:
         return RollbackResult(
@@ -801,3 +814,50 @@ def rollback(
             error="; ".join(f"step {s.execution_order} ({s.action_type}): {s.error}" for s in failures),
         )
     return RollbackResult(outcome="ROLLED_BACK", steps=steps)
+
+
+def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoStep:
+    action = entry.action
+    step = {
+        "execution_order": entry.execution_order,
+        "action_type": action.action_type.value,
+        "target_resource": action.target_resource,
+    }
+    if entry.progress == "undone":
+        return UndoStep(**step, status="undone", detail=f"undone at {entry.undone_at}")
+    if entry.progress == "failed":
+        return UndoStep(**step, status="not_applied", detail=f"never applied ({entry.error or 'refused'})")
+    change = CHANGES[action.action_type]
+    params = action.typed_parameters()
+    error = None
+    try:
+        live = change.capture(clients, params)
+        if _canonical(live) == _canonical(entry.prior):
+            detail = "already in its recorded prior state"
+        elif entry.after is None:
+            detail = ""
+            error = (
+                "cannot tell whether this incident changed it (its step did not finish), and it is no longer in "
+                f"its recorded prior state ({_differences(entry.prior, live)}): left as it is"
+            )
+        elif _canonical(live) != _canonical(entry.after):
+            detail = ""
+            error = (
+                "changed since this incident set it, by someone else or another incident "
+                f"({_differences(entry.after, live)}): left as it is"
+            )
+        else:
+            change.restore(clients, params, entry.prior)
+            live = change.capture(clients, params)
+            detail = "restored the recorded prior state"
+            if _canonical(live) != _canonical(entry.prior):
+                error = "the live state does not equal the recorded prior state after the undo: " + _differences(
+                    entry.prior, live
+                )
+    except AWS_ERRORS as exc:
+        error = describe_error(exc)
+    if error is None:
+        ledger.mark(entry.execution_order, "undone")
+        return UndoStep(**step, status="undone", detail=detail)
+    ledger.mark(entry.execution_order, "undo_failed", error=error)
+    return UndoStep(**step, status="undo_failed", error=error)

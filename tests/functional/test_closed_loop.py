@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from incident_responder import function_lease
 from incident_responder.approval import task_token_from_history
 from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.incident_report import collect, render_html
@@ -212,6 +213,7 @@ def test_approved_by_a_person_applied_verified_remediated(clients, loop):
         "Verify fix",
         "Fixed?",
         "REMEDIATED",
+        "Free the function",
         "Notify remediated",
         "Remediated",
     ]
@@ -417,3 +419,56 @@ def test_an_apply_refused_before_any_change_is_an_error_not_a_rollback(clients, 
     assert (state["status"], state["error_category"]) == ("ERROR", "remediation_refused")
     assert state["error_reason"].startswith("ApprovalMismatchError: the approval is for")
     assert [c["operation"] for c in remediator.calls] == ["apply"]
+
+
+class FunctionLeaseHeldError(Exception):
+    pass
+
+
+class Leasing(Remediator):
+    """Takes the function's lease as the remediate function does, then answers as scripted."""
+
+    def __init__(self, clients, **kwargs):
+        super().__init__(**kwargs)
+        self.clients = clients
+
+    def __call__(self, event, context):
+        if event["operation"] == "apply":
+            incident = event["incident"]
+            function_lease.take(self.clients, get_state_table(), incident["function_name"], incident["incident_id"])
+        return super().__call__(event, context)
+
+
+def test_a_remediated_incident_frees_its_function_for_the_next(clients, loop):
+    incident, execution, visited, state = loop(remediator=Leasing(clients))
+    assert state["status"] == "REMEDIATED" and "Free the function" in visited
+    assert function_lease.holder(clients, get_state_table(), incident.function_name) is None
+    item = clients.get("dynamodb").get_item(
+        TableName=get_state_table(), Key=function_lease.lease_key(incident.function_name)
+    )["Item"]
+    assert item["released_by"]["S"] == incident.incident_id and "status" not in item  # the sweep never sees it
+
+
+def test_a_remediated_incident_never_frees_a_function_another_incident_holds(clients, loop):
+    function_lease.take(clients, get_state_table(), "data-processor", "inc-other")
+    incident, execution, visited, state = loop()
+    assert (execution["status"], state["status"]) == ("SUCCEEDED", "REMEDIATED") and "Free the function" in visited
+    assert function_lease.holder(clients, get_state_table(), "data-processor")["holder"] == "inc-other"
+
+
+def test_a_function_another_incident_keeps_remediating_is_waited_for_then_handed_over(clients, loop):
+    held = FunctionLeaseHeldError(
+        "incident inc-other is remediating data-processor (its lease runs until 2026-11-24T10:30:00Z); "
+        "nothing was applied for incident inc-1"
+    )
+    remediator = Remediator(apply_raises=held)
+    with instant_retries() as delays:
+        incident, execution, visited, state = loop(remediator=remediator)
+    assert delays == [30, 60, 120, 240, 300, 300, 300, 300]  # about 27 minutes of waiting in AWS
+    assert [c["operation"] for c in remediator.calls] == ["apply"] * 9 and "ROLLING_BACK" not in visited
+    assert visited[-3:] == ["Handed over", "ERROR", "Incident error"]
+    assert (state["status"], state["error_category"]) == ("ERROR", "function_busy")
+    assert "incident inc-other is remediating data-processor" in state["error_reason"]
+    (said,) = [m for m in loop.messages("proposals") if m["Subject"].startswith("Handed over")]
+    assert said["Subject"] == f"Handed over, needs a person: data-processor ({incident.incident_id})"
+    assert "Nothing was applied for it" in said["Message"] and "1. restore_iam_policy on" in said["Message"]

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from chaos import FaultInjector
-from incident_responder import executor, remediation
+from incident_responder import executor, function_lease, remediation
 from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
 from incident_responder.baseline import Baseline, diff_configurations, load_baseline, record_baseline
 from incident_responder.contracts import (
@@ -108,11 +108,21 @@ def account(lab, _lab_clients, tmp_path_factory):
         yield ready
 
 
+def free_functions(clients) -> None:
+    """Drop every function lease a test's incidents left held (a test applies without verifying or rolling back)."""
+    ddb = clients.get("dynamodb")
+    for page in ddb.get_paginator("scan").paginate(TableName=TABLE, ProjectionExpression="incident_id"):
+        for item in page["Items"]:
+            if item["incident_id"]["S"].startswith("lease#"):
+                ddb.delete_item(TableName=TABLE, Key=item)
+
+
 @pytest.fixture
 def env(account, monkeypatch, tmp_path):
     """The module's account at its baseline, with fresh chaos state; failures cleared afterwards."""
     monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
     restore_baseline(account.clients, account.baseline)
+    free_functions(account.clients)
     yield account
     account.lab.clear_failures()
 
@@ -362,9 +372,11 @@ def test_the_guardrails_run_again_and_refuse_what_is_no_restore(env):
     # Approved, then the account moved: the function is at its baseline again, so this would change nothing;
     # and an action on another function is refused whatever its approval says.
     clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)
-    result = run_apply(clients, new_incident(), [action])
+    refused = new_incident()
+    result = run_apply(clients, refused, [action])
     assert result.outcome == "FAILED" and result.failed_step == 1
     assert "refused by the guardrails" in result.error and "already equals the baseline" in result.error
+    assert executor.rollback(clients, table=TABLE, incident=refused, reason=result.error).steps == []
     elsewhere = action.model_copy(
         update={"parameters": {"function_name": "billing", "reserved_concurrent_executions": 10}}
     )
@@ -404,13 +416,13 @@ def test_a_failure_on_the_second_action_stops_there_and_rollback_undoes_the_firs
     config = clients.get("lambda").get_function_configuration(FunctionName=FN)
     assert (read_reserved_concurrency(clients, FN), config["Timeout"], config["MemorySize"]) == (10, 1, 128)
     step2 = ledger_item(clients, incident, 2)
-    assert step2["progress"]["S"] == "recorded" and "ResourceConflictException" in step2["error"]["S"]
+    assert step2["progress"]["S"] == "failed" and "ResourceConflictException" in step2["error"]["S"]
     assert ledger_item(clients, incident, 3) is None
 
     undo = executor.rollback(clients, table=TABLE, incident=incident, reason=result.error)
     assert undo.outcome == "ROLLED_BACK" and undo.error is None
-    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undone")]
-    assert undo.steps[0].detail == "already in its recorded prior state"
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "not_applied"), (1, "undone")]
+    assert undo.steps[0].detail.startswith("never applied (ResourceConflictException")
     assert read_reserved_concurrency(clients, FN) == 0
     assert set(undo.model_dump(mode="json")) == {"outcome", "steps", "error"}
 
@@ -488,6 +500,89 @@ def test_an_undo_the_live_state_does_not_confirm_is_a_failure(env, monkeypatch):
     undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLBACK_FAILED" and undo.steps[0].status == "undo_failed"
     assert "reserved_concurrent_executions: expected 0, found 3" in undo.error
+
+
+# -- two incidents on one function ---------------------------------------------------------------------
+def test_a_step_the_api_refused_is_never_undone_over_a_fix_made_since(env):
+    """Defect: A's concurrency step failed at the API, the function was fixed since (B's REMEDIATED), then A's
+    rollback wrote its recorded prior (0) over the fix: the function throttled again and A said ROLLED_BACK."""
+    clients, lab = env.clients, env.lab
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    a = new_incident()
+    lab.fail_requests("PutFunctionConcurrency", code="ResourceConflictException", status=409, times=1)
+    assert run_apply(clients, a, actions).outcome == "FAILED"
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)  # the fix
+
+    undo = executor.rollback(clients, table=TABLE, incident=a, reason="step 1 failed")
+    assert undo.outcome == "ROLLED_BACK"
+    assert [(s.status, s.detail[:15]) for s in undo.steps] == [("not_applied", "never applied (")]
+    assert read_reserved_concurrency(clients, FN) == 10
+
+
+def test_a_rollback_leaves_a_value_changed_since_it_was_set_and_fails_so_operators_hear(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}), ("timeout", {"seconds": 1}))
+    actions = restore_actions(clients, "concurrency", "config")
+    incident = new_incident()
+    assert run_apply(clients, incident, actions).outcome == "APPLIED"
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=25)  # a person
+
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert undo.outcome == "ROLLBACK_FAILED"
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undo_failed")]
+    assert "changed since this incident set it" in undo.error and "expected 10, found 25" in undo.error
+    config = clients.get("lambda").get_function_configuration(FunctionName=FN)
+    assert (read_reserved_concurrency(clients, FN), config["Timeout"]) == (25, 1)  # its own step undone, not the other
+
+
+def test_a_step_that_may_have_run_is_left_alone_unless_it_is_at_its_prior(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    incident = new_incident()
+    assert run_apply(clients, incident, actions).outcome == "APPLIED"
+    # A task that died between recording and applying: nothing says whether the 10 there is this incident's.
+    clients.get("dynamodb").update_item(
+        TableName=TABLE,
+        Key={"incident_id": {"S": f"remediation#{incident.incident_id}#1"}},
+        UpdateExpression="SET progress = :p REMOVE after_json",
+        ExpressionAttributeValues={":p": {"S": "recorded"}},
+    )
+    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="x")
+    assert undo.outcome == "ROLLBACK_FAILED" and "cannot tell whether this incident changed it" in undo.error
+    assert read_reserved_concurrency(clients, FN) == 10
+
+
+def test_one_remediation_at_a_time_per_function(env):
+    """Defect: nothing stopped two executors from changing one function at once."""
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    a, b = new_incident(), new_incident()
+    assert run_apply(clients, a, actions).outcome == "APPLIED"
+    with counting(clients, "lambda") as calls, pytest.raises(function_lease.FunctionLeaseHeldError) as held:
+        run_apply(clients, b, actions)
+    assert f"incident {a.incident_id} is remediating {FN}" in str(held.value)
+    assert writes(calls) == {} and ledger_item(clients, b, 1) is None
+    assert run_apply(clients, a, actions).outcome == "APPLIED"  # a retried task of the holder goes on
+    assert function_lease.holder(clients, TABLE, FN)["holder"] == a.incident_id
+
+    assert executor.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
+    assert function_lease.holder(clients, TABLE, FN) is None  # released after rolling back
+    assert read_reserved_concurrency(clients, FN) == 0
+    assert run_apply(clients, b, actions).outcome == "APPLIED"
+    assert function_lease.release(clients, TABLE, FN, a.incident_id) is False  # not A's to give back now
+    assert function_lease.release(clients, TABLE, FN, b.incident_id) is True
+
+
+def test_a_lease_whose_holder_died_runs_out(env):
+    clients = env.clients
+    function_lease.take(clients, TABLE, FN, "inc-dead", seconds=-1)
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    incident = new_incident()
+    assert run_apply(clients, incident, restore_actions(clients, "concurrency")).outcome == "APPLIED"
+    assert function_lease.holder(clients, TABLE, FN)["holder"] == incident.incident_id
 
 
 # -- the handler --------------------------------------------------------------------------------------

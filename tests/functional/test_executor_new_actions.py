@@ -172,8 +172,8 @@ def test_an_alias_rollback_that_fails_stops_there_and_the_key_enabled_before_is_
 
     undo = executor.rollback(clients, table=STATE_TABLE, incident=incident, reason=result.error)
     assert undo.outcome == "ROLLED_BACK"
-    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undone")]
-    assert undo.steps[0].detail == "already in its recorded prior state"
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "not_applied"), (1, "undone")]
+    assert undo.steps[0].detail.startswith("never applied (ResourceConflictException")
     assert (world.key_state(), world.alias_version()) == ("Disabled", "2")
 
 

@@ -20,6 +20,7 @@ from incident_responder.verification import (
     verify,
 )
 from tests.functional.test_executor import (
+    free_functions,
     inject,
     lab_account,
     lambda_context,
@@ -42,6 +43,7 @@ def account(lab, _lab_clients, tmp_path_factory):
 def env(account, monkeypatch, tmp_path):
     monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
     restore_baseline(account.clients, account.baseline)
+    free_functions(account.clients)
     yield account
     set_health_probe(None)
 
