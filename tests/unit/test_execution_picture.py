@@ -21,7 +21,16 @@ PATHS = {
         *PROPOSED,
         *("Notify operators", "Closed loop?", "REVIEWING", "Run critic agent", "Review outcome?"),
         *("AWAITING_APPROVAL", "Wait for approval", "Approval matches?", "REMEDIATING", "Apply actions", "Applied?"),
-        *("VERIFYING", "Settle", "Verify fix", "Fixed?", "REMEDIATED", "Free the function", "Notify remediated", "Remediated"),
+        *(
+            "VERIFYING",
+            "Settle",
+            "Verify fix",
+            "Fixed?",
+            "REMEDIATED",
+            "Free the function",
+            "Notify remediated",
+            "Remediated",
+        ),
     ],
     "rolled back": [
         *PROPOSED,
