@@ -13,12 +13,14 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, Field
 
 from incident_responder.account_state import FunctionConfiguration, configuration_from, function_name_of
 from incident_responder.aws import AwsClients
+from incident_responder.baseline_vetting import NotRestorable, vet
 
 DEFAULT_BASELINE_TABLE = "incident-baselines"
 
@@ -32,6 +34,18 @@ class Baseline(BaseModel):
     captured_at: str
     configuration: FunctionConfiguration
     function_arn: str | None = Field(default=None, description="unqualified; scopes ARNs the MCP tools accept")
+    not_restorable: list[NotRestorable] = Field(
+        default_factory=list,
+        description="values a restore must never bring back (wildcard or administrator grants, concurrency 0, "
+        "timeout or memory below the floors), with why: a person restores them",
+    )
+
+    def not_restorable_paths(self) -> dict[str, str]:
+        """Each not-restorable path with its reasons joined, as the guardrails take them."""
+        out: dict[str, list[str]] = {}
+        for entry in self.not_restorable:
+            out.setdefault(entry.path, []).append(entry.reason)
+        return {path: "; ".join(reasons) for path, reasons in out.items()}
 
 
 class Difference(BaseModel):
@@ -97,6 +111,7 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
         captured_at=datetime.now(UTC).isoformat(timespec="seconds"),
         configuration=configuration,
         function_arn=":".join(arn.split(":")[:7]),
+        not_restorable=vet(configuration, _managed_documents(clients, configuration)),
     )
     clients.get("dynamodb").put_item(
         TableName=table or baseline_table_name(),
@@ -106,6 +121,7 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
             "captured_at": {"S": baseline.captured_at},
             # A JSON string: policy documents hold shapes DynamoDB's type system makes awkward.
             "configuration": {"S": configuration.model_dump_json()},
+            "not_restorable": {"S": json.dumps([n.model_dump() for n in baseline.not_restorable])},
             # Queues and streams that invoke it: how ingest finds the function behind a queue's alarm.
             **(
                 {"event_sources": {"SS": sorted({m.event_source_arn for m in configuration.event_source_mappings})}}
@@ -115,6 +131,21 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
         },
     )
     return baseline
+
+
+def _managed_documents(clients: AwsClients, configuration: FunctionConfiguration) -> dict[str, Any]:
+    """The default version's document of each attached customer managed policy that can be read."""
+    iam, out = clients.get("iam"), {}
+    for arn in configuration.role.attached_policy_arns:
+        if arn.split(":")[4:5] == ["aws"]:
+            continue  # AWS managed: judged by name
+        try:
+            version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+            document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+        except (ClientError, BotoCoreError):
+            continue  # unreadable here: the guardrails still judge whatever an action would grant
+        out[arn] = json.loads(unquote(document)) if isinstance(document, str) else document
+    return out
 
 
 def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = None) -> str | None:
@@ -144,11 +175,15 @@ def load_baseline(clients: AwsClients, function_name: str, table: str | None = N
     )
     if not item:
         raise BaselineNotFoundError(f"no baseline recorded for {function_name}; onboard the function first")
+    configuration = FunctionConfiguration.model_validate_json(item["configuration"]["S"])
+    # Judged again as loaded: an item written by hand, or recorded before vetting, holds no verdicts of its own.
+    recorded = [NotRestorable.model_validate(n) for n in json.loads(item.get("not_restorable", {}).get("S", "[]"))]
     return Baseline(
         function_name=item["function_name"]["S"],
         captured_at=item["captured_at"]["S"],
-        configuration=FunctionConfiguration.model_validate_json(item["configuration"]["S"]),
+        configuration=configuration,
         function_arn=item.get("function_arn", {}).get("S"),
+        not_restorable=list({(n.path, n.reason): n for n in [*recorded, *vet(configuration)]}.values()),
     )
 
 

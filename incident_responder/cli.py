@@ -46,6 +46,8 @@ def _cmd_onboard(args: argparse.Namespace) -> int:
 
     baseline = record_baseline(AwsClients(), args.function)
     print(baseline.model_dump_json(indent=2))
+    for entry in baseline.not_restorable:
+        print(f"not restorable: {entry.path}: {entry.reason} (a person restores it)", file=sys.stderr)
     return 0
 
 

@@ -730,9 +730,10 @@ def apply(
         ledger.open(digest, [a.execution_order for a in actions], decision)
 
     # The guardrails' ground truth, read before anything changes (a function never onboarded raises here).
-    baseline = None
+    baseline, not_restorable = None, {}
     if any(entry is None for entry in entries.values()):
-        baseline = load_baseline(clients, incident.function_name, baseline_table).configuration
+        recorded = load_baseline(clients, incident.function_name, baseline_table)
+        baseline, not_restorable = recorded.configuration, recorded.not_restorable_paths()
     steps: list[ApplyStep] = []
     failed: ApplyStep | None = None
     for action in actions:
@@ -751,7 +752,7 @@ def apply(
                 # and its half-done change would now look like "nothing to restore".
                 assert baseline is not None
                 current = read_function_configuration(clients, incident.function_name)
-                reasons = check_action(action, current, baseline, clients, incident.qualifier)
+                reasons = check_action(action, current, baseline, clients, incident.qualifier, not_restorable)
                 if reasons:
                     failed = _step(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)

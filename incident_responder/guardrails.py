@@ -16,7 +16,7 @@ rejections: anything the model put in ``rejected_actions`` is dropped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from incident_responder.account_state import FunctionConfiguration, function_name_of
 from incident_responder.aws import AwsClients
+from incident_responder.baseline_vetting import refusals
 from incident_responder.contracts import (
     ActionType,
     EnableEventSourceMappingParams,
@@ -111,8 +112,13 @@ def check_action(
     baseline: FunctionConfiguration,
     clients: AwsClients | None = None,
     qualifier: str | None = None,
+    not_restorable: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Reasons to reject the action; empty when it may be proposed. Never raises on model output.
+
+    Whatever the baseline holds, an action that would grant wildcard or administrator access, set concurrency
+    to 0 or go below the timeout and memory floors is refused (:mod:`incident_responder.baseline_vetting`), as
+    is one restoring a value ``not_restorable`` (the baseline's own verdicts, by path) names.
 
     With ``clients``, a rollback's target version is also read from the account: it must still hold the
     code the baseline recorded (a function re-created since onboarding numbers its versions again).
@@ -121,7 +127,7 @@ def check_action(
     """
     return (
         _check_home(action, current, clients)
-        or _check(action, current, baseline, clients)
+        or refusals(action, not_restorable) + _check(action, current, baseline, clients)
         or _check_qualifier(action, current, qualifier)
     )
 
@@ -415,6 +421,7 @@ def apply_guardrails(
     diagnosed_faults: Iterable[str],
     clients: AwsClients | None = None,
     qualifier: str | None = None,
+    not_restorable: Mapping[str, str] | None = None,
 ) -> RemediationProposal:
     """The proposal with only surviving actions; rejected ones in ``rejected_actions`` with reasons.
 
@@ -436,7 +443,7 @@ def apply_guardrails(
         if identity in seen:
             reasons.append(f"duplicates action {seen[identity]}")
         else:
-            reasons += check_action(action, current, baseline, clients, qualifier)
+            reasons += check_action(action, current, baseline, clients, qualifier, not_restorable)
             seen[identity] = number
         if reasons:
             # Constructed: an action whose parameters never validated is still reported, never raised.

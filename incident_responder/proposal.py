@@ -73,7 +73,8 @@ async def propose(
 ) -> AgentRun:
     # Ground truth for the guardrails, read now from the account and the baseline table.
     current = read_function_configuration(clients, incident.function_name)
-    baseline = load_baseline(clients, incident.function_name, table=baseline_table).configuration
+    recorded = load_baseline(clients, incident.function_name, table=baseline_table)
+    baseline, not_restorable = recorded.configuration, recorded.not_restorable_paths()
 
     def guard(
         proposal: RemediationProposal, results: list[dict[str, Any]]
@@ -85,6 +86,7 @@ async def propose(
             diagnosed_faults=diagnosis.get("fault_types") or [],
             clients=clients,
             qualifier=incident.qualifier,
+            not_restorable=not_restorable,
         )
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from incident_responder.account_state import FunctionConfiguration, function_name_of, read_function_configuration
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import Baseline, BaselineNotFoundError, event_source_mapping_arn, load_baseline
+from incident_responder.baseline_vetting import refusals
 from incident_responder.contracts import (
     ActionType,
     EnableEventSourceMappingParams,
@@ -42,6 +43,10 @@ from incident_responder.guardrails import version_code_sha256
 from incident_responder.iam_policy import statements
 
 ACTIONS_DESCRIPTION = "ready-made actions for submit_proposal: copy them, adding your own reasoning"
+NOT_RESTORABLE_DESCRIPTION = (
+    "restores the responder will not make, with why (the baseline's value grants wildcard or administrator access, "
+    "stops the function or is below a floor): name them for a person instead of proposing them"
+)
 # The fields AuthorizeSecurityGroupEgress takes in an IpPermissions item (EC2 returns more).
 SG_RULE_FIELDS = ("IpProtocol", "FromPort", "ToPort", "IpRanges", "Ipv6Ranges", "PrefixListIds", "UserIdGroupPairs")
 
@@ -60,7 +65,16 @@ def _lookup(model: type[BaseModel], clients: AwsClients, lambda_name: str, compu
         return model(function_name=name, error=str(exc))
     except AWS_ERRORS as exc:
         return model(function_name=name, error=describe_error(exc))
-    return compute(name, current, baseline)
+    info = compute(name, current, baseline)
+    # Never offered: a restore of a value the baseline's vetting refuses (the guardrails would refuse it too).
+    offered, refused = [], []
+    for action in info.actions:
+        reasons = refusals(action, baseline.not_restorable_paths())
+        if reasons:
+            refused.append(f"{action.action_type.value} on {action.target_resource}: {'; '.join(reasons)}")
+        else:
+            offered.append(action)
+    return info.model_copy(update={"actions": offered, "not_restorable": refused}) if refused else info
 
 
 # -- IAM ------------------------------------------------------------------------------------------
@@ -89,6 +103,7 @@ class IamRestoreInfo(BaseModel):
         default_factory=list, description="inline policies or ARNs the baseline lacks (left alone)"
     )
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 
@@ -167,6 +182,7 @@ class ConcurrencyRestoreInfo(BaseModel):
     )
     baseline_captured_at: str | None = None
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 
@@ -219,6 +235,7 @@ class NetworkRestoreInfo(BaseModel):
     drifted: bool = False
     baseline_captured_at: str | None = None
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 
@@ -386,6 +403,7 @@ class AliasRestoreInfo(BaseModel):
     aliases: list[AliasRestore] = Field(default_factory=list, description="aliases that route elsewhere than recorded")
     not_in_baseline: list[str] = Field(default_factory=list, description="aliases the baseline lacks (left alone)")
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 
@@ -470,6 +488,7 @@ class KmsRestoreInfo(BaseModel):
     baseline_captured_at: str | None = None
     keys: list[KeyRestore] = Field(default_factory=list, description="the function's keys whose state differs")
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 
@@ -543,6 +562,7 @@ class EventSourceRestoreInfo(BaseModel):
         default_factory=list, description="mapping UUIDs the baseline lacks (left alone)"
     )
     actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
     error: str | None = None
 
 

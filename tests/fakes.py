@@ -182,8 +182,16 @@ def guard(
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
     current = read_function_configuration(clients, function)
-    baseline = load_baseline(clients, function).configuration
-    return apply_guardrails(proposal, current, baseline, diagnosed_faults=faults, clients=clients, qualifier=qualifier)
+    recorded = load_baseline(clients, function)
+    return apply_guardrails(
+        proposal,
+        current,
+        recorded.configuration,
+        diagnosed_faults=faults,
+        clients=clients,
+        qualifier=qualifier,
+        not_restorable=recorded.not_restorable_paths(),
+    )
 
 
 def inject(clients, *faults: tuple[str, dict[str, Any]], function: str = "data-processor") -> None:

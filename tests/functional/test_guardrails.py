@@ -15,9 +15,9 @@ FN = "data-processor"
 ROLE = "data-processor-role"
 
 
-def _iam(document, role=ROLE, policy="s3-access", target=None, **params):
+def _iam(document, role=ROLE, policy="s3-access", target=None, fault="permission_loss", **params):
     return {
-        "fault_type": "permission_loss",
+        "fault_type": fault,
         "action_type": "restore_iam_policy",
         "target_resource": target or role,
         "parameters": {"role_name": role, "policy_name": policy, "policy_document": document, **params},
@@ -236,6 +236,74 @@ def test_a_malformed_action_is_rejected_not_raised(clients, sample):
     current = read_function_configuration(clients, FN)
     checked = apply_guardrails(proposal, current, load_baseline(clients, FN).configuration, ["throttling"])
     assert checked.actions == [] and "parameters" in checked.rejected_actions[0].reasons[0]
+
+
+# -- a poisoned baseline -----------------------------------------------------------------------------
+ADMIN_STATEMENT = {"Effect": "Allow", "Action": "*", "Resource": "*"}
+
+
+def _poison(clients, kind):
+    """Onboard the function while it holds a value no restore may bring back; then take that value away."""
+    iam, lam = clients.get("iam"), clients.get("lambda")
+    if kind == "wildcard":
+        document = {"Version": "2012-10-17", "Statement": [ADMIN_STATEMENT]}
+        iam.put_role_policy(RoleName=ROLE, PolicyName="ops-admin", PolicyDocument=json.dumps(document))
+        record_baseline(clients, FN)
+        iam.delete_role_policy(RoleName=ROLE, PolicyName="ops-admin")
+        return _iam(document, policy="ops-admin", fault="permission_loss"), "role.inline_policies.ops-admin"
+    if kind == "managed-wildcard":  # a customer managed policy: its document is read when onboarding
+        document = json.dumps({"Version": "2012-10-17", "Statement": [ADMIN_STATEMENT]})
+        arn = iam.create_policy(PolicyName="ops-admin", PolicyDocument=document)["Policy"]["Arn"]
+        iam.attach_role_policy(RoleName=ROLE, PolicyArn=arn)
+        record_baseline(clients, FN)
+        iam.detach_role_policy(RoleName=ROLE, PolicyArn=arn)
+        action = _iam(None, fault="permission_loss", attach_policy_arn=arn)
+        del action["parameters"]["policy_name"], action["parameters"]["policy_document"]
+        return action, f"role.attached_policy_arns.{arn}"
+    if kind == "zero-concurrency":
+        lam.put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=0)
+        record_baseline(clients, FN)
+        lam.put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=5)
+        return _concurrency(0), "reserved_concurrency"
+    lam.update_function_configuration(FunctionName=FN, Timeout=1)
+    record_baseline(clients, FN)
+    lam.update_function_configuration(FunctionName=FN, Timeout=30)
+    return _config(timeout=1), "timeout"
+
+
+@pytest.mark.parametrize("kind", ["wildcard", "managed-wildcard", "zero-concurrency", "tiny-timeout"])
+def test_a_poisoned_baseline_is_never_restored(clients, sample, kind):
+    """Defect: a baseline recorded while the role had Action * (or at concurrency 0) made that a "restore"."""
+    from incident_responder import remediation
+
+    action, path = _poison(clients, kind)
+    baseline = load_baseline(clients, FN)
+    assert path in baseline.not_restorable_paths()  # recorded with its reason, for the operator to see
+    checked = guard(clients, action)
+    assert checked.actions == []
+    assert any("never" in r or "not restorable" in r for r in checked.rejected_actions[0].reasons), checked
+    lookup = {
+        "wildcard": remediation.get_iam_restore_info,
+        "managed-wildcard": remediation.get_iam_restore_info,
+        "zero-concurrency": remediation.get_concurrency_restore_info,
+        "tiny-timeout": remediation.get_function_config_restore_info,
+    }[kind](clients, FN)
+    assert lookup.actions == [] and lookup.not_restorable, lookup  # never offered to the model
+
+
+def test_a_baseline_item_written_by_hand_is_judged_as_it_is_loaded(clients, sample):
+    ddb = clients.get("dynamodb")
+    item = ddb.get_item(TableName="incident-baselines", Key={"function_name": {"S": FN}})["Item"]
+    configuration = json.loads(item["configuration"]["S"])
+    configuration["role"]["inline_policies"]["s3-access"]["Statement"].append(ADMIN_STATEMENT)
+    item["configuration"] = {"S": json.dumps(configuration)}
+    item.pop("not_restorable", None)
+    ddb.put_item(TableName="incident-baselines", Item=item)
+    inject(clients, ("iam_revoke", {"target": "s3"}))
+    document = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
+    checked = guard(clients, _iam(document))
+    assert checked.actions == []
+    assert any("every action of every service" in r for r in checked.rejected_actions[0].reasons)
 
 
 # -- what survives --------------------------------------------------------------------------------
