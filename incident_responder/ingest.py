@@ -18,7 +18,10 @@ Each alert ends in exactly one outcome:
     the execution is made sure to exist, nothing new starts.
 ``attached``
     Another alert for the same function and fault signature within the grouping window: it is
-    recorded on the group of the incident already under way, and starts nothing.
+    recorded on the group of the incident already under way, and starts nothing. Only while that
+    incident is open: once it has ended (:data:`RECURRENCE_STARTS_AFTER`: remediated, rolled back,
+    rejected, failed...), the same alarm firing again is a recurrence and starts a new incident
+    (``started``, with ``recurrence_of``), which takes the group over.
 
 An alarm on a queue names no function: the onboarded function whose event source mapping reads the
 queue is found in the baseline table (each baseline lists its ``event_sources``), and the incident
@@ -59,8 +62,11 @@ from incident_responder.alerts import (
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import baseline_table_name, onboarded_arn
 from incident_responder.contracts import Incident
-from incident_responder.lifecycle import start_incident
+from incident_responder.lifecycle import TERMINAL_STATUSES, start_incident
 
+# After these an incident is over: the alarm firing again is a recurrence and starts a new incident. Not after
+# PROPOSAL_READY (a proposal awaits a person) nor SUPPRESSED (the budget said no, and says so again).
+RECURRENCE_STARTS_AFTER = TERMINAL_STATUSES - {"PROPOSAL_READY", "SUPPRESSED"}
 # Alerts attached to a group are listed up to this many (the item stays far below 400 KB); beyond, counted.
 MAX_LISTED_ALERTS = 500
 # A composite alarm's children are followed through at most this many levels of composites.
@@ -77,6 +83,7 @@ class IngestOutcome(BaseModel):
     reason: str | None = None
     alerts_in_group: int | None = None
     resolved_from: str | None = None
+    recurrence_of: str | None = None  # started: the ended incident whose group this alert would have joined
 
 
 class UnresolvedAlertError(MalformedAlertError):
@@ -288,26 +295,65 @@ def ingest_alert(
     ddb = clients.get("dynamodb")
     key = group_key(incident)
     try:
-        ddb.put_item(
-            TableName=state_table,
-            Item={
-                "incident_id": {"S": key},
-                "group_incident_id": {"S": incident.incident_id},
-                "function_name": {"S": incident.function_name},
-                "signature": {"S": fault_signature(incident)[:300]},
-                "incident_json": {"S": json.dumps(incident.model_dump(mode="json", exclude_none=True))},
-                "first_alert_at": {"N": str(int(now))},
-                "window_ends_at": {"N": str(int(now) + window_seconds)},
-                # Kept a day past the window, then DynamoDB's TTL removes it.
-                "expires_at": {"N": str(int(now) + window_seconds + 86400)},
-            },
-            # A new group when there is none for this fault, or the last one's window has closed.
-            ConditionExpression="attribute_not_exists(incident_id) OR window_ends_at < :now",
-            ExpressionAttributeValues={":now": {"N": str(int(now))}},
+        # A new group when there is none for this fault, or the last one's window has closed.
+        _claim_group(
+            ddb,
+            state_table,
+            key,
+            incident,
+            now,
+            window_seconds,
+            "attribute_not_exists(incident_id) OR window_ends_at < :now",
         )
     except ddb.exceptions.ConditionalCheckFailedException:
-        return _join_group(clients, state_table, key, incident, state_machine_arn, now)
+        return _join_group(clients, state_table, key, incident, state_machine_arn, now, window_seconds)
     return _start(clients, state_table, key, incident, state_machine_arn, "started")
+
+
+def _claim_group(
+    ddb: Any,
+    state_table: str,
+    key: str,
+    incident: Incident,
+    now: float,
+    window_seconds: int,
+    condition: str,
+    values: dict[str, Any] | None = None,
+    recurrence_of: str | None = None,
+) -> None:
+    ddb.put_item(
+        TableName=state_table,
+        Item={
+            "incident_id": {"S": key},
+            "group_incident_id": {"S": incident.incident_id},
+            "function_name": {"S": incident.function_name},
+            "signature": {"S": fault_signature(incident)[:300]},
+            "incident_json": {"S": json.dumps(incident.model_dump(mode="json", exclude_none=True))},
+            "first_alert_at": {"N": str(int(now))},
+            "window_ends_at": {"N": str(int(now) + window_seconds)},
+            # Kept a day past the window, then DynamoDB's TTL removes it.
+            "expires_at": {"N": str(int(now) + window_seconds + 86400)},
+            **({"recurrence_of": {"S": recurrence_of}} if recurrence_of else {}),
+        },
+        ConditionExpression=condition,
+        ExpressionAttributeValues={":now": {"N": str(int(now))}, **(values or {})},
+    )
+
+
+def _ended(clients: AwsClients, state_table: str, incident_id: str) -> bool:
+    """Has the incident ended (its record says so)? One small consistent read."""
+    item = (
+        clients.get("dynamodb")
+        .get_item(
+            TableName=state_table,
+            Key={"incident_id": {"S": incident_id}},
+            ProjectionExpression="#s",
+            ExpressionAttributeNames={"#s": "status"},
+            ConsistentRead=True,
+        )
+        .get("Item")
+    )
+    return bool(item) and item.get("status", {}).get("S") in RECURRENCE_STARTS_AFTER
 
 
 def _start(
@@ -331,11 +377,36 @@ def _start(
 
 
 def _join_group(
-    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str, now: float
+    clients: AwsClients,
+    state_table: str,
+    key: str,
+    incident: Incident,
+    state_machine_arn: str,
+    now: float,
+    window_seconds: int,
 ) -> IngestOutcome:
     ddb = clients.get("dynamodb")
     group = ddb.get_item(TableName=state_table, Key={"incident_id": {"S": key}}, ConsistentRead=True)["Item"]
     owner = Incident.model_validate_json(group["incident_json"]["S"])
+    if owner.incident_id != incident.incident_id and _ended(clients, state_table, owner.incident_id):
+        # A recurrence: the fault is back after its incident ended. Of concurrent copies, the one that takes the
+        # group over from the ended incident starts the new one; the others join it.
+        try:
+            _claim_group(
+                ddb,
+                state_table,
+                key,
+                incident,
+                now,
+                window_seconds,
+                "group_incident_id = :owner",
+                {":owner": {"S": owner.incident_id}},
+                recurrence_of=owner.incident_id,
+            )
+        except ddb.exceptions.ConditionalCheckFailedException:
+            return _join_group(clients, state_table, key, incident, state_machine_arn, now, window_seconds)
+        started = _start(clients, state_table, key, incident, state_machine_arn, "started")
+        return started.model_copy(update={"recurrence_of": owner.incident_id})
     if owner.incident_id == incident.incident_id:
         # The same alert again. If the first delivery claimed the group but never started its execution
         # (it crashed in between), this one finishes the job: starting is idempotent by name.

@@ -436,3 +436,47 @@ def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(pipeline):
 def described(pipeline) -> list[dict]:
     sfn = pipeline.clients.get("stepfunctions")
     return [sfn.describe_execution(executionArn=e["executionArn"]) for e in executions(pipeline)]
+
+
+@pytest.mark.parametrize("ended", ["REMEDIATED", "ROLLED_BACK", "REJECTED", "FAILED"])
+def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(pipeline, ended):
+    """Defect: within the grouping window a recurrence was attached to the ended incident: nothing started."""
+    from incident_responder.ingest import ingest_alert
+
+    tables = pipeline.stack.physical
+
+    def deliver(fired_at):
+        alert = {"function_name": "data-processor", "detected_at": fired_at, "error_type": "TimeoutError"}
+        return ingest_alert(
+            pipeline.clients,
+            json.dumps(alert),
+            state_machine_arn=pipeline.state_machine_arn,
+            state_table=tables["IncidentStateTable"],
+            baseline_table=tables["BaselineTable"],
+            window_seconds=1800,
+        )
+
+    pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
+    first = deliver("2026-11-23T04:00:00Z")
+    assert first.outcome == "started"
+    pipeline.follow(first.execution_arn)
+    assert get_incident_state(pipeline.clients, first.incident_id)["status"] == "PROPOSAL_READY"
+    # Still awaiting a person (propose only): a recurrence belongs to it.
+    again = deliver("2026-11-23T04:00:30Z")
+    assert (again.outcome, again.incident_id) == ("attached", first.incident_id)
+
+    pipeline.clients.get("dynamodb").update_item(
+        TableName=tables["IncidentStateTable"],
+        Key={"incident_id": {"S": first.incident_id}},
+        UpdateExpression="SET #s = :s",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":s": {"S": ended}},
+    )
+    recurred = deliver("2026-11-23T04:01:00Z")
+    assert recurred.outcome == "started" and recurred.incident_id != first.incident_id
+    assert recurred.recurrence_of == first.incident_id
+    assert len(executions(pipeline)) == 2
+    pipeline.follow(recurred.execution_arn)
+    assert get_incident_state(pipeline.clients, recurred.incident_id)["status"] == "PROPOSAL_READY"
+    # The new incident owns the group now: a further copy joins it, not the ended one.
+    assert deliver("2026-11-23T04:01:30Z").incident_id == recurred.incident_id
