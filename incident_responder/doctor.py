@@ -10,7 +10,8 @@ Checks, in order (a later group is skipped when an earlier one leaves nothing to
   model's Region and credentials are its own where BEDROCK_REGION / BEDROCK_PROFILE say so, as the agents take them.
 * **the stack** (``--stack NAME``): it exists and is complete, with every output the template declares; each
   onboarded function (the baseline table) still carries the onboarded tag; each has an alarm whose actions reach
-  the incident topic; the approval and proposal topics have confirmed subscriptions (someone receives them).
+  the incident topic; none of the stack's own roles and functions carries the onboarded tag; the approval and
+  proposal topics have confirmed subscriptions (someone receives them).
 
 Exit status 1 when a check fails. The same commands run against the lab (``responder lab up`` exports the
 endpoint) as against an account. What an alarm notification would do once it arrives: ``responder check-alert``.
@@ -253,6 +254,7 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
                 f"add {topic} to its Errors alarm's AlarmActions",
             )
         )
+    checks.append(_check_own_resources_out_of_scope(clients, stack_name))
     sns = clients.get("sns")
     # Nobody on the approval topic: every approval expires. Nobody on the proposal topic: news goes unread.
     for output, who, missing in (
@@ -280,6 +282,39 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
             )
         )
     return checks
+
+
+def _check_own_resources_out_of_scope(clients: AwsClients, stack_name: str) -> Check:
+    """None of the stack's own roles or functions may carry the onboarded tag: whoever tagged them meant to put
+    the responder in its own remediation scope (the remediate role's explicit denies refuse it anyway)."""
+    from incident_responder.baseline import ONBOARDED_TAG
+
+    tagged, looked = [], 0
+    try:
+        pages = clients.get("cloudformation").get_paginator("list_stack_resources").paginate(StackName=stack_name)
+        for summary in (r for page in pages for r in page["StackResourceSummaries"]):
+            physical, kind = summary.get("PhysicalResourceId"), summary["ResourceType"]
+            if not physical or kind not in ("AWS::IAM::Role", "AWS::Lambda::Function"):
+                continue
+            looked += 1
+            if kind == "AWS::IAM::Role":
+                tags = {t["Key"]: t["Value"] for t in clients.get("iam").list_role_tags(RoleName=physical)["Tags"]}
+            else:
+                lam = clients.get("lambda")
+                arn = lam.get_function_configuration(FunctionName=physical)["FunctionArn"]
+                tags = lam.list_tags(Resource=arn).get("Tags", {})
+            if ONBOARDED_TAG in tags:
+                tagged.append(physical)
+    except (BotoCoreError, ClientError) as exc:
+        return Check(WARN, "responder out of scope", f"could not read the stack's roles and functions: {_error(exc)}")
+    if tagged:
+        return Check(
+            FAIL,
+            "responder out of scope",
+            f"{', '.join(tagged)} of the stack carry {ONBOARDED_TAG}: someone put the responder in its own scope",
+            "remove the tag, and limit who may set it (README, 'Who may set the onboarding tag')",
+        )
+    return Check(PASS, "responder out of scope", f"none of the stack's {looked} roles and functions is onboarded")
 
 
 def _alarms_by_function(clients: AwsClients) -> dict[str, list[tuple[str, list[str]]]]:

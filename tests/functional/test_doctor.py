@@ -43,6 +43,7 @@ def test_a_working_setup_passes_every_check(pipeline, bedrock, capsys):
     for function in pipeline.workload_names:
         assert found[f"{function} tag"] == PASS and found[f"{function} alarms"] == PASS
     assert found["ApprovalTopicArn"] == PASS
+    assert found["responder out of scope"] == PASS
     assert "check-alert" in text
     assert bedrock.exchanges[0].model_id == DEFAULT_MODEL_ID
 
@@ -77,6 +78,9 @@ def test_each_broken_part_fails_with_its_fix(pipeline, bedrock):
             },
             AlarmActions=["arn:aws:sns:us-east-1:123456789012:somewhere-else"],
         )
+    # Someone tags the responder's own remediate role as onboarded.
+    own_role = lam.get_function_configuration(FunctionName=pipeline.stack.physical["RemediateFunction"])["Role"]
+    clients.get("iam").tag_role(RoleName=own_role.rsplit("/", 1)[-1], Tags=[{"Key": ONBOARDED_TAG, "Value": "true"}])
     sns = clients.get("sns")
     approval = pipeline.stack.output("ApprovalTopicArn")
     for subscription in sns.list_subscriptions_by_topic(TopicArn=approval)["Subscriptions"]:
@@ -89,6 +93,8 @@ def test_each_broken_part_fails_with_its_fix(pipeline, bedrock):
         )
         assert checks[f"{function} alarms"].status == FAIL and "AlarmActions" in checks[f"{function} alarms"].fix
         assert checks["ApprovalTopicArn"].status == FAIL and "confirm" in checks["ApprovalTopicArn"].fix
+        scope = checks["responder out of scope"]
+        assert scope.status == FAIL and own_role.rsplit("/", 1)[-1] in scope.detail and "remove the tag" in scope.fix
         _, status = report(list(checks.values()))
         assert status == 1
         # No such stack: said, with what to do.

@@ -237,7 +237,12 @@ def test_every_action_type_applies_with_its_exact_prior_state_recorded(env):
     arn = iam.create_policy(
         PolicyName="orders-read",
         PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sqs:*", "Resource": "*"}]}
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage"], "Resource": "*"}
+                ],
+            }
         ),
     )["Policy"]["Arn"]
     iam.attach_role_policy(RoleName=ROLE, PolicyArn=arn)

@@ -76,6 +76,7 @@ def test_alias_lookup_rolls_back_to_the_baseline_version_with_both_code_hashes(w
         "drifted": False,
         "aliases": [],
         "not_in_baseline": [],
+        "not_restorable": [],
         "actions": [],
         "error": None,
     }

@@ -351,7 +351,7 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
     for action, statement in writes:
         assert statement.get("Condition") == ONBOARDED, f"{action} is not limited to onboarded resources"
         assert "*" not in as_list(statement["Resource"]), action
-    (deny,) = [s for s in statements if s.get("Effect") == "Deny"]
+    (deny,) = [s for s in statements if s.get("Sid") == "NeverGrantBroadAccess"]
     assert deny["Action"] == "iam:AttachRolePolicy" and "AdministratorAccess" in str(deny["Condition"])
     # The undo ledger lives beside the incident; nothing scans or deletes it.
     ledger = {a for s in statements if ref_name(s["Resource"]) == "IncidentStateTable" for a in as_list(s["Action"])}
@@ -510,7 +510,12 @@ def test_the_template_refuses_a_model_past_its_end_of_life():
     resolve_conditions(translated(), {**defaults(), "ResponderModel": DEFAULT_MODEL})  # the default passes
 
 
-PSEUDO = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": "123456789012"}
+PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": "us-east-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::StackName": "incident-responder",
+}
 
 
 def render(node: Any, parameters: dict[str, str]) -> Any:
@@ -686,3 +691,73 @@ def test_a_chat_channel_receives_news_and_can_run_nothing(parameters, kind):
     assert allows(role_statements(ref_name(request["Role"]), template), "sns:Publish", "ChatTopic")
     others = {k for k in resources("AWS::SNS::Topic", template)} - {"ChatTopic"}
     assert others and kind not in str([template["Resources"][t] for t in others])
+
+
+# -- the remediate role can never change the responder itself -------------------------------------------------
+def decide(statements: list[dict[str, Any]], action: str, resource: str, tags: dict[str, str]) -> str:
+    """IAM's answer for one request by these identity statements: an explicit Deny wins, then any Allow."""
+    from fnmatch import fnmatchcase
+
+    def matches(s: dict[str, Any]) -> bool:
+        if not any(fnmatchcase(action, a) for a in as_list(s["Action"])):
+            return False
+        if not any(fnmatchcase(resource, r) for r in as_list(s["Resource"])):
+            return False
+        for conditions in s.get("Condition", {}).values():
+            for key, wanted in conditions.items():
+                # Only resource tags are modelled; a statement conditioned on anything else does not match here.
+                if not key.startswith("aws:ResourceTag/") or tags.get(key.split("/", 1)[1]) not in as_list(wanted):
+                    return False
+        return True
+
+    if any(s["Effect"] == "Deny" and matches(s) for s in statements):
+        return "denied"
+    return "allowed" if any(s["Effect"] == "Allow" and matches(s) for s in statements) else "not allowed"
+
+
+ROLE_ARN = "arn:aws:iam::123456789012:role/"
+FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:"
+ONBOARDED_TAGS = {"incident-responder:onboarded": "true"}
+
+
+@pytest.mark.parametrize(
+    "action, resource, tags, answer",
+    [
+        ("iam:PutRolePolicy", ROLE_ARN + "data-processor-role", ONBOARDED_TAGS, "allowed"),
+        ("iam:PutRolePolicy", ROLE_ARN + "data-processor-role", {}, "not allowed"),
+        # The stack's own roles and functions, even when someone tagged them as onboarded:
+        ("iam:PutRolePolicy", ROLE_ARN + "incident-responder-RemediateFunctionRole-1A2B3C", ONBOARDED_TAGS, "denied"),
+        ("iam:AttachRolePolicy", ROLE_ARN + "incident-responder-IncidentStateMachineRole-9Z", ONBOARDED_TAGS, "denied"),
+        (
+            "iam:PutRolePolicy",
+            ROLE_ARN + "renamed",
+            {**ONBOARDED_TAGS, "incident-responder:component": "responder"},
+            "denied",
+        ),
+        ("lambda:UpdateFunctionConfiguration", FUNCTION_ARN + "incident-responder-Ingest-X1", ONBOARDED_TAGS, "denied"),
+        ("lambda:PutFunctionConcurrency", FUNCTION_ARN + "data-processor", ONBOARDED_TAGS, "allowed"),
+        # Nor widen its own scope:
+        ("iam:TagRole", ROLE_ARN + "any-role", ONBOARDED_TAGS, "denied"),
+        ("lambda:TagResource", FUNCTION_ARN + "any", {}, "denied"),
+        ("ec2:CreateTags", "arn:aws:ec2:us-east-1:123456789012:security-group/sg-1", {}, "denied"),
+        ("kms:PutKeyPolicy", "arn:aws:kms:us-east-1:123456789012:key/k", ONBOARDED_TAGS, "denied"),
+        ("iam:CreatePolicyVersion", "arn:aws:iam::123456789012:policy/p", {}, "denied"),
+    ],
+)
+def test_the_remediate_role_never_changes_the_responder_nor_widens_its_scope(action, resource, tags, answer):
+    statements = render(role_statements(function_role("RemediateFunction")), defaults())
+    assert decide(statements, action, resource, tags) == answer
+
+
+def test_every_role_of_the_stack_is_named_after_it_or_tagged_as_the_responders():
+    """CloudFormation names what it creates <stack>-<logical id>-<suffix>; the tag covers a role named otherwise."""
+    for logical_id, resource in cfn()["Resources"].items():
+        if resource["Type"] not in ("AWS::IAM::Role", "AWS::Lambda::Function", "AWS::StepFunctions::StateMachine"):
+            continue
+        props = resource["Properties"]
+        named = props.get("RoleName") or props.get("FunctionName")
+        tags = props.get("Tags", [])
+        tagged = (
+            {"Key": "incident-responder:component", "Value": "responder"} in tags if isinstance(tags, list) else False
+        )
+        assert tagged or named is None, f"{logical_id} is named {named} and not tagged as the responder's"
