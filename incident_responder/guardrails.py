@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from incident_responder.account_state import FunctionConfiguration, function_name_of
 from incident_responder.aws import AwsClients
+from incident_responder.baseline import diff_configurations
 from incident_responder.baseline_vetting import refusals
 from incident_responder.contracts import (
     ActionType,
@@ -128,8 +129,52 @@ def check_action(
     return (
         _check_home(action, current, clients)
         or refusals(action, not_restorable) + _check(action, current, baseline, clients)
+        or _check_drift(action, current, baseline)
         or _check_qualifier(action, current, qualifier)
     )
+
+
+def _drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
+    """Where, in drift's terms, the difference an action restores must show (see baseline.diff_configurations)."""
+    if isinstance(params, RestoreIamPolicyParams):
+        return [] if params.attach_policy_arn is not None else [f"role.inline_policies.{params.policy_name}"]
+    if isinstance(params, UpdateConcurrencyParams):
+        return ["reserved_concurrency"]
+    if isinstance(params, UpdateFunctionConfigurationParams):
+        return [f for f, v in (("timeout", params.timeout), ("memory_size", params.memory_size)) if v is not None]
+    if isinstance(params, RestoreNetworkEgressParams):
+        acls = {e.network_acl_id for e in params.remove_nacl_entries}
+        subnets = [f"network.subnets.{s.subnet_id}" for s in current.network.subnets if s.network_acl_id in acls]
+        return ([f"network.security_groups.{params.security_group_id}"] if params.ip_permissions else []) + subnets
+    if isinstance(params, RollbackAliasParams):
+        return [f"aliases.{params.alias_name}"]
+    if isinstance(params, EnableKmsKeyParams):
+        return [f"kms_keys.{params.key_arn}"]
+    if isinstance(params, EnableEventSourceMappingParams):
+        return [f"event_source_mappings.{params.uuid}"]
+    return []
+
+
+def _check_drift(
+    action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
+) -> list[str]:
+    """Evidence for a change comes from the account: the value it restores must differ from the baseline now.
+
+    A log line or an alarm's text (which anyone who can make the function fail can write) may explain a
+    diagnosis; it never justifies a change by itself."""
+    params = action.typed_parameters()
+    if isinstance(params, RestoreIamPolicyParams) and params.attach_policy_arn is not None:
+        if params.attach_policy_arn in current.role.attached_policy_arns:
+            return [f"{params.attach_policy_arn} is attached now: no difference from the baseline supports this"]
+        return []
+    paths = _drift_paths(params, current)
+    drifted = [d.path for d in diff_configurations(baseline, current)]
+    if any(d == p or d.startswith(p + ".") for p in paths for d in drifted):
+        return []
+    return [
+        f"no difference between the account and its baseline supports this ({', '.join(paths) or 'nothing'} "
+        "equal the baseline): text in logs or alarms never justifies a change by itself"
+    ]
 
 
 def _check_home(action: RemediationAction, current: FunctionConfiguration, clients: AwsClients | None) -> list[str]:

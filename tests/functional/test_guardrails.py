@@ -238,6 +238,33 @@ def test_a_malformed_action_is_rejected_not_raised(clients, sample):
     assert checked.actions == [] and "parameters" in checked.rejected_actions[0].reasons[0]
 
 
+# -- evidence for a change comes from the account -----------------------------------------------------
+def test_a_restore_no_difference_from_the_baseline_supports_is_refused_whatever_the_logs_say(clients, sample):
+    """The logs may say "AccessDenied on s3:GetObject" (anyone who can make the function fail can write that); with
+    the role's policy equal to its baseline, re-putting it is no restore: nothing in the account justifies it."""
+    checked = guard(clients, _iam(_baseline_doc(clients)))
+    assert checked.actions == []
+    assert "no difference between the account and its baseline supports this" in checked.rejected_actions[0].reasons[0]
+    assert "role.inline_policies.s3-access" in checked.rejected_actions[0].reasons[0]
+
+
+def test_attaching_a_managed_policy_attached_now_is_refused(clients, sample):
+    iam = clients.get("iam")
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}],
+    }
+    arn = iam.create_policy(PolicyName="orders-send", PolicyDocument=json.dumps(document))["Policy"]["Arn"]
+    iam.attach_role_policy(RoleName=ROLE, PolicyArn=arn)
+    record_baseline(clients, FN)
+    action = _iam(None, attach_policy_arn=arn)
+    del action["parameters"]["policy_name"], action["parameters"]["policy_document"]
+    checked = guard(clients, action)
+    assert checked.actions == [] and "is attached now" in checked.rejected_actions[0].reasons[0]
+    iam.detach_role_policy(RoleName=ROLE, PolicyArn=arn)
+    assert guard(clients, action).actions  # detached since the baseline: the difference supports it
+
+
 # -- a poisoned baseline -----------------------------------------------------------------------------
 ADMIN_STATEMENT = {"Effect": "Allow", "Action": "*", "Resource": "*"}
 
