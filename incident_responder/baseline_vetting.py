@@ -104,11 +104,13 @@ def vet(
     for name, document in sorted(configuration.role.inline_policies.items()):
         for reason in broad_grants(document):
             out.append(NotRestorable(path=f"role.inline_policies.{name}", reason=reason))
+    documents = managed_documents or {}
     for arn in sorted(configuration.role.attached_policy_arns):
+        path = f"role.attached_policy_arns.{arn}"
         if administrator_policy(arn):
-            out.append(NotRestorable(path=f"role.attached_policy_arns.{arn}", reason="an administrator policy"))
-        for reason in broad_grants((managed_documents or {}).get(arn, {})) if arn in (managed_documents or {}) else []:
-            out.append(NotRestorable(path=f"role.attached_policy_arns.{arn}", reason=reason))
+            out.append(NotRestorable(path=path, reason="an administrator policy"))
+        if arn in documents:
+            out += [NotRestorable(path=path, reason=reason) for reason in broad_grants(documents[arn])]
     if configuration.reserved_concurrency == 0:
         out.append(NotRestorable(path="reserved_concurrency", reason="reserved concurrency 0 stops every invocation"))
     if configuration.timeout < TIMEOUT_FLOOR_SECONDS:
@@ -136,9 +138,8 @@ def _parameters(action: Any) -> BaseModel | None:
         return None
 
 
-def paths_of(action: RemediationAction) -> list[str]:
-    """The baseline paths an action restores (as :func:`vet` names them)."""
-    p = _parameters(action)
+def _paths(p: BaseModel | None) -> list[str]:
+    """The baseline paths an action with these parameters restores (as :func:`vet` names them)."""
     if isinstance(p, RestoreIamPolicyParams):
         if p.attach_policy_arn is not None:
             return [f"role.attached_policy_arns.{p.attach_policy_arn}"]
@@ -152,12 +153,12 @@ def paths_of(action: RemediationAction) -> list[str]:
 
 def refusals(action: RemediationAction, not_restorable: Mapping[str, str] | None = None) -> list[str]:
     """Reasons the action may never be applied, whatever the baseline says; empty when none."""
+    p = _parameters(action)
     reasons = [
         f"the baseline's {path} is not restorable ({why}): a person restores it"
-        for path in paths_of(action)
+        for path in _paths(p)
         if (why := (not_restorable or {}).get(path))
     ]
-    p = _parameters(action)
     if action.action_type == ActionType.RESTORE_IAM_POLICY and isinstance(p, RestoreIamPolicyParams):
         if p.attach_policy_arn is not None and administrator_policy(p.attach_policy_arn):
             reasons.append(f"{p.attach_policy_arn} is an administrator policy: never attached by the responder")

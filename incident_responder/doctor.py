@@ -300,9 +300,7 @@ def _check_own_resources_out_of_scope(clients: AwsClients, stack_name: str) -> C
             if kind == "AWS::IAM::Role":
                 tags = {t["Key"]: t["Value"] for t in clients.get("iam").list_role_tags(RoleName=physical)["Tags"]}
             else:
-                lam = clients.get("lambda")
-                arn = lam.get_function_configuration(FunctionName=physical)["FunctionArn"]
-                tags = lam.list_tags(Resource=arn).get("Tags", {})
+                tags = clients.get("lambda").get_function(FunctionName=physical).get("Tags", {})
             if ONBOARDED_TAG in tags:
                 tagged.append(physical)
     except (BotoCoreError, ClientError) as exc:

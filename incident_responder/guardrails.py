@@ -134,10 +134,12 @@ def check_action(
     )
 
 
-def _drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
+def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
     """Where, in drift's terms, the difference an action restores must show (see baseline.diff_configurations)."""
     if isinstance(params, RestoreIamPolicyParams):
-        return [] if params.attach_policy_arn is not None else [f"role.inline_policies.{params.policy_name}"]
+        if params.attach_policy_arn is not None:
+            return ["role.attached_policy_arns"]  # a list drift compares whole: _check_drift looks at the ARN itself
+        return [f"role.inline_policies.{params.policy_name}"]
     if isinstance(params, UpdateConcurrencyParams):
         return ["reserved_concurrency"]
     if isinstance(params, UpdateFunctionConfigurationParams):
@@ -167,7 +169,7 @@ def _check_drift(
         if params.attach_policy_arn in current.role.attached_policy_arns:
             return [f"{params.attach_policy_arn} is attached now: no difference from the baseline supports this"]
         return []
-    paths = _drift_paths(params, current)
+    paths = drift_paths(params, current)
     drifted = [d.path for d in diff_configurations(baseline, current)]
     if any(d == p or d.startswith(p + ".") for p in paths for d in drifted):
         return []

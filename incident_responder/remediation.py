@@ -67,9 +67,9 @@ def _lookup(model: type[BaseModel], clients: AwsClients, lambda_name: str, compu
         return model(function_name=name, error=describe_error(exc))
     info = compute(name, current, baseline)
     # Never offered: a restore of a value the baseline's vetting refuses (the guardrails would refuse it too).
-    offered, refused = [], []
+    offered, refused, not_restorable = [], [], baseline.not_restorable_paths()
     for action in info.actions:
-        reasons = refusals(action, baseline.not_restorable_paths())
+        reasons = refusals(action, not_restorable)
         if reasons:
             refused.append(f"{action.action_type.value} on {action.target_resource}: {'; '.join(reasons)}")
         else:

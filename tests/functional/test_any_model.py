@@ -35,7 +35,7 @@ from incident_responder.contracts import (
     ProposalSubmission,
     actions_digest,
 )
-from incident_responder.guardrails import _drift_paths, apply_guardrails
+from incident_responder.guardrails import apply_guardrails, drift_paths
 from incident_responder.lab.account import create_sample_account
 from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
@@ -315,10 +315,7 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
     # 3. Every change is in the ledger, with its prior.
     ledger = executor.Ledger(clients, TABLE, incident.incident_id)
     entries = ledger.entries()
-    covering = [p for e in entries if e.progress != "failed" for p in _drift_paths(e.action.typed_parameters(), before)]
-    covering += (
-        ["role.attached_policy_arns"] if any(e.action.parameters.get("attach_policy_arn") for e in entries) else []
-    )
+    covering = [p for e in entries if e.progress != "failed" for p in drift_paths(e.action.typed_parameters(), before)]
     for path in moved:
         assert _covered(path, covering), f"{path} changed with no ledger entry for it"
     assert all(e.prior for e in entries)
