@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, parse_qsl
 
 import requests
 
@@ -255,6 +255,48 @@ class _Failure:
     message: str
 
 
+@dataclass(frozen=True)
+class _Route:
+    """One REST operation as botocore's model routes it: method, path, and the query keys and headers it requires."""
+
+    name: str
+    method: str
+    path: re.Pattern[str]
+    query: tuple[tuple[str, str], ...]  # (key, value); an empty value: the key alone must be there
+    headers: tuple[str, ...]  # WSGI environ names (HTTP_X_AMZ_COPY_SOURCE)
+
+    @classmethod
+    def of(cls, operation: Any) -> _Route:
+        http = operation.http
+        uri, _, literal = http.get("requestUri", "/").partition("?")
+        parts = re.split(r"(\{[^}]+\})", uri)
+        pattern = "".join(
+            (".+" if part.endswith("+}") else "[^/]+") if part.startswith("{") else re.escape(part) for part in parts
+        )
+        query = [(k, v) for k, v in parse_qsl(literal, keep_blank_values=True) if k != "x-id"]
+        headers = []
+        shape = operation.input_shape
+        for member in shape.required_members if shape is not None else ():
+            location = shape.members[member].serialization.get("location")
+            name = shape.members[member].serialization.get("name", member)
+            if location == "querystring":
+                query.append((name, ""))
+            elif location == "header":
+                headers.append("HTTP_" + name.upper().replace("-", "_"))
+        return cls(
+            name=operation.name,
+            method=http.get("method", "POST"),
+            path=re.compile(pattern.rstrip("/") + "/?"),
+            query=tuple(query),
+            headers=tuple(headers),
+        )
+
+    def matches(self, query: dict[str, list[str]], environ: dict[str, Any]) -> bool:
+        return all(k in query and (not v or v in query[k]) for k, v in self.query) and all(
+            h in environ for h in self.headers
+        )
+
+
 _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,]+/\d{8}/[^/,]+/([^/,]+)/aws4_request")
 
 
@@ -266,7 +308,7 @@ class RequestFailures:
         self.failed: list[str] = []
         self._pending: list[_Failure] = []
         self._lock = threading.Lock()
-        self._rest_routes: dict[str, list[tuple[str, re.Pattern[str], str]]] = {}
+        self._rest_routes: dict[str, list[_Route]] = {}
         self._protocols: dict[str, str] = {}
 
     def add(self, failure: _Failure) -> None:
@@ -327,13 +369,14 @@ class RequestFailures:
         if action:
             return service, action[0]
         method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
-        for route_method, route, name in self._routes(service):
-            if route_method == method and route.fullmatch(path):
-                return service, name
+        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        for route in self._routes(service):
+            if route.method == method and route.path.fullmatch(path) and route.matches(query, environ):
+                return service, route.name
         return service, None
 
-    def _routes(self, service: str) -> list[tuple[str, re.Pattern[str], str]]:
-        """The REST routes of ``service`` from botocore's model: (method, path pattern, operation)."""
+    def _routes(self, service: str) -> list[_Route]:
+        """The REST routes of ``service`` from botocore's model, most specific first."""
         if service not in self._rest_routes:
             routes = []
             try:
@@ -341,19 +384,12 @@ class RequestFailures:
 
                 model = botocore.session.get_session().get_service_model(service)
                 self._protocols[service] = model.metadata.get("protocol", "")
-                for name in model.operation_names:
-                    http = model.operation_model(name).http
-                    uri = http.get("requestUri", "/").split("?", 1)[0]
-                    parts = re.split(r"(\{[^}]+\})", uri)
-                    pattern = "".join(
-                        (".+" if part.endswith("+}") else "[^/]+") if part.startswith("{") else re.escape(part)
-                        for part in parts
-                    )
-                    routes.append((http.get("method", "POST"), re.compile(pattern.rstrip("/") + "/?"), name))
+                routes = [_Route.of(model.operation_model(name)) for name in model.operation_names]
             except Exception:  # an unknown signing name simply has no REST routes
                 routes = []
-            # Greedy {Key+} routes last: they would swallow the more specific ones.
-            routes.sort(key=lambda r: r[1].pattern.count(".+"))
+            # Operations sharing a path (S3's PUT /{Bucket}/{Key+}: PutObject, CopyObject, UploadPart ...) differ by
+            # the query keys and headers they require: the one requiring most is tried first, greedy {Key+} paths last.
+            routes.sort(key=lambda r: (-len(r.query) - len(r.headers), r.path.pattern.count(".+")))
             self._rest_routes[service] = routes
         return self._rest_routes[service]
 
