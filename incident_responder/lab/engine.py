@@ -54,10 +54,27 @@ def install_jsonata() -> None:
     moto_jsonata._eval_jsonata = evaluate
     moto_jsonata.eval_jsonata_expression = evaluate
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+    _declare_strings_escaped()
     _pass_task_failure_cause()
     _parse_each_definition_once()
     _reuse_task_clients()
     _announce_execution_changes()
+
+
+def _declare_strings_escaped() -> None:
+    """moto declares each variable an expression reads as ``$name:=<literal>;``, a string as ``'"' + value + '"'``
+    unescaped: a value holding a double quote or a backslash (AWS error texts quote names) then broke every
+    expression reading it, so the state failed (a status write, the operator alarm). Step Functions itself reads
+    such values fine, so the lab declares strings as JSON string literals, which JSONata reads the same way."""
+    from moto.stepfunctions.parser.asl.eval import states, variable_store
+    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+
+    def escaped(bindings: dict[str, Any]) -> str:
+        return "".join(f"{name}:={to_json_str(value, separators=(',', ':'))};" for name, value in bindings.items())
+
+    # The two modules that build declarations imported the function by name.
+    states.encode_jsonata_variable_declarations = escaped
+    variable_store.encode_jsonata_variable_declarations = escaped
 
 
 def _reuse_task_clients() -> None:

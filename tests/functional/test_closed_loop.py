@@ -107,13 +107,20 @@ class Person:
 
 
 class Remediator:
-    def __init__(self, apply_outcome="APPLIED", undo_outcome="ROLLED_BACK", apply_raises=None):
+    def __init__(
+        self,
+        apply_outcome="APPLIED",
+        undo_outcome="ROLLED_BACK",
+        apply_raises=None,
+        undo_error="AccessDenied on PutRolePolicy",
+    ):
         self.calls, self.apply_outcome, self.undo_outcome, self.apply_raises = (
             [],
             apply_outcome,
             undo_outcome,
             apply_raises,
         )
+        self.undo_error = undo_error
 
     def __call__(self, event, context):
         self.calls.append(event)
@@ -131,7 +138,7 @@ class Remediator:
         return {
             "outcome": self.undo_outcome,
             "steps": [{"execution_order": 1, "outcome": "undone"}],
-            "error": None if self.undo_outcome == "ROLLED_BACK" else "AccessDenied on PutRolePolicy",
+            "error": None if self.undo_outcome == "ROLLED_BACK" else self.undo_error,
         }
 
 
@@ -346,6 +353,19 @@ def test_an_undo_that_fails_is_remediation_failed_and_alarms_operators(clients, 
     page = render_html(collect(clients, state["incident_id"]))
     assert_report(page, "REMEDIATION_FAILED")
     assert "AccessDenied on PutRolePolicy" in page and 'class="state failed" data-state="Remediation failed"' in page
+
+
+def test_an_undo_error_quoting_aws_still_records_and_alarms(clients, loop):
+    """AWS error texts quote names ("role \"orders\""); in the lab a double quote in a variable broke every JSONata
+    expression that read it, so the status write failed and the operators were never alarmed."""
+    said = 'AccessDenied: not authorized to perform iam:PutRolePolicy on role "orders" \\ (it\'s denied)'
+    remediator = Remediator(apply_outcome="FAILED", undo_outcome="ROLLBACK_FAILED", undo_error=said)
+    _, execution, visited, state = loop(remediator=remediator)
+    assert visited[-3:] == ["REMEDIATION_FAILED", "Alarm operators", "Remediation failed"], visited
+    assert (state["status"], state["error_category"]) == ("REMEDIATION_FAILED", "undo_failed")
+    assert said in state["error_reason"]
+    (alarm,) = loop.messages("operators")
+    assert said in alarm["Message"]
 
 
 def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loop, lifecycle, dispatcher):  # noqa: F811

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import jsonata
 import pytest
 from moto.stepfunctions.parser.asl.jsonata.jsonata import (
@@ -53,6 +55,14 @@ def test_what_cannot_be_split_exactly_is_parsed_whole():
     for rich in (function, unescaped):
         assert split_declarations(rich) is None
     assert evaluate(function) == 42
+
+
+def test_strings_the_lab_declares_escaped_read_back_exactly():
+    """The lab's engine declares strings as JSON literals (moto's own declaration broke on a quote)."""
+    said = 'role "orders" \\ it\'s denied'
+    rich = f"($s:={json.dumps(said)};$s & '!')"
+    assert split_declarations(rich) is not None
+    assert evaluate(rich) == jsonata.Jsonata(rich).evaluate(None) == said + "!"
 
 
 def test_concurrent_evaluations_of_one_expression_keep_their_own_data():
