@@ -368,6 +368,23 @@ def test_an_undo_error_quoting_aws_still_records_and_alarms(clients, loop):
     assert said in alarm["Message"]
 
 
+@pytest.mark.parametrize("code, status", [("InternalError", 500), ("Throttled", 400)])
+def test_the_operator_alarm_is_retried_when_sns_fails_for_a_moment(clients, loop, lab, code, status):
+    """The last word of an incident that may have left the account changed: one failed Publish lost it."""
+    remediator = Remediator(apply_outcome="FAILED", undo_outcome="ROLLBACK_FAILED")
+    lab.fail_requests("Publish", service="sns", code=code, status=status, times=2)
+    try:
+        with instant_retries() as delays:
+            _, execution, visited, state = loop(remediator=remediator)
+    finally:
+        lab.clear_failures()
+    assert lab.failed_requests[-2:] == ["sns:Publish", "sns:Publish"]
+    assert visited[-3:] == ["REMEDIATION_FAILED", "Alarm operators", "Remediation failed"], visited
+    (alarm,) = loop.messages("operators")
+    assert alarm["Subject"].startswith("REMEDIATION FAILED, account changed: data-processor")
+    assert len(delays) == 2, delays
+
+
 def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loop, lifecycle, dispatcher):  # noqa: F811
     machine = loop(wait=False, RemediationMode="propose_only")
     incident, execution = start(clients, machine)

@@ -359,3 +359,15 @@ def test_every_state_write_retries_a_throttle_and_nothing_that_may_have_written(
         assert set(retried) == throttles, name
         (retrier,) = state["Retry"]
         assert retrier["JitterStrategy"] == "FULL" and retrier["MaxAttempts"] >= 3, name
+
+
+def test_every_notification_is_sent_again_when_sns_fails_for_a_moment():
+    """A notification is the only word a person gets of an incident (the operator alarm above all): a Publish
+    that failed is made again, with jittered backoff, before its Catch gives up (test_closed_loop runs one)."""
+    states = json.loads(ASL.read_text())["States"]
+    publishes = {name: s for name, s in states.items() if s.get("Resource") == "arn:aws:states:::sns:publish"}
+    assert {"Notify operators", "Alarm operators", "Handed over", "Notify remediated"} <= set(publishes)
+    for name, state in publishes.items():
+        (retrier,) = state.get("Retry", [{}])
+        assert retrier.get("ErrorEquals") == ["States.TaskFailed"], name
+        assert retrier["JitterStrategy"] == "FULL" and retrier["MaxAttempts"] >= 5, name
