@@ -35,7 +35,7 @@ from incident_responder.approval import (
     render_refusal_page,
     request_approval,
 )
-from incident_responder.aws import AwsClients
+from incident_responder.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.contracts import build_all, incident_from_event
 from incident_responder.settings import ApprovalEndpointSettings, ApprovalRequestSettings, at_cold_start
 from incident_responder.tracing import lambda_tracer
@@ -63,6 +63,7 @@ runtime_hooks.register(build_all)
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
+@retry_passing_aws_errors
 def request_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)

@@ -15,7 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from incident_responder import runtime_hooks
 from incident_responder.agent.graph import agent_graph
-from incident_responder.aws import AwsClients
+from incident_responder.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
@@ -37,6 +37,7 @@ runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_pro
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
+@retry_passing_aws_errors
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)

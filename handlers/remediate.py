@@ -19,7 +19,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from incident_responder import executor, runtime_hooks
-from incident_responder.aws import AwsClients
+from incident_responder.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
 from incident_responder.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
@@ -49,6 +49,7 @@ OPERATIONS = ("apply", "rollback")
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
+@retry_passing_aws_errors
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if not isinstance(event, dict) or event.get("operation") not in OPERATIONS:
         operation = event.get("operation") if isinstance(event, dict) else None

@@ -6,12 +6,17 @@ lab: the lab only sets ``AWS_ENDPOINT_URL`` (honoured natively by boto3) and dum
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
-from typing import Any
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
+from botocore.retries.standard import RetryContext, ThrottledRetryableChecker, TransientRetryableChecker
 
 # Bounded so that an unreachable endpoint becomes an error within seconds, not minutes.
 DEFAULT_CONFIG = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3})
@@ -77,3 +82,44 @@ def forget_shared_clients() -> None:
     resolved then (after a SnapStart restore, see :mod:`incident_responder.runtime_hooks`)."""
     with _SHARED_LOCK:
         _SHARED.clear()
+
+
+# -- errors that pass -------------------------------------------------------------------------------
+class AwsTransientError(RuntimeError):
+    """An AWS call still failed after botocore's own attempts, in a way that passes (throttled, a 5xx, a timeout,
+    an endpoint out of reach). Raised by a handler under this name, so the state machine's Retry waits and calls
+    the task again instead of ending the incident ERROR."""
+
+
+# botocore's own judgement of what its standard retry mode retries (error codes, 5xx, connection errors).
+_PASSING = (TransientRetryableChecker(), ThrottledRetryableChecker())
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether botocore's standard retry mode would have called again for this error."""
+    if isinstance(exc, ClientError):
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        context = RetryContext(
+            attempt_number=1, parsed_response=exc.response, http_response=SimpleNamespace(status_code=status)
+        )
+    else:
+        context = RetryContext(attempt_number=1, caught_exception=exc)
+    return any(checker.is_retryable(context) for checker in _PASSING)
+
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+def retry_passing_aws_errors(handler: Handler) -> Handler:
+    """A Lambda handler whose passing AWS errors reach the state machine as :class:`AwsTransientError`."""
+
+    @functools.wraps(handler)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except Exception as exc:
+            if is_transient(exc):
+                raise AwsTransientError(f"{type(exc).__name__}: {exc}") from exc
+            raise
+
+    return wrapped  # type: ignore[return-value]

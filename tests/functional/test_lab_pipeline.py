@@ -481,3 +481,44 @@ def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(p
         assert deliver(f"2026-11-23T04:{minute:02}:30Z").incident_id == recurred.incident_id
         owner = recurred
     assert len(executions(pipeline)) == 5
+
+
+def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of_the_incident(pipeline):
+    """Defect: S3 answering 500 for a few seconds (past botocore's own attempts) inside the investigate
+    function ended the incident ERROR. The handler now raises AwsTransientError, which the state machine retries."""
+    from incident_responder.ingest import ingest_alert
+    from incident_responder.lab.engine import instant_retries
+
+    tables = pipeline.stack.physical
+    pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
+    pipeline.lab.fail_requests("PutObject", service="s3", code="InternalError", status=500, times=4)
+    try:
+        with instant_retries() as delays:
+            started = ingest_alert(
+                pipeline.clients,
+                json.dumps(
+                    {
+                        "function_name": "data-processor",
+                        "detected_at": "2026-11-23T04:00:00Z",
+                        "error_type": "TimeoutError",
+                    }
+                ),
+                state_machine_arn=pipeline.state_machine_arn,
+                state_table=tables["IncidentStateTable"],
+                baseline_table=tables["BaselineTable"],
+                window_seconds=1800,
+            )
+            assert started.outcome == "started", started
+            arn = started.execution_arn
+            execution = pipeline.follow(arn)
+    finally:
+        pipeline.lab.clear_failures()
+    assert pipeline.lab.failed_requests[-4:] == ["s3:PutObject"] * 4  # the record's first write: botocore's 4 attempts
+    assert execution["status"] == "SUCCEEDED", (execution.get("error"), execution.get("cause"))
+    assert get_incident_state(pipeline.clients, started.incident_id)["status"] == "PROPOSAL_READY"
+    failed = [
+        e["taskFailedEventDetails"]["error"]
+        for e in pipeline.clients.get("stepfunctions").get_execution_history(executionArn=arn)["events"]
+        if e["type"] == "TaskFailed"
+    ]
+    assert failed == ["AwsTransientError"] and len(delays) == 1, (failed, delays)
