@@ -383,6 +383,12 @@ class LambdaDispatcher:
         assert error is not None
         dead_letter(event, error)
 
+    def invoke_async(self, name: str, event: dict[str, Any]) -> None:
+        """As Lambda runs an asynchronous invocation (SNS, EventBridge): two retries, then the function's own
+        dead-letter target."""
+        target = self.functions[name].dead_letter_arn
+        self.deliver_async(name, event, lambda evt, exc: _to_dead_letter(target, evt, exc))
+
     def install(self) -> LambdaDispatcher:
         from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
@@ -399,9 +405,7 @@ class LambdaDispatcher:
             name, _ = invoked_function(function_name)
             if name not in dispatcher.functions:
                 return dispatcher._original_sns(backend, function_name, message, subject=subject, qualifier=qualifier)
-            event = sns_event(message, subject, backend.region_name, backend.account_id)
-            target = dispatcher.functions[name].dead_letter_arn
-            dispatcher.deliver_async(name, event, lambda evt, exc: _to_dead_letter(target, evt, exc))
+            dispatcher.invoke_async(name, sns_event(message, subject, backend.region_name, backend.account_id))
             return None
 
         LambdaSimpleBackend.send_sns_message = send_sns_message

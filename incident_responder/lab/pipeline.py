@@ -436,11 +436,12 @@ class LabPipeline:
             if loop.remediation_failure is not None:
                 self.lab.clear_failures()
         ended = {"detail": {"executionArn": arn, "status": execution["status"]}}
+        # In AWS an EventBridge rule hands the end to the reconcile function here (moto cannot deliver it), as an
+        # asynchronous invocation: retried twice, then kept in the function's dead-letter queue.
         if execution["status"] != "SUCCEEDED":
-            # In AWS an EventBridge rule runs the reconcile function here; moto cannot deliver it.
-            self.dispatcher.invoke(self.stack.functions["ReconcileFunction"], ended)
+            self.dispatcher.invoke_async(self.stack.functions["ReconcileFunction"], ended)
         # ... and, on every end, the report function: the page to the artifacts bucket, its link to the topic.
-        self.dispatcher.invoke(self.stack.functions["ReportFunction"], ended)
+        self.dispatcher.invoke_async(self.stack.functions["ReportFunction"], ended)
         record = self._record(incident_id, execution, burst, started)
         end = self._configuration(scenario.workload.function)
         baseline = load_baseline(self.clients, scenario.workload.function).configuration

@@ -46,6 +46,7 @@ LEFT_OUT = {
     "AWS::Lambda::Url",
     "AWS::CloudWatch::Alarm",
     "AWS::SNS::TopicPolicy",
+    "AWS::SQS::QueuePolicy",
     "AWS::S3::BucketPolicy",
     "AWS::Scheduler::Schedule",
 }

@@ -522,3 +522,29 @@ def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of
         if e["type"] == "TaskFailed"
     ]
     assert failed == ["AwsTransientError"] and len(delays) == 1, (failed, delays)
+
+
+def test_a_report_that_keeps_failing_is_kept_in_the_dead_letter_queue_with_its_error(pipeline):
+    """Defect: the report function had no dead-letter target; when its writes kept failing, Lambda's two retries
+    of the asynchronous invocation ran out and the execution's end was dropped without a trace. The lab hands the
+    end to the function as EventBridge does (asynchronously), so it lands in the deployed queue."""
+    scenario = Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]})
+
+    def once_proposed(state, at):  # every write of the incident itself is done: the report's page fails
+        if state == "PROPOSAL_READY":
+            pipeline.lab.fail_requests("PutObject", service="s3", code="AccessDenied", status=403, times=3)
+
+    try:
+        record = pipeline.run(scenario, on_state=once_proposed)
+    finally:
+        pipeline.lab.clear_failures()
+    assert record.status == "PROPOSAL_READY"  # the incident itself ended well: only its report was lost
+    report = pipeline.stack.functions["ReportFunction"]
+    assert pipeline.dispatcher.functions[report].invocations == 3  # once, then Lambda's two retries
+    sqs = pipeline.clients.get("sqs")
+    kept = sqs.receive_message(
+        QueueUrl=pipeline.stack.output("ExecutionEndedDeadLetterQueueUrl"), MessageAttributeNames=["All"]
+    )["Messages"]
+    (message,) = kept
+    assert json.loads(message["Body"])["detail"]["executionArn"].endswith(f":{record.incident_id}")
+    assert "AccessDenied" in message["MessageAttributes"]["ErrorMessage"]["StringValue"]

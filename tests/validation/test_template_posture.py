@@ -632,6 +632,10 @@ def test_the_report_function_reads_the_incident_and_writes_only_reports():
         "sns:Publish",
         "kms:GenerateDataKey*",
         "kms:Decrypt",
+        "sqs:SendMessage",  # an end it could not report, to its dead-letter queue (SAM grants it)
+    }
+    assert {r for a, r in granted if a == "sqs:SendMessage"} == {
+        str({"Fn::GetAtt": ["ExecutionEndedDeadLetterQueue", "Arn"]})
     }
     # It writes (and links, the pre-signed URL acting with its role) only under reports/; reads incidents/ too.
     assert [r for a, r in granted if a == "s3:PutObject"] and all(
@@ -761,3 +765,33 @@ def test_every_role_of_the_stack_is_named_after_it_or_tagged_as_the_responders()
             {"Key": "incident-responder:component", "Value": "responder"} in tags if isinstance(tags, list) else False
         )
         assert tagged or named is None, f"{logical_id} is named {named} and not tagged as the responder's"
+
+
+# -- an execution's end is handled or kept ----------------------------------------------------------
+@pytest.mark.parametrize("function", ["ReportFunction", "ReconcileFunction"])
+def test_an_execution_end_that_could_not_be_handled_is_kept_and_alarmed(function):
+    """Lambda retries a failed asynchronous invocation twice and then drops the event; EventBridge drops one it
+    could not deliver once its retries run out. An incident's report or its reconciliation would be lost with no
+    trace: both ends go to one queue, which EventBridge may write to for these two rules only, and an alarm on it."""
+    queue = "ExecutionEndedDeadLetterQueue"
+    template = cfn()["Resources"]
+    assert template[queue]["Type"] == "AWS::SQS::Queue"
+    assert ref_name(template[function]["Properties"]["DeadLetterConfig"]["TargetArn"]) == queue
+    assert allows(role_statements(function_role(function)), "sqs:SendMessage", queue)
+    (target,) = template[f"{function}ExecutionEnded"]["Properties"]["Targets"]
+    assert ref_name(target["DeadLetterConfig"]["Arn"]) == queue
+    (policy,) = [p for p in resources("AWS::SQS::QueuePolicy").values() if queue in map(ref_name, p["Queues"])]
+    (grant,) = policy["PolicyDocument"]["Statement"]
+    assert grant["Principal"] == {"Service": "events.amazonaws.com"} and grant["Action"] == "sqs:SendMessage"
+    assert ref_name(grant["Resource"]) == queue
+    assert sorted(map(ref_name, grant["Condition"]["ArnEquals"]["aws:SourceArn"])) == [
+        "ReconcileFunctionExecutionEnded",
+        "ReportFunctionExecutionEnded",
+    ]
+    (alarm,) = [
+        a
+        for a in resources("AWS::CloudWatch::Alarm").values()
+        if a.get("Namespace") == "AWS/SQS" and queue in str(a.get("Dimensions"))
+    ]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible" and alarm["Threshold"] == 1
+    assert [ref_name(a) for a in alarm["AlarmActions"]] == ["OperatorTopic"]
