@@ -14,19 +14,112 @@ imports one by path.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Literal
 
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.types import INVALID_REQUEST, PARSE_ERROR
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SERVERS_DIR = Path(__file__).resolve().parent.parent / "mcp"
 SERVER_NAMES = ("diagnostics", "remediation")
+# A tool call is a few levels deep; anything much deeper is no request of ours and only costs the parser.
+MAX_JSON_DEPTH = 32
+
+
+def _rpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status, headers=headers
+    )
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a parsed JSON value (iterative: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+class JsonRpcGate:
+    """In front of the MCP endpoint (behind its auth), what the SDK would answer with a 500 and a traceback, or
+    never answer, gets a JSON-RPC error at once:
+
+    * a body Python's parser refuses for other reasons than syntax (nested past the recursion limit, an integer
+      of more than 4300 digits, bytes that are not UTF-8), or nested deeper than :data:`MAX_JSON_DEPTH`: 400,
+      Parse error (a syntax error is left to the SDK, which answers it so);
+    * ``GET`` (a stream for server-initiated messages) and ``DELETE`` (ending a session): a stateless JSON server
+      has neither, and the SDK held a GET open forever. 405, as the streamable HTTP transport specifies.
+    """
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("GET", "DELETE", "POST"):
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            refusal = "this stateless server offers no event stream and no session: POST JSON-RPC messages"
+            await _rpc_error(405, INVALID_REQUEST, refusal, {"Allow": "POST"})(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        problem = None
+        try:
+            if _depth(json.loads(body)) > MAX_JSON_DEPTH:
+                problem = f"nested deeper than {MAX_JSON_DEPTH} levels"
+        except json.JSONDecodeError:
+            pass  # a syntax error: the SDK's own Parse error
+        except RecursionError:
+            problem = "nested too deeply to parse"
+        except ValueError as exc:  # an integer past Python's 4300 digits, bytes that are not UTF-8
+            problem = str(exc).split(";")[0]
+        if problem is not None:
+            await _rpc_error(400, PARSE_ERROR, f"Parse error: {problem}")(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+class ProjectMCP(FastMCP):
+    """FastMCP whose streamable HTTP endpoint sits behind :class:`JsonRpcGate`."""
+
+    def streamable_http_app(self) -> Starlette:
+        app = super().streamable_http_app()
+        for route in app.routes:
+            if getattr(route, "path", None) == self.settings.streamable_http_path:
+                # Inside RequireAuthMiddleware when there is one: a caller without the key still gets 401 first.
+                holder = route.app if isinstance(route.app, RequireAuthMiddleware) else route
+                # The SDK's body limit first: the gate reads the whole body before the SDK would.
+                holder.app = RequestBodyLimitMiddleware(JsonRpcGate(holder.app), self.settings.max_request_body_size)
+        return app
 
 
 def create_server(
@@ -53,7 +146,7 @@ def create_server(
                 issuer_url=public_url or f"http://{host}", resource_server_url=None, required_scopes=[]
             ),
         }
-    mcp = FastMCP(
+    mcp = ProjectMCP(
         name,
         instructions=instructions,
         host=host,

@@ -120,6 +120,43 @@ def test_adapter_refuses_an_event_without_the_iam_identity(iam_handler):
     assert iam_handler(forged, None)["statusCode"] == 403
 
 
+def shaped(method: str, body: str = "") -> dict:
+    """The signed list-tools event with another method or body (the IAM identity is Lambda's, not the body's)."""
+    changed = event("diagnostics-mcp-list-tools.json")
+    changed["requestContext"]["http"]["method"] = method
+    changed["body"], changed["isBase64Encoded"] = body, False
+    return changed
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":' + "[" * 100_000 + "]" * 100_000 + "}", "nested"),
+        ('{"jsonrpc":"2.0","id":' + "9" * 5000 + ',"method":"tools/list"}', "integer"),
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"a":' + "[" * 40 + "]" * 40 + "}}", "nested"),
+        ('{"jsonrpc":"2.0","id":1,"method":"tools/list"', "Parse error"),  # the SDK's own answer, unchanged
+    ],
+)
+def test_a_body_no_parser_should_take_is_a_parse_error_not_a_500(iam_handler, body, says, caplog):
+    """Defect: a deeply nested or huge-number body got a 500 and a traceback in the server's log."""
+    response = iam_handler(shaped("POST", body), None)
+    assert response["statusCode"] == 400, response
+    error = json.loads(response["body"])["error"]
+    assert error["code"] == -32700 and says in error["message"], error
+    assert "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_a_stream_or_session_request_is_refused_at_once(iam_handler, method):
+    """Defect: GET /mcp opened an event stream a stateless server never writes to: the invocation hung until the
+    adapter gave up (55 s) and failed. Stateless JSON has no stream to offer and no session to end: 405."""
+    started = time.monotonic()
+    response = iam_handler(shaped(method), None)
+    assert response["statusCode"] == 405 and response["headers"]["allow"] == "POST", response
+    assert json.loads(response["body"])["error"]["code"] == -32600
+    assert time.monotonic() - started < 5
+
+
 def test_remediation_event_lists_its_tools(monkeypatch):
     monkeypatch.setenv("MCP_AUTH", "iam")
     monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")

@@ -66,6 +66,19 @@ def test_missing_or_wrong_token_is_401(clients, token):
     assert "data-processor" not in response.text
 
 
+@pytest.mark.parametrize("token, status", [(None, 401), (KEY, 405)])
+def test_a_stream_request_is_refused_at_once_and_only_after_the_key(clients, token, status):
+    """Self-hosted too: GET /mcp is 405 at once (it hung), and a caller without the key learns only 401."""
+    headers = {"Accept": "text/event-stream", **({"Authorization": f"Bearer {token}"} if token else {})}
+
+    async def go():
+        async with asgi_client(build(clients)) as client:
+            with anyio.fail_after(5):
+                return await client.get("/mcp", headers=headers)
+
+    assert anyio.run(go).status_code == status
+
+
 def test_tools_are_listed_with_input_and_output_schemas(clients):
     async def go():
         async with asgi_client(build(clients)) as client, mcp_session(URL, KEY, http_client=client) as session:
