@@ -25,6 +25,10 @@ FUNCTION_ARN_RE = (
 LAMBDA_NAME_PATTERN = rf"^(?:{FUNCTION_NAME_RE}|{FUNCTION_ARN_RE})$"
 
 
+class InvalidFunctionNameError(ValueError):
+    """A function name or ARN Lambda would refuse: refused here, before any AWS call."""
+
+
 def function_name_of(name_or_arn: str) -> str:
     """The bare function name of a name or ARN.
 
@@ -33,7 +37,7 @@ def function_name_of(name_or_arn: str) -> str:
     """
     # fullmatch: "$" in a pattern also matches before a trailing newline; no control character gets through.
     if not isinstance(name_or_arn, str) or not re.fullmatch(LAMBDA_NAME_PATTERN, name_or_arn):
-        raise ValueError(
+        raise InvalidFunctionNameError(
             f"not a Lambda function name or ARN: {name_or_arn!r} (expected 1-64 of A-Z a-z 0-9 _ -, "
             "or arn:aws:lambda:REGION:ACCOUNT:function:NAME)"
         )

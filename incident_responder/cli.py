@@ -98,7 +98,13 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from incident_responder.investigation import run_investigation
     from incident_responder.store import RecordStore
 
-    text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_text()
+    try:
+        text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        print(
+            f"responder investigate: {args.alert}: not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr
+        )
+        return 2
     try:
         incident = parse_alert(text)
         result, _ = run_investigation(
@@ -455,11 +461,14 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
     import botocore.exceptions as boto
     import httpx
 
+    from incident_responder.account_state import InvalidFunctionNameError
     from incident_responder.agent import errors as agent_errors
     from incident_responder.approval import ApprovalError
 
     if isinstance(exc, ApprovalError):  # refusals of a decision: the message says why
         return str(exc), 1
+    if isinstance(exc, InvalidFunctionNameError):
+        return str(exc), 2
     lab_hint = "is the lab running (responder lab up), and are its printed export lines set in this shell?"
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in LAB_EXTRA_MODULES:
         return (

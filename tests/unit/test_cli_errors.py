@@ -92,6 +92,13 @@ def test_investigate_a_missing_file(no_aws, capsys, tmp_path):
     assert code == 2 and f"{missing}: No such file or directory" in one_line(code, err)
 
 
+def test_investigate_a_file_that_is_not_utf8(no_aws, capsys, tmp_path):
+    alert = tmp_path / "alert.json"
+    alert.write_bytes(b'{"function_name": "caf\xe9"}')
+    code, _, err = run_main(capsys, ["investigate", str(alert)])
+    assert code == 2 and f"{alert}: not UTF-8 text (invalid continuation byte at byte 22)" in one_line(code, err)
+
+
 def test_an_unexpected_error_is_not_hidden(monkeypatch):
     def broken(args):
         raise ZeroDivisionError("a bug")
@@ -120,3 +127,20 @@ def test_the_lab_modules_named_are_the_lab_extra():
     distributions = {req.split("[")[0].split("=")[0].split(">")[0].strip().lower() for req in extra}
     provided = {dist.lower() for module in cli.LAB_EXTRA_MODULES for dist in packages_distributions().get(module, [])}
     assert provided == distributions
+
+
+@pytest.mark.parametrize("name", ["../../x", "a b", "x" * 65, "data-processor\n"])
+def test_onboard_a_name_lambda_would_refuse(no_aws, monkeypatch, capsys, name):
+    """Defect: `responder onboard ../../x` ended in a traceback; the name is refused before any AWS call."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    code, _, err = run_main(capsys, ["onboard", name])
+    line = one_line(code, err)
+    assert line.startswith("responder onboard: not a Lambda function name or ARN") and code == 2
+
+
+def test_eval_a_scenario_file_that_is_not_utf8(no_aws, capsys, tmp_path):
+    """Defect: a scenario file that is not UTF-8 ended `responder eval` in a UnicodeDecodeError traceback."""
+    (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9\nfaults: [{kind: timeout, seconds: 1}]\n".encode("latin-1"))
+    code, _, err = run_main(capsys, ["eval", str(tmp_path)])
+    line = one_line(code, err)
+    assert "latin1.yaml: not UTF-8 text" in line and "byte 9" in line, line

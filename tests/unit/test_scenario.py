@@ -118,3 +118,10 @@ def test_who_approves_decides_the_expected_end(tmp_path, lifecycle, approver, ex
         update={"expect": load_scenario(path).expect.model_copy(update={"status": "PROPOSAL_READY"})}
     )
     assert expected_status(nothing, approver) == "PROPOSAL_READY"  # nothing automatable: no approval asked
+
+
+def test_a_file_that_is_not_utf8_names_the_byte(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(b"name: t\nfaults: []\n# \xff\xfe\n")
+    with pytest.raises(ScenarioError, match=r"bad.yaml: not UTF-8 text \(invalid start byte at byte 21\)"):
+        load_scenario(bad)
