@@ -293,9 +293,11 @@ class LabPipeline:
             route.close()
             restore_environment(saved)
 
-    def refresh(self, model: str = "offline") -> None:
+    def refresh(self, model: str = "offline", parameters: dict[str, str] | None = None) -> None:
         """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
-        the sample workloads (table names are stable in the lab, so the servers stay valid)."""
+        the sample workloads (table names are stable in the lab, so the servers stay valid). ``parameters``
+        change the stack's from now on (e.g. ``RemediationMode``)."""
+        self.stack_parameters = {**self.stack_parameters, **(parameters or {})}
         self.dispatcher.retire(self.stack.functions.values())
         self.lab.reset()
         self.stack = deploy_stack(
