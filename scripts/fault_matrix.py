@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -603,9 +602,7 @@ def function_config(p, function: str = "data-processor") -> dict[str, Any]:
 
 def end_row(row: Row, record: Any) -> None:
     row.status, row.category = record.status, record.error_category or "-"
-    detected, ended = record.timings.get("detected_at"), record.timings.get("ended_at")
-    if detected and ended:
-        row.seconds = (datetime.fromisoformat(ended) - datetime.fromisoformat(detected)).total_seconds()
+    row.seconds = seconds_to_end([record.timings])
 
 
 def overlapping_incidents(p) -> Row:
@@ -672,31 +669,30 @@ def poisoned_baseline(p) -> Row:
 def recurrence_after_the_end(p) -> Row:
     """The same alarm firing again seconds after its incident ended REMEDIATED starts a new incident."""
     from incident_responder.lab.scenario import load_scenario
-    from incident_responder.lifecycle import get_incident_state
 
     row = Row(13, "recurrence seconds after REMEDIATED")
     scenario = load_scenario(REPO / "scenarios" / "timeout-too-low.yaml")
     alerts = burst(p, scenario)  # the alarm fires: SNS -> ingest -> the closed loop, every approval automatic
     settle(p)
-    (first,) = [SimpleNamespace(incident_id=i, status=s.get("status")) for i, s in incidents(p).items()]
+    ((first_id, first),) = incidents(p).items()
     p.inject(scenario)  # the fault is back and the same alarm fires again, seconds later
     alarm = json.loads(alerts[0])
     publish(p, [json.dumps({**alarm, "StateChangeTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000+0000")})])
     ends = settle(p)
     records = incidents(p)
-    second = [i for i in records if i != first.incident_id]
-    state = get_incident_state(p.clients, second[0]) if second else {}
+    second = [i for i in records if i != first_id]
+    state = records[second[0]] if second else {}
     groups = p.clients.get("dynamodb").scan(TableName=p.stack.physical["IncidentStateTable"])["Items"]
     (group,) = [g for g in groups if g["incident_id"]["S"].startswith("group#data-processor#")]
     recurrence_of = group.get("recurrence_of", {}).get("S")
-    row.status = f"{first.status}, then {state.get('status', '-')}"
+    row.status = f"{first.get('status')}, then {state.get('status', '-')}"
     row.seconds = seconds_to_end([s for s in records.values() if s.get("ended_at")])
-    row.expect(first.status == "REMEDIATED", f"first: {first.status}")
-    row.expect(len(second) == 1 and recurrence_of == first.incident_id, f"second: {second}, of {recurrence_of}")
+    row.expect(first.get("status") == "REMEDIATED", f"first: {first.get('status')}")
+    row.expect(len(second) == 1 and recurrence_of == first_id, f"second: {second}, of {recurrence_of}")
     row.expect(state.get("status") == "REMEDIATED", f"second ended {state.get('status')}")
     row.expect(function_config(p)["Timeout"] != 1, "the function is left broken")
     row.note = (
-        f"{first.incident_id} REMEDIATED; the fault re-injected and the alarm fired again: {', '.join(second)} "
+        f"{first_id} REMEDIATED; the fault re-injected and the alarm fired again: {', '.join(second)} "
         f"started and took the alarm's group over (recurrence_of {recurrence_of}); executions {sorted(ends.values())}. Before the fix the alert joined the ended incident: nothing started."
     )
     return row
@@ -709,8 +705,7 @@ def edited_reject_link(p) -> Row:
     from incident_responder.lab import approver
     from incident_responder.lab.scenario import load_scenario
 
-    row = Row(14, "reject link edited to approve")
-    p.refresh(parameters={"AutoApprove": "none"})  # a person decides
+    row = Row(14, "reject link edited to approve")  # deployed with AutoApprove=none: a person decides
     scenario = load_scenario(REPO / "scenarios" / "timeout-too-low.yaml")
     # The lab's person does nothing more than the edit: the approval expires.
     scenario = scenario.model_copy(update={"lifecycle": scenario.lifecycle.model_copy(update={"approval": "none"})})
@@ -740,7 +735,6 @@ def edited_reject_link(p) -> Row:
         f"The edited link: page {seen.get('page')}, post {seen.get('post')}. Nobody decided: the approval expired "
         f"(ApprovalTimeoutMinutes 0.1 in the lab); Timeout still {timeout} s."
     )
-    p.stack_parameters["AutoApprove"] = "low"  # the next case's refresh: automatic again
     return row
 
 
@@ -862,11 +856,12 @@ def main() -> int:
             (14, edited_reject_link),
             (15, other_account_arn),
         ]
+        # Stack parameters a case changes, from its refresh on: the closed loop with every approval automatic from
+        # case 11, a person deciding in case 14 only.
+        redeploy = {11: CLOSED_LOOP, 14: {"AutoApprove": "none"}, 15: {"AutoApprove": "low"}}
         for i, (number, case) in enumerate(cases):
-            if number == 11:
-                p.refresh(parameters=CLOSED_LOOP)  # from here on the closed loop, every approval automatic
-            elif i:
-                p.refresh()
+            if i:
+                p.refresh(parameters=redeploy.get(number))
             began = time.monotonic()
             try:
                 row = case(p)

@@ -69,6 +69,22 @@ def drain_dead_letters(pipeline) -> list[dict]:
     return letters
 
 
+def ingest(pipeline, fired_at: str = "2026-11-23T04:00:00Z", error_type: str = "TimeoutError"):
+    """A project alert for data-processor through the deployed ingest's logic, as the stack configures it."""
+    from incident_responder.ingest import ingest_alert
+
+    alert = {"function_name": "data-processor", "detected_at": fired_at, "error_type": error_type}
+    tables = pipeline.stack.physical
+    return ingest_alert(
+        pipeline.clients,
+        json.dumps(alert),
+        state_machine_arn=pipeline.state_machine_arn,
+        state_table=tables["IncidentStateTable"],
+        baseline_table=tables["BaselineTable"],
+        window_seconds=1800,
+    )
+
+
 def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsys):
     sqs, sns = pipeline.clients.get("sqs"), pipeline.clients.get("sns")
     inbox = sqs.create_queue(QueueName="proposal-inbox")["QueueUrl"]
@@ -184,20 +200,8 @@ def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exis
     count every copy as started. The conditional claim on the group decides which one did."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from incident_responder.ingest import ingest_alert
-
-    alert = json.dumps({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "error_type": "E"})
-    tables = pipeline.stack.physical
-
     def deliver(_):
-        return ingest_alert(
-            pipeline.clients,
-            alert,
-            state_machine_arn=pipeline.state_machine_arn,
-            state_table=tables["IncidentStateTable"],
-            baseline_table=tables["BaselineTable"],
-            window_seconds=1800,
-        )
+        return ingest(pipeline, error_type="E")
 
     with ThreadPoolExecutor(10) as pool:
         outcomes = list(pool.map(deliver, range(10)))
@@ -440,20 +444,10 @@ def described(pipeline) -> list[dict]:
 
 def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(pipeline):
     """Defect: within the grouping window a recurrence was attached to the ended incident: nothing started."""
-    from incident_responder.ingest import ingest_alert
-
     tables = pipeline.stack.physical
 
     def deliver(fired_at):
-        alert = {"function_name": "data-processor", "detected_at": fired_at, "error_type": "TimeoutError"}
-        return ingest_alert(
-            pipeline.clients,
-            json.dumps(alert),
-            state_machine_arn=pipeline.state_machine_arn,
-            state_table=tables["IncidentStateTable"],
-            baseline_table=tables["BaselineTable"],
-            window_seconds=1800,
-        )
+        return ingest(pipeline, fired_at)
 
     def ends(incident_id, status):  # as the state machine records the end it reached
         pipeline.clients.get("dynamodb").update_item(
@@ -486,28 +480,13 @@ def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(p
 def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of_the_incident(pipeline):
     """Defect: S3 answering 500 for a few seconds (past botocore's own attempts) inside the investigate
     function ended the incident ERROR. The handler now raises AwsTransientError, which the state machine retries."""
-    from incident_responder.ingest import ingest_alert
     from incident_responder.lab.engine import instant_retries
 
-    tables = pipeline.stack.physical
     pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
     pipeline.lab.fail_requests("PutObject", service="s3", code="InternalError", status=500, times=4)
     try:
         with instant_retries() as delays:
-            started = ingest_alert(
-                pipeline.clients,
-                json.dumps(
-                    {
-                        "function_name": "data-processor",
-                        "detected_at": "2026-11-23T04:00:00Z",
-                        "error_type": "TimeoutError",
-                    }
-                ),
-                state_machine_arn=pipeline.state_machine_arn,
-                state_table=tables["IncidentStateTable"],
-                baseline_table=tables["BaselineTable"],
-                window_seconds=1800,
-            )
+            started = ingest(pipeline)
             assert started.outcome == "started", started
             arn = started.execution_arn
             execution = pipeline.follow(arn)
