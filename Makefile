@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -52,7 +52,7 @@ demo: $(STAMP)
 	$(BIN)/responder demo
 
 # Four workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
-# the corpus run in three and starts the longest first): much of the suite waits on subprocesses and on the
+# the corpus run in four and starts the longest first): much of the suite waits on subprocesses and on the
 # lab's clocks (sam build, lab servers, settle waits), so more workers than cores keep both busy
 # (fresh clone, 2 cores: pytest 356 s with four, 361-371 s with three).
 test:
@@ -105,6 +105,8 @@ bench-logs: $(STAMP)
 
 bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py
+
+catalogue: $(STAMP) ; $(BIN)/python scripts/catalogue.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .uv build .aws-sam *.egg-info .pytest_cache .ruff_cache out

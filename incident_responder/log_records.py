@@ -19,10 +19,12 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.fields import FieldInfo
+
+from incident_responder.failure_catalogue import signature_categories
 
 Origin = Literal["application", "aws_service", "platform"]
 Category = Literal[
@@ -35,76 +37,20 @@ Category = Literal[
     "out_of_memory",
     "runtime_exit",
     "service_error",  # any other error code a service returned
+    "storage",  # ran out of /tmp (ephemeral storage)
 ]
 Runtime = Literal["python", "nodejs"]
 
+# The three tables below come from the failure catalogue (incident_responder/failure_catalogue.py): the
+# strings AWS prints for each failure, checked against AWS's documentation (docs/failure-catalogue.md).
 # Error codes AWS services return, by meaning. Both SDKs name the error after the code: botocore as
 # "An error occurred (<code>) when calling the <operation> operation", the JavaScript SDK as the
 # error's name (the runtime's errorType).
-AWS_ERROR_CATEGORIES: dict[str, Category] = {
-    **dict.fromkeys(
-        (
-            "AccessDenied",
-            "AccessDeniedException",
-            "UnauthorizedOperation",
-            "UnauthorizedException",
-            "AuthorizationError",
-            "AuthorizationErrorException",
-            "NotAuthorized",
-        ),
-        "access_denied",
-    ),
-    **dict.fromkeys(
-        (
-            "ProvisionedThroughputExceededException",
-            "ThrottlingException",
-            "Throttling",
-            "ThrottledException",
-            "TooManyRequestsException",
-            "RequestLimitExceeded",
-            "RequestThrottled",
-            "RequestThrottledException",
-            "SlowDown",
-            "TransactionConflictException",
-        ),
-        "throttled",
-    ),
-    **dict.fromkeys(
-        (
-            "KMSDisabledException",
-            "KMSAccessDeniedException",
-            "KMSInvalidStateException",
-            "KMSNotFoundException",
-            "KMSThrottlingException",
-            "DisabledException",
-            "KeyUnavailableException",
-        ),
-        "kms",
-    ),
-}
+AWS_ERROR_CATEGORIES: dict[str, Category] = cast(dict[str, Category], signature_categories("error_code"))
 # Connection failures the SDKs (and the Node.js network stack under them) report before any service answers.
-NETWORK_ERRORS = {
-    "ConnectTimeoutError",
-    "ConnectTimeout",
-    "ConnectionError",
-    "EndpointConnectionError",
-    "ConnectionClosedError",
-    "ReadTimeoutError",
-    "TimeoutError",
-    "ETIMEDOUT",
-    "ECONNREFUSED",
-    "ECONNRESET",
-    "EHOSTUNREACH",
-    "ENETUNREACH",
-    "EAI_AGAIN",
-    "ENOTFOUND",
-}
+NETWORK_ERRORS = {text for text, category in signature_categories("network_error").items() if category == "network"}
 # Errors the Lambda platform reports for an invocation it ended.
-PLATFORM_ERRORS: dict[str, Category] = {
-    "Sandbox.Timedout": "timeout",
-    "Runtime.OutOfMemory": "out_of_memory",
-    "Runtime.ExitError": "runtime_exit",
-}
+PLATFORM_ERRORS: dict[str, Category] = cast(dict[str, Category], signature_categories("platform_error"))
 # The Node.js runtime's labels for an error that ended an invocation (or its initialisation).
 NODE_UNHANDLED_LABELS = {"Invoke Error", "Uncaught Exception", "Unhandled Promise Rejection"}
 ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL"}
@@ -172,6 +118,10 @@ class ReportRecord:
 LogRecord = ErrorRecord | StartRecord | EndRecord | ReportRecord
 
 
+# What Python's OSError says when a write finds the file system full (errno 28, ENOSPC).
+NO_SPACE = "[Errno 28] No space left on device"
+
+
 # -- classification of an error type ---------------------------------------------------------------
 def aws_error_category(error_type: str | None) -> Category | None:
     """What an AWS error code (or an SDK's connection error) means; None when it is not one."""
@@ -222,6 +172,8 @@ def _python_error(type_name: str, message: str, *, handled: bool, request_id: st
         return ErrorRecord(short, message, "aws_service", category, "python", handled, request_id=request_id)
     if type_name.startswith("botocore.") or type_name.startswith("boto3."):
         return ErrorRecord(short, message, "aws_service", "service_error", "python", handled, request_id=request_id)
+    if type_name == "OSError" and message.startswith(NO_SPACE):  # ENOSPC: /tmp (ephemeral storage) is full
+        return ErrorRecord(type_name, message, "application", "storage", "python", handled, request_id=request_id)
     return ErrorRecord(type_name, message, "application", "exception", "python", handled, request_id=request_id)
 
 
