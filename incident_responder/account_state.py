@@ -7,6 +7,8 @@ the AWS APIs so that a restore can hand them back unchanged.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any
 
@@ -99,6 +101,11 @@ class KmsKeyState(BaseModel):
     key_arn: str
     key_state: str | None = Field(default=None, description="KMS KeyState: Enabled, Disabled, PendingDeletion, ...")
     used_for: str = Field(default="environment", description="what the function uses the key for")
+    role_may_decrypt: bool | None = Field(
+        default=None,
+        description="whether the key policy (directly, or through the account and the role's own policies) lets "
+        "the execution role decrypt with it; None: the key policy could not be read",
+    )
 
 
 class EventSourceMappingState(BaseModel):
@@ -108,6 +115,21 @@ class EventSourceMappingState(BaseModel):
     event_source_arn: str
     state: str | None = Field(default=None, description="Enabled, Disabled (or Enabling, Disabling, Updating, ...)")
     batch_size: int | None = None
+    queue_visibility_timeout: int | None = Field(
+        default=None, description="an SQS source's VisibilityTimeout in seconds (None for other sources)"
+    )
+    dead_letter_queue_arn: str | None = Field(
+        default=None, description="where an SQS source sends what failed maxReceiveCount times (its RedrivePolicy)"
+    )
+
+
+class SecretState(BaseModel):
+    """A Secrets Manager secret the function's environment names (by ARN)."""
+
+    secret_arn: str
+    variable: str = Field(description="the environment variable whose value names it")
+    exists: bool = True
+    deleted_date: str | None = Field(default=None, description="set while the secret is scheduled for deletion")
 
 
 class FunctionConfiguration(BaseModel):
@@ -123,6 +145,12 @@ class FunctionConfiguration(BaseModel):
     aliases: list[AliasState] = Field(default_factory=list)
     kms_keys: list[KmsKeyState] = Field(default_factory=list)
     event_source_mappings: list[EventSourceMappingState] = Field(default_factory=list)
+    environment: dict[str, str] = Field(
+        default_factory=dict,
+        description="environment variable names with a digest of each value (never the value itself)",
+    )
+    ephemeral_storage: int | None = Field(default=None, description="the /tmp size in MB (EphemeralStorage.Size)")
+    secrets: list[SecretState] = Field(default_factory=list)
 
 
 def read_role(clients: AwsClients, role_arn: str) -> RoleState:
@@ -222,13 +250,83 @@ def read_aliases(clients: AwsClients, function_name: str) -> list[AliasState]:
     return sorted(aliases, key=lambda a: a.name)
 
 
-def read_kms_keys(clients: AwsClients, config: dict[str, Any]) -> list[KmsKeyState]:
-    """The customer-managed key encrypting the function's environment, with its state (none: AWS-owned key)."""
+def read_kms_keys(clients: AwsClients, config: dict[str, Any], role: RoleState | None = None) -> list[KmsKeyState]:
+    """The customer-managed key encrypting the function's environment, with its state (none: AWS-owned key)
+    and, given the role, whether the role may decrypt with it."""
     arn = config.get("KMSKeyArn")
     if not arn:
         return []
-    metadata = clients.get("kms").describe_key(KeyId=arn)["KeyMetadata"]
-    return [KmsKeyState(key_arn=metadata.get("Arn", arn), key_state=metadata.get("KeyState"))]
+    kms = clients.get("kms")
+    metadata = kms.describe_key(KeyId=arn)["KeyMetadata"]
+    may_decrypt = None
+    if role is not None:
+        from botocore.exceptions import ClientError
+
+        try:
+            policy = json.loads(kms.get_key_policy(KeyId=metadata.get("KeyId", arn), PolicyName="default")["Policy"])
+        except (ClientError, ValueError):
+            policy = None
+        if policy is not None:
+            may_decrypt = key_policy_lets_role_decrypt(
+                policy, metadata.get("Arn", arn), role, managed_policy_documents_or_empty(clients, role)
+            )
+    return [
+        KmsKeyState(key_arn=metadata.get("Arn", arn), key_state=metadata.get("KeyState"), role_may_decrypt=may_decrypt)
+    ]
+
+
+def managed_policy_documents_or_empty(clients: AwsClients, role: RoleState) -> list[dict[str, Any]]:
+    """The role's inline documents and the attached managed ones that can be read."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    documents = list(role.inline_policies.values())
+    for arn in role.attached_policy_arns:
+        try:
+            documents.extend(managed_policy_documents(clients, [arn]).values())
+        except (ClientError, BotoCoreError):
+            continue
+    return [json.loads(d) if isinstance(d, str) else d for d in documents]
+
+
+def _principals(statement: dict[str, Any]) -> list[str]:
+    principal = statement.get("Principal")
+    if principal == "*":
+        return ["*"]
+    if isinstance(principal, dict):
+        value = principal.get("AWS", [])
+        return [value] if isinstance(value, str) else list(value)
+    return []
+
+
+def key_policy_lets_role_decrypt(
+    policy: dict[str, Any], key_arn: str, role: RoleState, role_documents: list[dict[str, Any]]
+) -> bool:
+    """Whether ``kms:Decrypt`` on the key is allowed for the role, as KMS decides it without conditions: an
+    explicit deny (key policy or the role's) refuses; the key policy allows the role itself, or allows the
+    account (its root), which delegates to the role's own policies."""
+    from incident_responder.iam_policy import is_allowed, statement_applies, statements
+
+    account = key_arn.split(":")[4]
+    role_principals = {role.role_arn, "*"}
+    account_principals = {account, f"arn:aws:iam::{account}:root", f"arn:aws-cn:iam::{account}:root"}
+    to_role = to_account = False
+    for statement in statements(policy):
+        if not statement_applies({**statement, "Resource": "*"}, "kms:Decrypt", key_arn):
+            continue
+        principals = set(_principals(statement))
+        if statement.get("Effect") == "Deny" and principals & (role_principals | account_principals):
+            return False
+        if statement.get("Effect") == "Allow":
+            to_role = to_role or bool(principals & role_principals)
+            to_account = to_account or bool(principals & account_principals)
+    denied_by_role = any(
+        s.get("Effect") == "Deny" and statement_applies(s, "kms:Decrypt", key_arn)
+        for d in role_documents
+        for s in statements(d)
+    )
+    if denied_by_role:
+        return False
+    return to_role or (to_account and is_allowed(role_documents, "kms:Decrypt", key_arn))
 
 
 def read_event_source_mappings(clients: AwsClients, function_name: str) -> list[EventSourceMappingState]:
@@ -236,15 +334,97 @@ def read_event_source_mappings(clients: AwsClients, function_name: str) -> list[
     mappings = []
     for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=function_name):
         for esm in page["EventSourceMappings"]:
+            source = esm.get("EventSourceArn", "")
             mappings.append(
                 EventSourceMappingState(
                     uuid=esm["UUID"],
-                    event_source_arn=esm.get("EventSourceArn", ""),
+                    event_source_arn=source,
                     state=esm.get("State"),
                     batch_size=esm.get("BatchSize"),
+                    **_queue_settings(clients, source),
                 )
             )
     return sorted(mappings, key=lambda m: m.uuid)
+
+
+def queue_url_of(queue_arn: str) -> str:
+    """``arn:aws:sqs:REGION:ACCOUNT:NAME`` -> the queue URL SQS takes (the standard endpoint's form)."""
+    _, partition, _, region, account, name = queue_arn.split(":", 5)
+    suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
+    return f"https://sqs.{region}.{suffix}/{account}/{name}"
+
+
+def _queue_attributes(clients: AwsClients, source_arn: str) -> dict[str, str]:
+    if ":sqs:" not in source_arn:
+        return {}
+    from botocore.exceptions import ClientError
+
+    sqs = clients.get("sqs")
+    try:
+        url = sqs.get_queue_url(
+            QueueName=source_arn.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=source_arn.split(":")[4]
+        )
+        return sqs.get_queue_attributes(
+            QueueUrl=url["QueueUrl"], AttributeNames=["VisibilityTimeout", "RedrivePolicy"]
+        ).get("Attributes", {})
+    except ClientError:
+        return {}
+
+
+def _queue_settings(clients: AwsClients, source_arn: str) -> dict[str, Any]:
+    """An SQS source's VisibilityTimeout and dead-letter queue (None for other sources, or an unreadable queue)."""
+    attributes = _queue_attributes(clients, source_arn)
+    try:
+        redrive = json.loads(attributes.get("RedrivePolicy") or "{}")
+    except ValueError:
+        redrive = {}
+    visibility = attributes.get("VisibilityTimeout")
+    return {
+        "queue_visibility_timeout": int(visibility) if visibility is not None else None,
+        "dead_letter_queue_arn": redrive.get("deadLetterTargetArn") if isinstance(redrive, dict) else None,
+    }
+
+
+def read_queue_visibility_timeout(clients: AwsClients, source_arn: str) -> int | None:
+    """An SQS source's VisibilityTimeout (None for other sources, or a queue that cannot be read)."""
+    return _queue_settings(clients, source_arn)["queue_visibility_timeout"]
+
+
+SECRET_ARN_IN_TEXT = re.compile(r"^arn:aws[a-zA-Z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$")
+
+
+def value_digest(value: str) -> str:
+    """What the baseline keeps of an environment value: enough to tell it changed, never the value."""
+    return "sha256:" + hashlib.sha256(value.encode()).hexdigest()[:16]
+
+
+def read_secrets(clients: AwsClients, variables: dict[str, str]) -> list[SecretState]:
+    """The Secrets Manager secrets the environment names by ARN, with whether they exist and any deletion date."""
+    from botocore.exceptions import ClientError
+
+    out = []
+    for name, value in sorted(variables.items()):
+        if not SECRET_ARN_IN_TEXT.match(value or ""):
+            continue
+        try:
+            described = clients.get("secretsmanager").describe_secret(SecretId=value)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("AccessDeniedException", "AccessDenied"):
+                continue  # not one the reader may see (the remediate role reads onboarded, tagged secrets only)
+            if code != "ResourceNotFoundException":
+                raise
+            out.append(SecretState(secret_arn=value, variable=name, exists=False))
+            continue
+        deleted = described.get("DeletedDate")
+        out.append(
+            SecretState(
+                secret_arn=described.get("ARN", value),
+                variable=name,
+                deleted_date=deleted.isoformat() if hasattr(deleted, "isoformat") else deleted,
+            )
+        )
+    return out
 
 
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
@@ -256,14 +436,19 @@ def read_function_configuration(clients: AwsClients, name_or_arn: str) -> Functi
 def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionConfiguration:
     """:class:`FunctionConfiguration` from a GetFunctionConfiguration response (role, concurrency and network read)."""
     name = config["FunctionName"]
+    role = read_role(clients, config["Role"])
+    variables = (config.get("Environment") or {}).get("Variables") or {}
     return FunctionConfiguration(
         function_name=name,
-        role=read_role(clients, config["Role"]),
+        role=role,
         reserved_concurrency=read_reserved_concurrency(clients, name),
         timeout=config["Timeout"],
         memory_size=config["MemorySize"],
         network=read_network(clients, config.get("VpcConfig")),
         aliases=read_aliases(clients, name),
-        kms_keys=read_kms_keys(clients, config),
+        kms_keys=read_kms_keys(clients, config, role),
         event_source_mappings=read_event_source_mappings(clients, name),
+        environment={k: value_digest(v) for k, v in sorted(variables.items())},
+        ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
+        secrets=read_secrets(clients, variables),
     )

@@ -18,7 +18,12 @@ from urllib.parse import unquote
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, Field
 
-from incident_responder.account_state import FunctionConfiguration, configuration_from, function_name_of
+from incident_responder.account_state import (
+    FunctionConfiguration,
+    configuration_from,
+    function_name_of,
+    queue_url_of,
+)
 from incident_responder.aws import AwsClients
 from incident_responder.baseline_vetting import NotRestorable, vet
 
@@ -91,7 +96,17 @@ def tag_onboarded(clients: AwsClients, function_arn: str, configuration: Functio
     mappings = [event_source_mapping_arn(function_arn, m.uuid) for m in configuration.event_source_mappings]
     for mapping in mappings:
         clients.get("lambda").tag_resource(Resource=mapping, Tags={ONBOARDED_TAG: "true"})
-    return [function_arn, configuration.role.role_arn, *network, *keys, *mappings]
+    # The queues its mappings read and the secrets its environment names: restore_queue_attributes and
+    # restore_secret reach only these.
+    queues = sorted(
+        {m.event_source_arn for m in configuration.event_source_mappings if m.queue_visibility_timeout is not None}
+    )
+    for queue in queues:
+        clients.get("sqs").tag_queue(QueueUrl=queue_url_of(queue), Tags={ONBOARDED_TAG: "true"})
+    secrets = [s.secret_arn for s in configuration.secrets if s.exists]
+    for secret in secrets:
+        clients.get("secretsmanager").tag_resource(SecretId=secret, Tags=[{"Key": ONBOARDED_TAG, "Value": "true"}])
+    return [function_arn, configuration.role.role_arn, *network, *keys, *mappings, *queues, *secrets]
 
 
 def event_source_mapping_arn(function_arn: str, uuid: str) -> str:
@@ -126,6 +141,20 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
             **(
                 {"event_sources": {"SS": sorted({m.event_source_arn for m in configuration.event_source_mappings})}}
                 if configuration.event_source_mappings
+                else {}
+            ),
+            # The dead-letter queues of those sources: an alarm on one is an alarm on this function's processing.
+            **(
+                {"dead_letter_queues": {"SS": dead_letter_queues}}
+                if (
+                    dead_letter_queues := sorted(
+                        {
+                            m.dead_letter_queue_arn
+                            for m in configuration.event_source_mappings
+                            if m.dead_letter_queue_arn
+                        }
+                    )
+                )
                 else {}
             ),
         },
@@ -196,7 +225,30 @@ def _comparable(configuration: FunctionConfiguration) -> dict[str, Any]:
     data["aliases"] = {a.pop("name"): a for a in data["aliases"]}
     data["kms_keys"] = {k.pop("key_arn"): k for k in data["kms_keys"]}
     data["event_source_mappings"] = {m.pop("uuid"): m for m in data["event_source_mappings"]}
+    data["secrets"] = {s.pop("secret_arn"): s for s in data["secrets"]}
     return data
+
+
+# Recorded only by baselines taken since they were added: an older baseline does not compare them.
+_LATER_FIELDS = ("environment", "ephemeral_storage", "secrets")
+_LATER_NESTED = {
+    "kms_keys": ("role_may_decrypt",),
+    "event_source_mappings": ("queue_visibility_timeout", "dead_letter_queue_arn"),
+}
+
+
+def _recorded(baseline: FunctionConfiguration, data: dict[str, Any], current: dict[str, Any]) -> None:
+    """Drop from both sides what the baseline did not record (fields added after it was taken)."""
+    for name in _LATER_FIELDS:
+        if name not in baseline.model_fields_set:
+            data.pop(name, None)
+            current.pop(name, None)
+    for group, names in _LATER_NESTED.items():
+        for key, item in data.get(group, {}).items():
+            for name in names:
+                if item.get(name) is None and isinstance(current.get(group, {}).get(key), dict):
+                    item.pop(name, None)
+                    current[group][key].pop(name, None)
 
 
 def _diff(baseline: Any, current: Any, path: str, out: list[Difference]) -> None:
@@ -226,7 +278,9 @@ def diff_configurations(baseline: FunctionConfiguration, current: FunctionConfig
     ['timeout']
     """
     out: list[Difference] = []
-    _diff(_comparable(baseline), _comparable(current), "", out)
+    before, now = _comparable(baseline), _comparable(current)
+    _recorded(baseline, before, now)
+    _diff(before, now, "", out)
     return out
 
 
@@ -246,6 +300,9 @@ _TRAIL_EVENTS = {
     "alias": ("UpdateAlias", "CreateAlias", "DeleteAlias"),
     "kms_key": ("DisableKey", "EnableKey", "ScheduleKeyDeletion", "CancelKeyDeletion"),
     "event_source_mapping": ("UpdateEventSourceMapping", "CreateEventSourceMapping", "DeleteEventSourceMapping"),
+    "key_policy": ("PutKeyPolicy", "CreateGrant", "RevokeGrant", "RetireGrant"),
+    "queue": ("SetQueueAttributes",),
+    "secret": ("DeleteSecret", "RestoreSecret", "UpdateSecret", "PutSecretValue"),
 }
 # At most this many LookupEvents calls per drift check (CloudTrail allows 2 a second per account and region).
 MAX_TRAIL_LOOKUPS = 6
@@ -287,8 +344,10 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "role", configuration.role.role_name if configuration else None
     if head == "reserved_concurrency":
         return "reserved_concurrency", None
-    if head in ("timeout", "memory_size"):
+    if head in ("timeout", "memory_size", "ephemeral_storage", "environment"):
         return "function", None
+    if head == "secrets":
+        return "secret", path[len("secrets.") :].rsplit(".", 1)[0] if len(parts) > 2 else None
     if head == "network":
         if len(parts) <= 3:  # in_vpc, vpc_id, or a group / subnet attached or detached: the function's VPC config
             return "function", None
@@ -298,9 +357,14 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "network_acl", subnets.get(parts[2])
     if head == "aliases":
         return "alias", None
+    if head == "kms_keys" and parts[-1] == "role_may_decrypt":
+        return "key_policy", path[len("kms_keys.") :].rsplit(".", 1)[0]
     if head == "kms_keys":
         key = path[len("kms_keys.") :].rsplit(".", 1)[0] if len(parts) > 2 else path[len("kms_keys.") :]
         return ("kms_key", key) if len(parts) > 2 else ("function", None)  # a whole key: the function's KMSKeyArn
+    if head == "event_source_mappings" and parts[-1] == "queue_visibility_timeout" and configuration:
+        sources = {m.uuid: m.event_source_arn for m in configuration.event_source_mappings}
+        return "queue", sources.get(parts[1])
     if head == "event_source_mappings":
         return "event_source_mapping", parts[1] if len(parts) > 1 else None
     return "other", None

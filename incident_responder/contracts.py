@@ -36,6 +36,14 @@ class FaultType(StrEnum):
     KMS_KEY_DISABLED = "kms_key_disabled"
     EVENT_SOURCE_DISABLED = "event_source_disabled"
     DEPENDENCY_THROTTLING = "dependency_throttling"
+    # From AWS's failure catalogue (docs/failure-catalogue.md).
+    CONFIGURATION_DRIFT = "configuration_drift"
+    DEPENDENCY_MISSING = "dependency_missing"
+    EVENT_SOURCE_MISCONFIGURED = "event_source_misconfigured"
+    STORAGE_EXHAUSTION = "storage_exhaustion"
+    KMS_ACCESS_DENIED = "kms_access_denied"
+    ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
+    RECURSIVE_LOOP = "recursive_loop"
     UNKNOWN = "unknown"
 
 
@@ -47,6 +55,8 @@ class ActionType(StrEnum):
     ROLLBACK_ALIAS = "rollback_alias"
     ENABLE_KMS_KEY = "enable_kms_key"
     ENABLE_EVENT_SOURCE_MAPPING = "enable_event_source_mapping"
+    RESTORE_SECRET = "restore_secret"
+    RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
 
 
 Severity = Literal["critical", "high", "medium", "low"]
@@ -195,12 +205,15 @@ class TokenUsage(Contract):
 FAULT_PRIORITY = [
     FaultType.PERMISSION_LOSS,
     FaultType.KMS_KEY_DISABLED,
+    FaultType.DEPENDENCY_MISSING,
     FaultType.THROTTLING,
     FaultType.EVENT_SOURCE_DISABLED,
+    FaultType.EVENT_SOURCE_MISCONFIGURED,
     FaultType.NETWORK_BLOCK,
     FaultType.DEPLOYMENT_REGRESSION,
     FaultType.TIMEOUT,
     FaultType.MEMORY_EXHAUSTION,
+    FaultType.STORAGE_EXHAUSTION,
 ]
 ACTION_FOR_FAULT = {
     FaultType.PERMISSION_LOSS: ActionType.RESTORE_IAM_POLICY,
@@ -211,9 +224,22 @@ ACTION_FOR_FAULT = {
     FaultType.DEPLOYMENT_REGRESSION: ActionType.ROLLBACK_ALIAS,
     FaultType.TIMEOUT: ActionType.UPDATE_FUNCTION_CONFIGURATION,
     FaultType.MEMORY_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
+    FaultType.DEPENDENCY_MISSING: ActionType.RESTORE_SECRET,
+    FaultType.EVENT_SOURCE_MISCONFIGURED: ActionType.RESTORE_QUEUE_ATTRIBUTES,
+    FaultType.STORAGE_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
 }
-# Faults no action of the responder can fix: the proposal names them for a person.
-UNRESOLVABLE_FAULTS = {FaultType.APPLICATION_ERROR, FaultType.DEPENDENCY_THROTTLING, FaultType.UNKNOWN}
+# Faults no action of the responder can fix: the proposal names them for a person. A removed environment
+# variable's value is not in the baseline (names and digests only); a key policy, another function's load,
+# and code that writes to its own trigger are a person's changes.
+UNRESOLVABLE_FAULTS = {
+    FaultType.APPLICATION_ERROR,
+    FaultType.DEPENDENCY_THROTTLING,
+    FaultType.CONFIGURATION_DRIFT,
+    FaultType.KMS_ACCESS_DENIED,
+    FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
+    FaultType.RECURSIVE_LOOP,
+    FaultType.UNKNOWN,
+}
 
 
 class RestoreIamPolicyParams(Contract):
@@ -266,17 +292,18 @@ class RestoreNetworkEgressParams(Contract):
 
 
 class UpdateFunctionConfigurationParams(Contract):
-    """UpdateFunctionConfiguration with the baseline Timeout and/or MemorySize."""
+    """UpdateFunctionConfiguration with the baseline Timeout, MemorySize and/or EphemeralStorage.Size."""
 
     model_config = ConfigDict(extra="forbid")
     function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     timeout: int | None = Field(default=None, ge=1, le=900)
     memory_size: int | None = Field(default=None, ge=128, le=10240)
+    ephemeral_storage: int | None = Field(default=None, ge=512, le=10240, description="/tmp size in MB")
 
     @model_validator(mode="after")
     def _something(self) -> UpdateFunctionConfigurationParams:
-        if self.timeout is None and self.memory_size is None:
-            raise ValueError("give timeout and/or memory_size")
+        if self.timeout is None and self.memory_size is None and self.ephemeral_storage is None:
+            raise ValueError("give timeout, memory_size and/or ephemeral_storage")
         return self
 
 
@@ -304,6 +331,25 @@ class EnableEventSourceMappingParams(Contract):
     uuid: str = Field(pattern=r"^[0-9a-fA-F-]{36}$")
 
 
+SECRET_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}$"
+QUEUE_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:sqs:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,80}(\.fifo)?$"
+
+
+class RestoreSecretParams(Contract):
+    """RestoreSecret: cancel the scheduled deletion of a secret the function's configuration names."""
+
+    model_config = ConfigDict(extra="forbid")
+    secret_arn: str = Field(pattern=SECRET_ARN_PATTERN)
+
+
+class RestoreQueueAttributesParams(Contract):
+    """SetQueueAttributes VisibilityTimeout back to the baseline's, on the queue the function's mapping reads."""
+
+    model_config = ConfigDict(extra="forbid")
+    queue_arn: str = Field(pattern=QUEUE_ARN_PATTERN)
+    visibility_timeout: int = Field(ge=0, le=43200, description="seconds, as the baseline recorded")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -312,6 +358,8 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.ROLLBACK_ALIAS: RollbackAliasParams,
     ActionType.ENABLE_KMS_KEY: EnableKmsKeyParams,
     ActionType.ENABLE_EVENT_SOURCE_MAPPING: EnableEventSourceMappingParams,
+    ActionType.RESTORE_SECRET: RestoreSecretParams,
+    ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
 }
 
 
@@ -413,6 +461,16 @@ class ProposedEnableEventSourceMapping(_ProposedAction):
     parameters: EnableEventSourceMappingParams
 
 
+class ProposedRestoreSecret(_ProposedAction):
+    action_type: Literal[ActionType.RESTORE_SECRET]
+    parameters: RestoreSecretParams
+
+
+class ProposedRestoreQueueAttributes(_ProposedAction):
+    action_type: Literal[ActionType.RESTORE_QUEUE_ATTRIBUTES]
+    parameters: RestoreQueueAttributesParams
+
+
 ProposedAction = Annotated[
     ProposedRestoreIamPolicy
     | ProposedUpdateConcurrency
@@ -420,7 +478,9 @@ ProposedAction = Annotated[
     | ProposedUpdateFunctionConfiguration
     | ProposedRollbackAlias
     | ProposedEnableKmsKey
-    | ProposedEnableEventSourceMapping,
+    | ProposedEnableEventSourceMapping
+    | ProposedRestoreSecret
+    | ProposedRestoreQueueAttributes,
     Field(discriminator="action_type"),
 ]
 

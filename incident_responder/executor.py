@@ -11,9 +11,11 @@ anything (defence in depth: the account may have moved since the proposal).
 A retried task (Step Functions retries the Lambda) repeats nothing: a step already ``applied`` is
 skipped; a step ``recorded`` (its change may or may not have happened) is applied again, which every
 action here tolerates, and its prior state is never overwritten with the post-apply one. An alias, a
-key or an event source mapping already in the state the action wants is not written again; a mapping
-Lambda is still moving (Enabling, Disabling, Updating) is waited for, as Lambda refuses updates then,
-and is recorded as the state it is moving to.
+key, an event source mapping, a secret or a queue already in the state the action wants is not written
+again; a mapping Lambda is still moving (Enabling, Disabling, Updating) is waited for, as Lambda refuses
+updates then, and is recorded as the state it is moving to. A restored secret's undo schedules its
+deletion again (Secrets Manager has no other way back), with the recovery window recorded when
+DescribeSecret tells it and its minimum of 7 days otherwise; its ledger entry says which.
 
 :func:`apply` first takes the function's lease (:mod:`incident_responder.function_lease`): while another
 incident remediates the same function, it raises ``FunctionLeaseHeldError`` before writing anything, and
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
@@ -52,6 +54,8 @@ from incident_responder.contracts import (
     RemediationAction,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
     RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
@@ -197,8 +201,14 @@ class _Change:
     def apply(self, clients: AwsClients, p: Any) -> str:
         raise NotImplementedError
 
-    def restore(self, clients: AwsClients, p: Any, prior: dict[str, Any]) -> None:
+    def restore(self, clients: AwsClients, p: Any, prior: dict[str, Any]) -> str | None:
+        """Put ``prior`` back; may say how (the undo step's detail), else None."""
         raise NotImplementedError
+
+    def comparable(self, state: dict[str, Any]) -> dict[str, Any]:
+        """What of a captured state compare-and-swap compares (default: all of it). A capture may carry facts for
+        the record that an undo cannot reproduce exactly (a secret's deletion date)."""
+        return state
 
 
 class _IamPolicy(_Change):
@@ -278,10 +288,12 @@ class _Concurrency(_Change):
 
 
 class _FunctionConfiguration(_Change):
-    FIELDS = (("timeout", "Timeout"), ("memory_size", "MemorySize"))
+    # The ledger records EphemeralStorage as its size in MB; the API takes and returns {"Size": MB}.
+    FIELDS = (("timeout", "Timeout"), ("memory_size", "MemorySize"), ("ephemeral_storage", "EphemeralStorage"))
 
     def capture(self, clients: AwsClients, p: UpdateFunctionConfigurationParams) -> dict[str, Any]:
         config = clients.get("lambda").get_function_configuration(FunctionName=p.function_name)
+        config = {**config, "EphemeralStorage": (config.get("EphemeralStorage") or {}).get("Size", 512)}
         # Only what the action changes: a field it leaves alone is not its to put back.
         return {"function_name": p.function_name} | {
             api: config[api] for field, api in self.FIELDS if getattr(p, field) is not None
@@ -301,6 +313,8 @@ class _FunctionConfiguration(_Change):
         waiter = {"FunctionName": function_name, "WaiterConfig": {"Delay": 2, "MaxAttempts": 30}}
         # Lambda applies configuration asynchronously and refuses a change while another is pending.
         lam.get_waiter("function_updated").wait(**waiter)
+        if "EphemeralStorage" in changes:
+            changes = {**changes, "EphemeralStorage": {"Size": changes["EphemeralStorage"]}}
         lam.update_function_configuration(FunctionName=function_name, **changes)
         lam.get_waiter("function_updated").wait(**waiter)
 
@@ -494,6 +508,125 @@ class _EventSourceMapping(_Change):
         return f"{'enabled' if enabled else 'disabled'} event source mapping {p.uuid} of {p.function_name}"
 
 
+# Secrets Manager's bounds on RecoveryWindowInDays.
+SECRET_RECOVERY_DAYS = (7, 30)
+# How far apart LastChangedDate and DeletedDate may be from a whole number of days and still be read as the
+# DeleteSecret request and the window it gave (Secrets Manager stamps both from the one request).
+_WINDOW_TOLERANCE = timedelta(minutes=2)
+
+
+def _when(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            return _when(datetime.fromisoformat(value.replace("Z", "+00:00")))
+        except ValueError:
+            return None
+    return None
+
+
+def recovery_window_days(described: dict[str, Any]) -> int | None:
+    """The RecoveryWindowInDays a scheduled deletion was requested with, when DescribeSecret tells it: DeletedDate
+    (when it will be deleted) a whole number of days, within Secrets Manager's bounds, after LastChangedDate (the
+    DeleteSecret request). None when it cannot be told (the secret changed otherwise since, or is not scheduled).
+
+    >>> recovery_window_days({"DeletedDate": "2026-12-01T10:00:00Z", "LastChangedDate": "2026-11-21T10:00:00Z"})
+    10
+    >>> recovery_window_days({"DeletedDate": "2026-12-01T10:00:00Z", "LastChangedDate": "2026-11-01T08:00:00Z"})
+    """
+    deleted, changed = _when(described.get("DeletedDate")), _when(described.get("LastChangedDate"))
+    if deleted is None or changed is None or deleted <= changed:
+        return None
+    days = round((deleted - changed) / timedelta(days=1))
+    if not SECRET_RECOVERY_DAYS[0] <= days <= SECRET_RECOVERY_DAYS[1]:
+        return None
+    return days if abs(deleted - changed - timedelta(days=days)) <= _WINDOW_TOLERANCE else None
+
+
+class _Secret(_Change):
+    """RestoreSecret: cancel a scheduled deletion. Its undo schedules the deletion again (DeleteSecret), with the
+    recovery window it had when that can be told, else Secrets Manager's minimum of 7 days; the ledger's prior
+    state says which (``undo``). The new deletion date cannot be the recorded one: compare-and-swap compares
+    whether the secret exists and is scheduled for deletion, not when."""
+
+    COMPARED = ("secret_arn", "exists", "scheduled_for_deletion")
+
+    def capture(self, clients: AwsClients, p: RestoreSecretParams) -> dict[str, Any]:
+        try:
+            described = clients.get("secretsmanager").describe_secret(SecretId=p.secret_arn)
+        except ClientError as exc:
+            if _code(exc) != "ResourceNotFoundException":
+                raise
+            return {"secret_arn": p.secret_arn, "exists": False, "scheduled_for_deletion": False}
+        deleted = _when(described.get("DeletedDate"))
+        state: dict[str, Any] = {"secret_arn": p.secret_arn, "exists": True, "scheduled_for_deletion": bool(deleted)}
+        if deleted is not None:
+            window = recovery_window_days(described)
+            state |= {
+                "deletion_date": _iso(deleted),
+                "recovery_window_days": window,
+                "undo": (
+                    f"DeleteSecret RecoveryWindowInDays={window}: the window this deletion was scheduled with "
+                    "(DeletedDate - LastChangedDate)"
+                    if window is not None
+                    else f"DeleteSecret RecoveryWindowInDays={SECRET_RECOVERY_DAYS[0]} (Secrets Manager's minimum): the "
+                    f"window this deletion was scheduled with cannot be told from DescribeSecret, so the deletion is "
+                    f"scheduled {SECRET_RECOVERY_DAYS[0]} days after the undo, not on {_iso(deleted)}"
+                ),
+            }
+        return state
+
+    def comparable(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {k: state.get(k) for k in self.COMPARED}
+
+    def apply(self, clients: AwsClients, p: RestoreSecretParams) -> str:
+        state = self.capture(clients, p)
+        if state["exists"] and not state["scheduled_for_deletion"]:
+            return f"secret {p.secret_arn} is not scheduled for deletion (already restored)"
+        clients.get("secretsmanager").restore_secret(SecretId=p.secret_arn)
+        return f"cancelled the scheduled deletion of secret {p.secret_arn}"
+
+    def restore(self, clients: AwsClients, p: RestoreSecretParams, prior: dict[str, Any]) -> str | None:
+        live = self.capture(clients, p)
+        if not prior.get("scheduled_for_deletion") or live["scheduled_for_deletion"] or not live["exists"]:
+            return None  # nothing this undo can do; the read-back reports any difference
+        window = prior.get("recovery_window_days") or SECRET_RECOVERY_DAYS[0]
+        clients.get("secretsmanager").delete_secret(SecretId=p.secret_arn, RecoveryWindowInDays=window)
+        how = "its recorded window" if prior.get("recovery_window_days") else "the minimum: its window was not known"
+        return f"scheduled the deletion of secret {p.secret_arn} again, in {window} days ({how})"
+
+
+class _QueueVisibility(_Change):
+    """SetQueueAttributes VisibilityTimeout on the queue a mapping of the function reads."""
+
+    @staticmethod
+    def _url(clients: AwsClients, queue_arn: str) -> str:
+        parts = queue_arn.split(":")
+        return clients.get("sqs").get_queue_url(QueueName=parts[5], QueueOwnerAWSAccountId=parts[4])["QueueUrl"]
+
+    def capture(self, clients: AwsClients, p: RestoreQueueAttributesParams) -> dict[str, Any]:
+        sqs = clients.get("sqs")
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=self._url(clients, p.queue_arn), AttributeNames=["VisibilityTimeout"]
+        )["Attributes"]
+        return {"queue_arn": p.queue_arn, "visibility_timeout": int(attributes["VisibilityTimeout"])}
+
+    def apply(self, clients: AwsClients, p: RestoreQueueAttributesParams) -> str:
+        return self._set(clients, p, p.visibility_timeout)
+
+    def restore(self, clients: AwsClients, p: RestoreQueueAttributesParams, prior: dict[str, Any]) -> None:
+        self._set(clients, p, prior["visibility_timeout"])
+
+    def _set(self, clients: AwsClients, p: RestoreQueueAttributesParams, seconds: int) -> str:
+        if self.capture(clients, p)["visibility_timeout"] == seconds:
+            return f"the visibility timeout of {p.queue_arn} is already {seconds} s"
+        clients.get("sqs").set_queue_attributes(
+            QueueUrl=self._url(clients, p.queue_arn), Attributes={"VisibilityTimeout": str(seconds)}
+        )
+        return f"set the visibility timeout of {p.queue_arn} to {seconds} s"
+
+
 CHANGES: dict[ActionType, _Change] = {
     ActionType.RESTORE_IAM_POLICY: _IamPolicy(),
     ActionType.UPDATE_CONCURRENCY: _Concurrency(),
@@ -502,6 +635,8 @@ CHANGES: dict[ActionType, _Change] = {
     ActionType.ROLLBACK_ALIAS: _AliasVersion(),
     ActionType.ENABLE_KMS_KEY: _KmsKey(),
     ActionType.ENABLE_EVENT_SOURCE_MAPPING: _EventSourceMapping(),
+    ActionType.RESTORE_SECRET: _Secret(),
+    ActionType.RESTORE_QUEUE_ATTRIBUTES: _QueueVisibility(),
 }
 
 
@@ -688,7 +823,7 @@ def _note_failure(
 ) -> None:
     """A failed step changed nothing if the live state is still its prior; else it left something to undo."""
     after = _read_after(change, clients, params)
-    if after is not None and _canonical(after) == _canonical(entry.prior):
+    if after is not None and _canonical(change.comparable(after)) == _canonical(change.comparable(entry.prior)):
         ledger.mark(entry.execution_order, "failed", error=error)
     else:
         ledger.note_error(entry.execution_order, error, after)
@@ -831,29 +966,30 @@ def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoStep:
     change = CHANGES[action.action_type]
     params = action.typed_parameters()
     error = None
+    prior = change.comparable(entry.prior)
     try:
-        live = change.capture(clients, params)
-        if _canonical(live) == _canonical(entry.prior):
+        live = change.comparable(change.capture(clients, params))
+        if _canonical(live) == _canonical(prior):
             detail = "already in its recorded prior state"
         elif entry.after is None:
             detail = ""
             error = (
                 "cannot tell whether this incident changed it (its step did not finish), and it is no longer in "
-                f"its recorded prior state ({_differences(entry.prior, live)}): left as it is"
+                f"its recorded prior state ({_differences(prior, live)}): left as it is"
             )
-        elif _canonical(live) != _canonical(entry.after):
+        elif _canonical(live) != _canonical(after := change.comparable(entry.after)):
             detail = ""
             error = (
                 "changed since this incident set it, by someone else or another incident "
-                f"({_differences(entry.after, live)}): left as it is"
+                f"({_differences(after, live)}): left as it is"
             )
         else:
-            change.restore(clients, params, entry.prior)
-            live = change.capture(clients, params)
-            detail = "restored the recorded prior state"
-            if _canonical(live) != _canonical(entry.prior):
+            said = change.restore(clients, params, entry.prior)
+            live = change.comparable(change.capture(clients, params))
+            detail = f"restored the recorded prior state: {said}" if said else "restored the recorded prior state"
+            if _canonical(live) != _canonical(prior):
                 error = "the live state does not equal the recorded prior state after the undo: " + _differences(
-                    entry.prior, live
+                    prior, live
                 )
     except AWS_ERRORS as exc:
         error = describe_error(exc)

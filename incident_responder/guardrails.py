@@ -8,9 +8,12 @@ restore either), statements only from the baseline document (never from the curr
 what an attacker could have changed), managed policies the baseline attached, egress rules from the
 baseline, NACL removals only of entries the baseline lacks, an alias recorded in the baseline pointed
 back at the version it had then, the key the function's configuration names and the baseline recorded
-Enabled, a mapping of the function's recorded Enabled in the baseline. Ground truth is read here from the account and the baseline table, never taken
-from the model or the tool results it saw. Risk and approval are set here by policy; so are
-rejections: anything the model put in ``rejected_actions`` is dropped.
+Enabled, a mapping of the function's recorded Enabled in the baseline, a secret the baseline recorded
+available (named by the function's environment) whose deletion is scheduled now, the visibility timeout
+the baseline recorded on a queue one of the function's own recorded mappings reads, and ephemeral storage
+equal to the baseline's while it is below it now. Ground truth is read here from the account and the
+baseline table, never taken from the model or the tool results it saw. Risk and approval are set here by
+policy; so are rejections: anything the model put in ``rejected_actions`` is dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
-from incident_responder.account_state import FunctionConfiguration, function_name_of
+from incident_responder.account_state import FunctionConfiguration, function_name_of, queue_url_of
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import diff_configurations
 from incident_responder.baseline_vetting import refusals
@@ -30,11 +33,14 @@ from incident_responder.contracts import (
     ActionType,
     EnableEventSourceMappingParams,
     EnableKmsKeyParams,
+    FaultType,
     RejectedAction,
     RemediationAction,
     RemediationProposal,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
     RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
@@ -43,17 +49,20 @@ from incident_responder.iam_policy import statements
 
 ALLOWED_ACTIONS = set(ActionType)
 # Set by policy, never by the model: what an action could break if it were wrong. Access and network
-# changes are high risk (a wrong one opens or closes what the function can reach), and so is enabling a
-# key (someone may have disabled it on purpose, e.g. after a compromise); moving traffic back to the
-# baseline version and resuming a queue's delivery change what runs and when: medium; putting a
-# function's own limits back to their baseline values is low. Only low-risk actions may skip a person,
-# and only when the deployment says so (AutoApprove=low); see incident_responder.review.
+# changes are high risk (a wrong one opens or closes what the function can reach), and so are enabling a
+# key and cancelling a secret's deletion (someone may have disabled or scheduled it on purpose, e.g. after
+# a compromise); moving traffic back to the baseline version, resuming a queue's delivery and changing
+# when a queue redelivers change what runs and when: medium; putting a function's own limits back to
+# their baseline values is low. Only low-risk actions may skip a person, and only when the deployment
+# says so (AutoApprove=low); see incident_responder.review.
 RISK_FOR_ACTION = {
     ActionType.RESTORE_IAM_POLICY: "high",
     ActionType.RESTORE_NETWORK_EGRESS: "high",
     ActionType.ENABLE_KMS_KEY: "high",
+    ActionType.RESTORE_SECRET: "high",
     ActionType.ROLLBACK_ALIAS: "medium",
     ActionType.ENABLE_EVENT_SOURCE_MAPPING: "medium",
+    ActionType.RESTORE_QUEUE_ATTRIBUTES: "medium",
     ActionType.UPDATE_CONCURRENCY: "low",
     ActionType.UPDATE_FUNCTION_CONFIGURATION: "low",
 }
@@ -96,6 +105,11 @@ def _names(target: str, kind: str, identifiers: Iterable[str]) -> bool:
         # arn:aws:lambda:REGION:ACCOUNT:event-source-mapping:UUID
         parts = target.split(":")
         return len(parts) == 7 and parts[2] == "lambda" and parts[5] == "event-source-mapping" and parts[6] in ids
+    if kind == "sqs":
+        # The queue's ARN (matched above) or its URL, as SQS names a queue.
+        return any(target == queue_url_of(i) for i in ids if i.count(":") == 5)
+    if kind == "secret":
+        return False  # the full ARN only (matched above): a name or partial ARN may name another secret
     # role/[path/]NAME, security-group/ID, network-acl/ID: the last path segment names the resource.
     service = {"role": ":iam::", "ec2": ":ec2:"}[kind]
     return target.startswith("arn:") and service in target and target.rsplit("/", 1)[-1] in ids
@@ -143,7 +157,8 @@ def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
     if isinstance(params, UpdateConcurrencyParams):
         return ["reserved_concurrency"]
     if isinstance(params, UpdateFunctionConfigurationParams):
-        return [f for f, v in (("timeout", params.timeout), ("memory_size", params.memory_size)) if v is not None]
+        fields = (("timeout", params.timeout), ("memory_size", params.memory_size))
+        return [f for f, v in (*fields, ("ephemeral_storage", params.ephemeral_storage)) if v is not None]
     if isinstance(params, RestoreNetworkEgressParams):
         acls = {e.network_acl_id for e in params.remove_nacl_entries}
         subnets = [f"network.subnets.{s.subnet_id}" for s in current.network.subnets if s.network_acl_id in acls]
@@ -154,6 +169,14 @@ def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
         return [f"kms_keys.{params.key_arn}"]
     if isinstance(params, EnableEventSourceMappingParams):
         return [f"event_source_mappings.{params.uuid}"]
+    if isinstance(params, RestoreSecretParams):
+        return [f"secrets.{params.secret_arn}.deleted_date"]
+    if isinstance(params, RestoreQueueAttributesParams):
+        return [
+            f"event_source_mappings.{m.uuid}.queue_visibility_timeout"
+            for m in current.event_source_mappings
+            if m.event_source_arn == params.queue_arn
+        ]
     return []
 
 
@@ -247,8 +270,10 @@ def _check(
             params, current, baseline
         )
     if isinstance(params, UpdateFunctionConfigurationParams):
-        return _target_reason(action, "the function", "function", [params.function_name]) + _check_configuration(
-            params, current, baseline
+        return (
+            _target_reason(action, "the function", "function", [params.function_name])
+            + _check_storage_fault(action, params)
+            + _check_configuration(params, current, baseline)
         )
     if isinstance(params, RestoreIamPolicyParams):
         return _target_reason(action, "the role", "role", [params.role_name]) + _check_iam(params, current, baseline)
@@ -265,6 +290,12 @@ def _check(
         return _target_reason(action, "the event source mapping", "esm", [params.uuid]) + _check_event_source(
             params, current, baseline
         )
+    if isinstance(params, RestoreSecretParams):
+        return _target_reason(action, "the secret", "secret", [params.secret_arn]) + _check_secret(
+            params, current, baseline
+        )
+    if isinstance(params, RestoreQueueAttributesParams):
+        return _target_reason(action, "the queue", "sqs", [params.queue_arn]) + _check_queue(params, current, baseline)
     return [f"no guardrail knows {action.action_type}"]
 
 
@@ -300,6 +331,17 @@ def _check_concurrency(
     return reasons
 
 
+def _check_storage_fault(action: RemediationAction, p: UpdateFunctionConfigurationParams) -> list[str]:
+    """Ephemeral storage is restored for storage_exhaustion only, and that fault's action changes nothing else."""
+    if p.ephemeral_storage is not None and action.fault_type != FaultType.STORAGE_EXHAUSTION:
+        return [f"ephemeral storage restores /tmp, which does not remedy {action.fault_type}"]
+    if action.fault_type == FaultType.STORAGE_EXHAUSTION and (
+        p.ephemeral_storage is None or p.timeout is not None or p.memory_size is not None
+    ):
+        return ["storage_exhaustion is remedied by ephemeral storage alone, not by timeout or memory"]
+    return []
+
+
 def _check_configuration(
     p: UpdateFunctionConfigurationParams, current: FunctionConfiguration, baseline: FunctionConfiguration
 ) -> list[str]:
@@ -308,11 +350,24 @@ def _check_configuration(
         reasons.append(f"timeout {p.timeout} s must equal the baseline {baseline.timeout} s")
     if p.memory_size is not None and p.memory_size != baseline.memory_size:
         reasons.append(f"memory {p.memory_size} MB must equal the baseline {baseline.memory_size} MB")
-    unchanged = (p.timeout is None or p.timeout == current.timeout) and (
-        p.memory_size is None or p.memory_size == current.memory_size
+    if p.ephemeral_storage is not None:
+        before, now = baseline.ephemeral_storage, current.ephemeral_storage
+        if before is None:
+            reasons.append("the baseline did not record ephemeral storage: there is no value to restore")
+        elif p.ephemeral_storage != before:
+            reasons.append(f"ephemeral storage {p.ephemeral_storage} MB must equal the baseline {before} MB")
+        elif now is not None and now > before:
+            reasons.append(
+                f"ephemeral storage is {now} MB, more than the baseline's {before} MB: shrinking /tmp restores "
+                "no exhausted storage"
+            )
+    unchanged = (
+        (p.timeout is None or p.timeout == current.timeout)
+        and (p.memory_size is None or p.memory_size == current.memory_size)
+        and (p.ephemeral_storage is None or p.ephemeral_storage == current.ephemeral_storage)
     )
     if not reasons and unchanged:
-        reasons.append("timeout and memory already equal the baseline: nothing to restore")
+        reasons.append("timeout, memory and ephemeral storage already equal the baseline: nothing to restore")
     return reasons
 
 
@@ -453,6 +508,55 @@ def _check_event_source(
         return [f"mapping {p.uuid} no longer invokes the function"]
     if now.state in ENABLED_STATES:
         return [f"mapping {p.uuid} is already {now.state}: nothing to restore"]
+    return []
+
+
+def _check_secret(p: RestoreSecretParams, current: FunctionConfiguration, baseline: FunctionConfiguration) -> list[str]:
+    recorded = {s.secret_arn: s for s in baseline.secrets}
+    base = recorded.get(p.secret_arn)
+    if base is None:
+        known = ", ".join(sorted(recorded)) or "none"
+        return [f"secret {p.secret_arn} is not one the function's environment named in the baseline ({known})"]
+    if not base.exists or base.deleted_date is not None:
+        return [f"secret {p.secret_arn} was not available in the baseline: only a secret available then is restored"]
+    now = next((s for s in current.secrets if s.secret_arn == p.secret_arn), None)
+    if now is None:
+        return [f"the function's environment no longer names secret {p.secret_arn}"]
+    if not now.exists:
+        return [f"secret {p.secret_arn} no longer exists: RestoreSecret cannot bring back a deleted secret"]
+    if now.deleted_date is None:
+        return [f"secret {p.secret_arn} is not scheduled for deletion: nothing to restore"]
+    return []
+
+
+def _check_queue(
+    p: RestoreQueueAttributesParams, current: FunctionConfiguration, baseline: FunctionConfiguration
+) -> list[str]:
+    recorded = [m for m in baseline.event_source_mappings if m.queue_visibility_timeout is not None]
+    reads = [m for m in recorded if m.event_source_arn == p.queue_arn]
+    if not reads:
+        known = ", ".join(sorted({m.event_source_arn for m in recorded})) or "none"
+        return [f"queue {p.queue_arn} is not the source of one of the function's mappings in the baseline ({known})"]
+    before = reads[0].queue_visibility_timeout
+    if any(m.queue_visibility_timeout != before for m in reads):
+        return [f"the baseline recorded different visibility timeouts for queue {p.queue_arn}: a person decides"]
+    if p.visibility_timeout != before:
+        return [
+            f"visibility timeout {p.visibility_timeout} s must equal the baseline's {before} s for queue {p.queue_arn}"
+        ]
+    mine = {m.uuid for m in reads}
+    now = [m for m in current.event_source_mappings if m.uuid in mine and m.event_source_arn == p.queue_arn]
+    if not now:
+        return [f"the function's mapping no longer reads queue {p.queue_arn}"]
+    if before is not None and before < current.timeout:
+        return [
+            f"the baseline's visibility timeout ({before} s) is shorter than the function's timeout "
+            f"({current.timeout} s): restoring it leaves messages redelivered while still in flight"
+        ]
+    if all(m.queue_visibility_timeout == before for m in now):
+        return [
+            f"queue {p.queue_arn}'s visibility timeout already equals the baseline ({before} s): nothing to restore"
+        ]
     return []
 
 

@@ -29,11 +29,15 @@ from incident_responder.contracts import (
     ProposedEnableKmsKey,
     ProposedRestoreIamPolicy,
     ProposedRestoreNetworkEgress,
+    ProposedRestoreQueueAttributes,
+    ProposedRestoreSecret,
     ProposedRollbackAlias,
     ProposedUpdateConcurrency,
     ProposedUpdateFunctionConfiguration,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
     RollbackAliasParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
@@ -326,12 +330,20 @@ class FunctionConfigRestoreInfo(BaseModel):
     baseline_timeout: int | None = None
     current_memory_size: int | None = None
     baseline_memory_size: int | None = None
-    changes: dict[str, int] = Field(
+    current_ephemeral_storage: int | None = Field(default=None, description="/tmp size in MB now")
+    baseline_ephemeral_storage: int | None = Field(
+        default=None, description="/tmp size in MB the baseline recorded (None: not recorded)"
+    )
+    changes: dict[str, Any] = Field(
         default_factory=dict, description="UpdateFunctionConfiguration arguments that restore the baseline"
+    )
+    refused: list[str] = Field(
+        default_factory=list, description="differences from the baseline no restore is proposed for, with why"
     )
     baseline_captured_at: str | None = None
     actions: list[ProposedAction] = Field(
-        default_factory=list, description=ACTIONS_DESCRIPTION + " (timeout and memory each for its own fault)"
+        default_factory=list,
+        description=ACTIONS_DESCRIPTION + " (timeout, memory and ephemeral storage each for its own fault)",
     )
     error: str | None = None
 
@@ -344,11 +356,22 @@ def _function_config_restore_info(
     name: str, current: FunctionConfiguration, baseline: Baseline
 ) -> FunctionConfigRestoreInfo:
     base = baseline.configuration
-    changes = {}
+    changes: dict[str, Any] = {}
+    refused = []
     if current.timeout != base.timeout:
         changes["Timeout"] = base.timeout
     if current.memory_size != base.memory_size:
         changes["MemorySize"] = base.memory_size
+    # /tmp: restored only when it is smaller than recorded (a larger /tmp exhausts nothing) and was recorded at all.
+    storage_now, storage_before = current.ephemeral_storage, base.ephemeral_storage
+    if storage_before is not None and storage_now is not None and storage_now != storage_before:
+        if storage_now < storage_before:
+            changes["EphemeralStorage"] = {"Size": storage_before}
+        else:
+            refused.append(
+                f"ephemeral storage is {storage_now} MB, more than the baseline's {storage_before} MB: "
+                "a larger /tmp exhausts nothing, so it is not shrunk back"
+            )
     target = baseline.function_arn or name
     actions = []
     if "Timeout" in changes:
@@ -371,13 +394,26 @@ def _function_config_restore_info(
                 reasoning=f"memory {current.memory_size} MB -> baseline {base.memory_size} MB",
             )
         )
+    if "EphemeralStorage" in changes:
+        actions.append(
+            ProposedUpdateFunctionConfiguration(
+                fault_type=FaultType.STORAGE_EXHAUSTION,
+                action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
+                target_resource=target,
+                parameters=UpdateFunctionConfigurationParams(function_name=name, ephemeral_storage=storage_before),
+                reasoning=f"ephemeral storage (/tmp) {storage_now} MB -> baseline {storage_before} MB",
+            )
+        )
     return FunctionConfigRestoreInfo(
         function_name=name,
         current_timeout=current.timeout,
         baseline_timeout=base.timeout,
         current_memory_size=current.memory_size,
         baseline_memory_size=base.memory_size,
+        current_ephemeral_storage=storage_now,
+        baseline_ephemeral_storage=storage_before,
         changes=changes,
+        refused=refused,
         baseline_captured_at=baseline.captured_at,
         actions=actions,
     )
@@ -605,5 +641,170 @@ def _event_source_restore_info(name: str, current: FunctionConfiguration, baseli
         baseline_captured_at=baseline.captured_at,
         mappings=mappings,
         not_in_baseline=sorted(set(now) - {m.uuid for m in baseline.configuration.event_source_mappings}),
+        actions=actions,
+    )
+
+
+# -- secrets the environment names (a dependency scheduled for deletion) --------------------------------
+class SecretRestore(BaseModel):
+    secret_arn: str
+    variable: str = Field(description="the environment variable whose value names the secret")
+    current_state: str = Field(
+        description="scheduled_for_deletion, deleted (gone for good), not_named (the configuration no longer names "
+        "it) or available"
+    )
+    deleted_date: str | None = Field(default=None, description="when Secrets Manager deletes it, while scheduled")
+    baseline_state: str = Field(description="as the baseline recorded it: available, scheduled_for_deletion or deleted")
+    refused: str | None = Field(default=None, description="why RestoreSecret is not proposed, when it is not")
+
+
+class SecretRestoreInfo(BaseModel):
+    function_name: str
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    secrets: list[SecretRestore] = Field(
+        default_factory=list, description="the secrets the function's environment names whose state differs"
+    )
+    not_in_baseline: list[str] = Field(
+        default_factory=list, description="secrets the environment names that the baseline lacks (left alone)"
+    )
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
+    error: str | None = None
+
+
+def _secret_state(secret: Any) -> str:
+    if secret is None:
+        return "not_named"
+    if not secret.exists:
+        return "deleted"
+    return "scheduled_for_deletion" if secret.deleted_date else "available"
+
+
+def get_secret_restore_info(clients: AwsClients, lambda_name: str) -> SecretRestoreInfo:
+    return _lookup(SecretRestoreInfo, clients, lambda_name, _secret_restore_info)
+
+
+def _secret_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> SecretRestoreInfo:
+    now = {s.secret_arn: s for s in current.secrets}
+    restores, actions = [], []
+    for base in baseline.configuration.secrets:
+        secret = now.get(base.secret_arn)
+        state, before = _secret_state(secret), _secret_state(base)
+        if state == before:
+            continue
+        restore = SecretRestore(
+            secret_arn=base.secret_arn,
+            variable=base.variable,
+            current_state=state,
+            deleted_date=secret.deleted_date if secret else None,
+            baseline_state=before,
+        )
+        restores.append(restore)
+        if before != "available":
+            restore.refused = (
+                f"the baseline recorded it {before.replace('_', ' ')}: only a secret available then is restored"
+            )
+        elif state == "not_named":
+            restore.refused = "the function's environment no longer names it: not a secret of this function to restore"
+        elif state == "deleted":
+            restore.refused = (
+                "it no longer exists (deleted for good once its recovery window ended): RestoreSecret cannot bring it "
+                "back; a person re-creates it and its value"
+            )
+        elif state == "scheduled_for_deletion":
+            actions.append(
+                ProposedRestoreSecret(
+                    fault_type=FaultType.DEPENDENCY_MISSING,
+                    action_type=ActionType.RESTORE_SECRET,
+                    target_resource=base.secret_arn,
+                    parameters=RestoreSecretParams(secret_arn=base.secret_arn),
+                    reasoning=f"the secret {base.variable} names is scheduled for deletion (on {secret.deleted_date}); "
+                    "the baseline recorded it available (its deletion may have been scheduled on purpose: a person "
+                    "should confirm)",
+                )
+            )
+    return SecretRestoreInfo(
+        function_name=name,
+        drifted=bool(restores),
+        baseline_captured_at=baseline.captured_at,
+        secrets=restores,
+        not_in_baseline=sorted(set(now) - {s.secret_arn for s in baseline.configuration.secrets}),
+        actions=actions,
+    )
+
+
+# -- the queues the function's event source mappings read -------------------------------------------
+class QueueRestore(BaseModel):
+    uuid: str = Field(description="the event source mapping that reads the queue")
+    queue_arn: str
+    current_visibility_timeout: int | None = Field(description="VisibilityTimeout now, in seconds (None: unreadable)")
+    baseline_visibility_timeout: int
+    function_timeout: int = Field(description="the function's timeout now, in seconds")
+    refused: str | None = Field(default=None, description="why SetQueueAttributes is not proposed, when it is not")
+
+
+class QueueRestoreInfo(BaseModel):
+    function_name: str
+    drifted: bool = False
+    baseline_captured_at: str | None = None
+    queues: list[QueueRestore] = Field(
+        default_factory=list, description="the function's source queues whose visibility timeout differs"
+    )
+    actions: list[ProposedAction] = Field(default_factory=list, description=ACTIONS_DESCRIPTION)
+    not_restorable: list[str] = Field(default_factory=list, description=NOT_RESTORABLE_DESCRIPTION)
+    error: str | None = None
+
+
+def get_queue_restore_info(clients: AwsClients, lambda_name: str) -> QueueRestoreInfo:
+    return _lookup(QueueRestoreInfo, clients, lambda_name, _queue_restore_info)
+
+
+def _queue_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> QueueRestoreInfo:
+    now = {m.uuid: m for m in current.event_source_mappings}
+    queues, actions, seen = [], [], set()
+    for base in baseline.configuration.event_source_mappings:
+        if base.queue_visibility_timeout is None or base.event_source_arn in seen:
+            continue  # not a queue, or recorded before queues were; one restore per queue
+        mapping = now.get(base.uuid)
+        visibility = mapping.queue_visibility_timeout if mapping else None
+        if mapping is not None and visibility == base.queue_visibility_timeout:
+            continue
+        seen.add(base.event_source_arn)
+        restore = QueueRestore(
+            uuid=base.uuid,
+            queue_arn=base.event_source_arn,
+            current_visibility_timeout=visibility,
+            baseline_visibility_timeout=base.queue_visibility_timeout,
+            function_timeout=current.timeout,
+        )
+        queues.append(restore)
+        if mapping is None or mapping.event_source_arn != base.event_source_arn:
+            restore.refused = "the function's mapping no longer reads this queue: not a queue of this function now"
+        elif visibility is None:
+            restore.refused = "the queue's attributes cannot be read now: look again"
+        elif base.queue_visibility_timeout < current.timeout:
+            restore.refused = (
+                f"the baseline's {base.queue_visibility_timeout} s is shorter than the function's timeout "
+                f"({current.timeout} s): restoring it would leave messages redelivered while still in flight"
+            )
+        else:
+            actions.append(
+                ProposedRestoreQueueAttributes(
+                    fault_type=FaultType.EVENT_SOURCE_MISCONFIGURED,
+                    action_type=ActionType.RESTORE_QUEUE_ATTRIBUTES,
+                    target_resource=base.event_source_arn,
+                    parameters=RestoreQueueAttributesParams(
+                        queue_arn=base.event_source_arn, visibility_timeout=base.queue_visibility_timeout
+                    ),
+                    reasoning=f"the visibility timeout of the queue the function reads is {visibility} s; the baseline "
+                    f"recorded {base.queue_visibility_timeout} s (the function's timeout is {current.timeout} s)",
+                )
+            )
+    return QueueRestoreInfo(
+        function_name=name,
+        drifted=bool(queues),
+        baseline_captured_at=baseline.captured_at,
+        queues=queues,
         actions=actions,
     )

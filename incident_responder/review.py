@@ -39,9 +39,12 @@ AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
 # Changes to what the function may access or reach: a person approves them unless the deployment opts in.
 ACCESS_ACTIONS = {ActionType.RESTORE_IAM_POLICY, ActionType.RESTORE_NETWORK_EGRESS}
-# Always a person, whatever the deployment opts into: a key may have been disabled on purpose (a suspected
-# compromise), which nothing the responder can read tells apart from a mistake.
-PERSON_ONLY_ACTIONS = {ActionType.ENABLE_KMS_KEY}
+# Always a person, whatever the deployment opts into: a key may have been disabled, or a secret's deletion
+# scheduled, on purpose (a suspected compromise), which nothing the responder can read tells apart from a mistake.
+PERSON_ONLY_ACTIONS = {
+    ActionType.ENABLE_KMS_KEY: "enabling a KMS key needs a person: it may have been disabled on purpose",
+    ActionType.RESTORE_SECRET: "cancelling a secret's deletion needs a person: it may have been scheduled on purpose",
+}
 RISK_ORDER = {"low": 0, "medium": 1, "high": 2}
 # The review travels in the state machine's state (256 KB): the critic's prose is bounded there, whole in S3.
 MAX_REASON_CHARS = 1000
@@ -119,7 +122,7 @@ def apply_review_policy(
     - an action with no verdict -> needs_human;
     - approve without at least one verified evidence pointer -> needs_human;
     - IAM and network actions -> at least needs_human, unless ``auto_approve_iam_and_network``;
-    - enabling a KMS key -> at least needs_human, always;
+    - enabling a KMS key or cancelling a secret's deletion -> at least needs_human, always;
     - an action whose fault the diagnosis does not ground in verified evidence -> reject.
 
     Verdicts naming no proposed action, and second verdicts for one action, are ignored (and listed).
@@ -161,12 +164,7 @@ def apply_review_policy(
                 "IAM and network changes need a person (AutoApproveIamAndNetwork is off)",
             )
         if action.action_type in PERSON_ONLY_ACTIONS:
-            verdict = _floor(
-                verdict,
-                critic,
-                Verdict.NEEDS_HUMAN,
-                "enabling a KMS key needs a person: it may have been disabled on purpose",
-            )
+            verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, PERSON_ONLY_ACTIONS[action.action_type])
         if not grounded.get(fault):
             verdict = _floor(
                 verdict,

@@ -11,7 +11,9 @@ fault seen now.
 The configuration of a rolled-back alias is restored when it routes to its baseline version with the
 recorded code hash, of a key when its state is the baseline's Enabled, of an event source mapping when
 it is Enabled or Enabling: Lambda reports Enabling for the seconds it takes to resume polling, and the
-action has done all it can; a mapping stuck there shows as a queue that keeps ageing, not here.
+action has done all it can; a mapping stuck there shows as a queue that keeps ageing, not here. A secret
+is restored when it exists and is no longer scheduled for deletion, a queue when its visibility timeout is
+the baseline's, ephemeral storage when it is the baseline's size.
 Failures of the function's own code count against a rolled-back deployment unless an application
 error was diagnosed as well (the baseline version's own bug, which the rollback cannot fix).
 
@@ -41,6 +43,8 @@ from incident_responder.contracts import (
     RemediationAction,
     RestoreIamPolicyParams,
     RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
     RollbackAliasParams,
     UpdateFunctionConfigurationParams,
     incident_from_event,
@@ -168,6 +172,12 @@ def health_probe() -> HealthProbe:
 
 # What each kind of AWS error shows (one table: incident_responder.log_records); "throttled" here is a downstream
 # service refusing the function's calls, the function's own throttles are TooManyRequestsException from Lambda.
+# What a write to a full /tmp and a read of a secret scheduled for deletion (or deleted) report.
+NO_SPACE_LEFT = "No space left on device"
+SECRET_GONE = (
+    "because it was marked for deletion",  # GetSecretValue of a secret scheduled for deletion
+    "Secrets Manager can't find the specified secret",
+)
 _FAULT_FOR_CATEGORY = {
     "kms": FaultType.KMS_KEY_DISABLED,
     "network": FaultType.NETWORK_BLOCK,
@@ -185,6 +195,10 @@ def symptom_of(sample: InvocationSample) -> FaultType | None:
         return FaultType.TIMEOUT
     if etype in ("Runtime.ExitError", "Runtime.OutOfMemory") or "signal: killed" in message:
         return FaultType.MEMORY_EXHAUSTION
+    if NO_SPACE_LEFT in message:  # ENOSPC: /tmp (ephemeral storage) is full
+        return FaultType.STORAGE_EXHAUSTION
+    if any(m in message for m in SECRET_GONE):
+        return FaultType.DEPENDENCY_MISSING
     category = aws_error_category(service_error_code(etype, message))
     if category in _FAULT_FOR_CATEGORY:
         return _FAULT_FOR_CATEGORY[category]
@@ -243,7 +257,14 @@ def configuration_check(
     elif action.action_type == ActionType.UPDATE_CONCURRENCY:
         prefixes = ["reserved_concurrency"]
     elif isinstance(p, UpdateFunctionConfigurationParams):
-        prefixes = [f for f, v in (("timeout", p.timeout), ("memory_size", p.memory_size)) if v is not None]
+        fields = (("timeout", p.timeout), ("memory_size", p.memory_size), ("ephemeral_storage", p.ephemeral_storage))
+        prefixes = [f for f, v in fields if v is not None]
+        if p.ephemeral_storage is not None and current.ephemeral_storage != baseline.ephemeral_storage:
+            # Said here too: a baseline taken before ephemeral storage was recorded shows no drift for it.
+            problems.append(
+                f"ephemeral_storage: baseline {baseline.ephemeral_storage}, now {current.ephemeral_storage}"
+            )
+            prefixes.remove("ephemeral_storage")
     elif isinstance(p, RestoreNetworkEgressParams):
         if p.ip_permissions:
             targets.append(f"the egress of {p.security_group_id}")
@@ -271,6 +292,30 @@ def configuration_check(
         now = next((m.state for m in current.event_source_mappings if m.uuid == p.uuid), None)
         if before != "Enabled" or now not in ("Enabled", "Enabling"):
             problems.append(f"event source mapping {p.uuid}: baseline {before}, now {now or 'gone'}")
+    elif isinstance(p, RestoreSecretParams):
+        targets.append(f"secret {p.secret_arn}")
+        secret = next((s for s in current.secrets if s.secret_arn == p.secret_arn), None)
+        if secret is None or not secret.exists or secret.deleted_date is not None:
+            state = (
+                "not named by the function's environment"
+                if secret is None
+                else "deleted"
+                if not secret.exists
+                else f"scheduled for deletion on {secret.deleted_date}"
+            )
+            problems.append(f"secret {p.secret_arn}: {state}")
+    elif isinstance(p, RestoreQueueAttributesParams):
+        targets.append(f"the visibility timeout of {p.queue_arn}")
+        mine = [m.uuid for m in baseline.event_source_mappings if m.event_source_arn == p.queue_arn]
+        for uuid in mine:
+            before = next((m.queue_visibility_timeout for m in baseline.event_source_mappings if m.uuid == uuid), None)
+            now = next((m.queue_visibility_timeout for m in current.event_source_mappings if m.uuid == uuid), None)
+            if before is None or now != before:
+                problems.append(
+                    f"queue {p.queue_arn} (mapping {uuid}): visibility timeout baseline {before}, now {now}"
+                )
+        if not mine:
+            problems.append(f"queue {p.queue_arn}: no mapping of the function's baseline reads it")
     differences = [d for d in diff_configurations(baseline, current) if _under(d.path, prefixes)]
     problems += [f"{d.path}: baseline {_short(d.baseline)}, now {_short(d.current)}" for d in differences]
     if problems:

@@ -25,13 +25,16 @@ from incident_responder.remediation import (
     IamRestoreInfo,
     KmsRestoreInfo,
     NetworkRestoreInfo,
+    QueueRestoreInfo,
+    SecretRestoreInfo,
 )
 from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
     "Read-only lookups for remediation: what differs from the function's recorded baseline and the exact "
-    "parameters that would restore it (IAM policies, reserved concurrency, network egress, timeout and memory, "
-    "the version an alias routes to, the state of the function's KMS key and of its event source mappings). "
+    "parameters that would restore it (IAM policies, reserved concurrency, network egress, timeout, memory and "
+    "ephemeral storage, the version an alias routes to, the state of the function's KMS key and of its event source "
+    "mappings, the secrets its environment names, the visibility timeout of the queues its mappings read). "
     "Nothing here changes the account. Every result has an 'error' field that is set instead of failing."
 )
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
@@ -67,7 +70,8 @@ def build_server(
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True)
     async def get_function_config_restore_info(lambda_name: LambdaName) -> FunctionConfigRestoreInfo:
-        """Timeout and memory size against the baseline, and the UpdateFunctionConfiguration changes that restore them."""
+        """Timeout, memory size and ephemeral storage (/tmp) against the baseline, and the UpdateFunctionConfiguration
+        changes that restore them (ephemeral storage only when it is below the baseline's)."""
         return await anyio.to_thread.run_sync(
             remediation.get_function_config_restore_info, clients, await onboarded(lambda_name)
         )
@@ -91,6 +95,22 @@ def build_server(
         return await anyio.to_thread.run_sync(
             remediation.get_event_source_restore_info, clients, await onboarded(lambda_name)
         )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_secret_restore_info(lambda_name: LambdaName) -> SecretRestoreInfo:
+        """The Secrets Manager secrets the function's environment names whose state differs from the baseline, and
+        RestoreSecret (cancel the scheduled deletion) for those recorded available and scheduled for deletion now
+        (refused when a secret is gone for good or no longer named)."""
+        return await anyio.to_thread.run_sync(
+            remediation.get_secret_restore_info, clients, await onboarded(lambda_name)
+        )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_queue_restore_info(lambda_name: LambdaName) -> QueueRestoreInfo:
+        """The visibility timeout of each SQS queue the function's event source mappings read against the baseline,
+        with the function's timeout, and SetQueueAttributes VisibilityTimeout back to the baseline's value (refused
+        when that value is shorter than the function's timeout or the mapping no longer reads the queue)."""
+        return await anyio.to_thread.run_sync(remediation.get_queue_restore_info, clients, await onboarded(lambda_name))
 
     return mcp
 

@@ -17,7 +17,12 @@ def action(fault, kind, params, **extra):
     [
         ("permission_loss", "update_concurrency", IAM, "function_name"),  # parameters of another action type
         ("throttling", "update_concurrency", {"function_name": "f"}, "reserved_concurrent_executions"),
-        ("timeout", "update_function_configuration", {"function_name": "f"}, "timeout and/or memory_size"),
+        (
+            "timeout",
+            "update_function_configuration",
+            {"function_name": "f"},
+            "timeout, memory_size and/or ephemeral_storage",
+        ),
         ("permission_loss", "restore_iam_policy", {"role_name": "r"}, "either policy_name"),
         ("network_block", "restore_network_egress", {}, "nothing to restore"),
         ("timeout", "restore_iam_policy", IAM, "does not remedy timeout"),

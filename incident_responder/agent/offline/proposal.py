@@ -3,6 +3,7 @@ say what a person should look at for the faults no action fixes."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from incident_responder.agent.offline.observations import Observations
@@ -10,7 +11,8 @@ from incident_responder.agent.resolver import LOOKUP_FOR_FAULT
 from incident_responder.contracts import UNRESOLVABLE_FAULTS
 from incident_responder.log_records import classify_error_type
 
-# What a person should look at for a fault no action fixes.
+# What a person should look at for a fault no action fixes. The fields ({errors}, {variables}, {key},
+# {function}, {other_function}) are filled from the diagnosis's evidence, never from its free text.
 FOR_A_PERSON = {
     "application_error": (
         "application_error: the function's own code fails{errors}; a person fixes the code and deploys it "
@@ -21,8 +23,30 @@ FOR_A_PERSON = {
         "the function changed; a person should look at the downstream table's capacity (provisioned read/write "
         "capacity or on-demand, hot keys), other writers to it, and the function's retries and backoff"
     ),
+    "configuration_drift": (
+        "configuration_drift: an environment variable the code needs was removed or changed{variables}: the baseline "
+        "keeps names and digests, never values, so a person restores the value"
+    ),
+    "kms_access_denied": (
+        "kms_access_denied: the execution role may no longer decrypt with the key encrypting its environment{key} "
+        "while the key is enabled; a person restores the key policy statement or grant that let the role decrypt"
+    ),
+    "account_concurrency_exhausted": (
+        "account_concurrency_exhausted: {other_function} is consuming the account's concurrency and {function}, "
+        "with no reservation of its own, is throttled; a person could reserve concurrency for {function}, cap "
+        "{other_function}'s reserved concurrency, or request a higher account concurrency limit"
+    ),
+    "recursive_loop": (
+        "recursive_loop: the function writes to the queue that triggers it, and Lambda's recursive loop "
+        "detection stopped the chain; a person fixes the code or configuration that names its own trigger queue"
+    ),
     "unknown": "unknown: no tool output explained the alert; a person investigates",
 }
+# What may be quoted from evidence values: names AWS accepts, nothing else.
+_VARIABLE = re.compile(r"^environment\.([A-Za-z][A-Za-z0-9_]{0,127})$")
+_FUNCTION = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_TOP_FUNCTION_FIELD = re.compile(r"^account\.top_functions\[\d+\]\.function_name$")
+_KEY_ARN = re.compile(r"arn:aws[a-zA-Z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]{1,128}")
 
 
 def next_remediation_tool(obs: Observations, diagnosis: dict[str, Any], available: set[str]) -> str | None:
@@ -47,6 +71,37 @@ def _error_names(diagnosis: dict[str, Any], fault: str) -> str:
     return f" ({', '.join(names)})" if names else ""
 
 
+def _pointers(diagnosis: dict[str, Any], tool: str) -> list[tuple[str, str]]:
+    return [
+        (str(p.get("field", "")), str(p.get("value", "")))
+        for p in diagnosis.get("evidence", [])
+        if isinstance(p, dict) and p.get("tool") == tool
+    ]
+
+
+def _details(diagnosis: dict[str, Any], fault: str, function_name: str | None) -> dict[str, str]:
+    """The fields of a FOR_A_PERSON text, from the evidence pointers' values (names only, checked by pattern)."""
+    variables = list(
+        dict.fromkeys(m.group(1) for _, v in _pointers(diagnosis, "get_config_drift") if (m := _VARIABLE.match(v)))
+    )
+    keys = list(
+        dict.fromkeys(m.group(0) for _, v in _pointers(diagnosis, "get_config_drift") if (m := _KEY_ARN.search(v)))
+    )
+    others = [
+        v
+        for f, v in _pointers(diagnosis, "get_function_metrics")
+        if _TOP_FUNCTION_FIELD.match(f) and _FUNCTION.match(v)
+    ]
+    own = function_name if function_name and _FUNCTION.match(function_name) else "this function"
+    return {
+        "errors": _error_names(diagnosis, fault),
+        "variables": f" ({', '.join(variables)})" if variables else "",
+        "key": f" ({keys[0]})" if keys else "",
+        "function": own,
+        "other_function": next((o for o in others if o != own), "another function"),
+    }
+
+
 def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, Any]:
     """The submission: the lookups' ready-made actions for the diagnosed faults, as a model copies them."""
     faults = diagnosis.get("fault_types", [])
@@ -62,7 +117,7 @@ def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, An
             unresolvable.append(fault)
             notes.append(f"no restore parameters found for {fault}")
     for_a_person = [
-        FOR_A_PERSON[f].format(errors=_error_names(diagnosis, f)) for f in unresolvable if f in FOR_A_PERSON
+        FOR_A_PERSON[f].format(**_details(diagnosis, f, obs.function_name)) for f in unresolvable if f in FOR_A_PERSON
     ]
     return {
         "actions": actions,

@@ -15,11 +15,14 @@ KEY_PARAMETERS = (
     "reserved_concurrent_executions",
     "timeout",
     "memory_size",
+    "ephemeral_storage",
     "policy_name",
     "attach_policy_arn",
     "function_version",
     "key_arn",
     "uuid",
+    "secret_arn",
+    "visibility_timeout",
 )
 # Where each lookup shows that nothing drifted for a fault: (field, what it means).
 NO_DRIFT = {
@@ -31,6 +34,9 @@ NO_DRIFT = {
     "deployment_regression": ("drifted", "the alias already routes to the baseline version"),
     "kms_key_disabled": ("drifted", "the key is already in its baseline state"),
     "event_source_disabled": ("drifted", "the event source mapping is already in its baseline state"),
+    "dependency_missing": ("drifted", "the secrets the environment names are already in their baseline state"),
+    "event_source_misconfigured": ("drifted", "the source queue's visibility timeout already equals the baseline"),
+    "storage_exhaustion": ("current_ephemeral_storage", "the ephemeral storage already equals the baseline"),
 }
 
 
