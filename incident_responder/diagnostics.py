@@ -37,6 +37,14 @@ from incident_responder.baseline import (
 )
 from incident_responder.contracts import QUALIFIER_RE
 from incident_responder.log_records import Compact, InvocationSummary, LogErrorSummary, fold
+from incident_responder.signals import (
+    Dependencies,
+    FunctionMetrics,
+    RecentChanges,
+    read_dependencies,
+    read_function_metrics,
+    read_recent_changes,
+)
 
 
 def _check_lambda_name(value: str) -> str:
@@ -57,6 +65,7 @@ LambdaName = Annotated[
     ),
 ]
 Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]
+Hours = Annotated[int, Field(ge=1, le=2160, description="how far back to look, in hours (CloudTrail keeps 90 days)")]
 Qualifier = Annotated[
     str | None,
     Field(
@@ -390,3 +399,23 @@ def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | Non
         drifted=bool(differences),
         differences=differences,
     )
+
+
+# -- get_function_metrics, get_recent_changes, get_dependencies ------------------------------------------------
+# Read by incident_responder.signals (metrics, changes, dependencies); registered as tools like the ones above.
+def get_function_metrics(clients: AwsClients, lambda_name: str, minutes: int = 60) -> FunctionMetrics:
+    """The function's AWS/Lambda metrics over the last ``minutes`` (at most 12 points a series), when each departed
+    from its normal, and the account's concurrency (limits, peak, the top functions)."""
+    return read_function_metrics(clients, lambda_name, minutes)
+
+
+def get_recent_changes(clients: AwsClients, lambda_name: str, hours: int = 24) -> RecentChanges:
+    """CloudTrail's management writes on the function and what it depends on in the last ``hours`` (newest first,
+    at most 20, who made each), and the function's versions and aliases."""
+    return read_recent_changes(clients, lambda_name, hours)
+
+
+def get_dependencies(clients: AwsClients, lambda_name: str) -> Dependencies:
+    """The state of what the function depends on: event source mappings and their queues, other queues, secrets,
+    parameters, the environment's key, tables."""
+    return read_dependencies(clients, lambda_name)

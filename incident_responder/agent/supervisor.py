@@ -34,6 +34,13 @@ How to work:
   (AWS/SQS ApproximateAgeOfOldestMessage, function resolved by ingest: see resolved_from) -> function
   configuration (event source mappings). Check drift against the recorded baseline before
   concluding: it shows what changed, and when (changed_at).
+- Beyond the configuration: function metrics show when errors, throttles or durations departed from
+  normal (departed_at) and whether the account's shared concurrency ran out (account: limits, peak,
+  top functions); recent changes show who changed the function, its role, key, mappings, queues or
+  secrets, and when (CloudTrail), with its versions and aliases; dependencies show the state of what
+  it uses (a queue's visibility timeout against six times the function's timeout, a secret scheduled
+  for deletion, a parameter or table that is gone, a key the role may not decrypt with, a throttled
+  table). Use them when drift shows nothing, or to date and attribute what it shows.
 - Call tools that do not depend on each other's results in the same turn (e.g. the logs and the drift
   together): every turn resends the whole conversation.
 - Several faults can be present at once: report every one you find evidence for.

@@ -17,12 +17,16 @@ from incident_responder import diagnostics
 from incident_responder.aws import AwsClients
 from incident_responder.diagnostics import (
     ConfigDrift,
+    Dependencies,
+    FunctionMetrics,
+    Hours,
     IamState,
     LambdaConfig,
     LambdaName,
     Minutes,
     NetworkConfig,
     Qualifier,
+    RecentChanges,
     RecentLogs,
 )
 from incident_responder.mcp_app import create_server
@@ -31,9 +35,11 @@ from incident_responder.scope import OnboardedScope
 INSTRUCTIONS = (
     "Read-only diagnostics for AWS Lambda functions: recent logs (with the errors they report, read by "
     "their structure), IAM role and policies, function configuration (with its KMS key, aliases and event "
-    "source mappings), VPC egress path, and drift against the function's recorded known-good baseline "
-    "(with when each difference appeared). A result sets its 'error' field instead of failing (left out when "
-    "there is none)."
+    "source mappings), VPC egress path, drift against the function's recorded known-good baseline "
+    "(with when each difference appeared), metrics (the function's, with where each departed from normal, and the "
+    "account's concurrency), recent changes (CloudTrail: who changed the function or what it depends on, and its "
+    "versions and aliases), and the state of its dependencies (queues, secrets, parameters, keys, tables). A result "
+    "sets its 'error' field instead of failing (left out when there is none); 'gaps' lists parts it could not read."
 )
 # What a model reads about each tool (it is shown these, not the output schemas): what the result holds, and
 # that unset fields are left out.
@@ -55,6 +61,30 @@ DESCRIPTIONS = {
     "records it: changed_at, changed_at_source) between the function and its recorded baseline; drifted false and "
     "no differences: the configuration matches the baseline. With qualifier (the incident's alias or version): the "
     "settings compared are those of the version it runs (version).",
+    "get_function_metrics": "The function's AWS/Lambda metrics over the last N minutes (default 60) in at most 12 "
+    "periods (period_seconds): 'series' maps Invocations, Errors, Throttles, Duration, ConcurrentExecutions (and "
+    "IteratorAge, DeadLetterErrors, AsyncEventsDropped, RecursiveInvocationsDropped when they have data; a metric "
+    "without data is left out) to points [time, value], total (Sum) or peak (Maximum), normal (median before the "
+    "departure) and departed_at (the first point off normal: errors or throttles above 0, Duration near the timeout "
+    "with timeout_ms and at_timeout, Invocations halved or doubled). 'account': the concurrency limit and "
+    "unreserved limit, the account's peak concurrent executions (peak_at) and the top 3 functions by peak, with "
+    "their reserved concurrency: whether other functions used up the shared pool.",
+    "get_recent_changes": "CloudTrail's management writes in the last N hours (default 24) on the function, its "
+    "role, its environment's KMS key, its event source mappings and their queues, and the secrets its environment "
+    "names: 'events', newest first, at most 20 (omitted: how many more were read), each with time, event_name "
+    "(e.g. UpdateFunctionConfiguration, DeleteRolePolicy, DisableKey), event_source, resource and who (the "
+    "caller's ARN). 'history': the function's last_modified, its newest 5 published versions (code_sha256, "
+    "last_modified, description) and its aliases (function_version, weighted routing). 'gaps': resources not "
+    "looked up (at most 6 CloudTrail lookups) or a trail that could not be read.",
+    "get_dependencies": "What the function depends on, as it is now: event source mappings (state, "
+    "last_processing_result, batch size and window; for SQS the queue's visibility timeout, messages visible and "
+    "in flight, oldest message age, dead-letter queue and max receive count, and "
+    "visibility_timeout_below_six_times_function_timeout), other queues (its dead-letter queue, async "
+    "destinations, queues its environment names: used_as, messages, exists), secrets its environment names by ARN "
+    "(exists, scheduled_for_deletion, deleted_date), SSM parameters it names (exists), the environment's KMS key "
+    "(key_state, role_may_decrypt) and DynamoDB tables (status, billing mode, read and write throttle events in the "
+    "last hour). 'exists' appears only when false (the resource is gone). Environment values appear only as the "
+    "resource identifiers they were recognised as.",
 }
 DESCRIPTIONS = {name: f"{text} {diagnostics.OMITTED_NOTE}" for name, text in DESCRIPTIONS.items()}
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True)
@@ -95,6 +125,22 @@ def build_server(
         return await anyio.to_thread.run_sync(
             diagnostics.get_config_drift, clients, await onboarded(lambda_name), qualifier
         )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_function_metrics"])
+    async def get_function_metrics(lambda_name: LambdaName, minutes: Minutes = 60) -> FunctionMetrics:
+        return await anyio.to_thread.run_sync(
+            diagnostics.get_function_metrics, clients, await onboarded(lambda_name), minutes
+        )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_recent_changes"])
+    async def get_recent_changes(lambda_name: LambdaName, hours: Hours = 24) -> RecentChanges:
+        return await anyio.to_thread.run_sync(
+            diagnostics.get_recent_changes, clients, await onboarded(lambda_name), hours
+        )
+
+    @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_dependencies"])
+    async def get_dependencies(lambda_name: LambdaName) -> Dependencies:
+        return await anyio.to_thread.run_sync(diagnostics.get_dependencies, clients, await onboarded(lambda_name))
 
     return mcp
 

@@ -19,7 +19,16 @@ from tests.conftest import CANARY_SECRET, asgi_client
 
 KEY = "test-key-0123456789"
 URL = "http://127.0.0.1:8000/mcp"
-TOOLS = {"get_recent_logs", "get_iam_state", "get_lambda_config", "get_network_config", "get_config_drift"}
+TOOLS = {
+    "get_recent_logs",
+    "get_iam_state",
+    "get_lambda_config",
+    "get_network_config",
+    "get_config_drift",
+    "get_function_metrics",
+    "get_recent_changes",
+    "get_dependencies",
+}
 JSON_RPC_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -286,6 +295,8 @@ def test_remediation_server_lists_its_lookups_and_needs_the_key(clients):
         "get_alias_restore_info",
         "get_kms_restore_info",
         "get_event_source_restore_info",
+        "get_secret_restore_info",
+        "get_queue_restore_info",
     }
     assert all(t.outputSchema and t.annotations.readOnlyHint for t in tools.values())
     response = call_raw(

@@ -237,7 +237,18 @@ def test_mcp_servers_read_only_what_their_tools_need(server):
         "lambda:ListEventSourceMappings",
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
-    } | ({"cloudtrail:LookupEvents"} if server == "DiagnosticsMcpFunction" else set()), wildcard
+    } | (DIAGNOSTICS_WILDCARD_READS if server == "DiagnosticsMcpFunction" else set()), wildcard
+
+
+# The diagnostics tools' reads that support no resource-level permission (Service Authorization Reference): when a
+# difference appeared (CloudTrail), metrics, the account's concurrency limits, parameters' metadata.
+DIAGNOSTICS_WILDCARD_READS = {
+    "cloudtrail:LookupEvents",
+    "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
+    "lambda:GetAccountSettings",
+    "ssm:DescribeParameters",
+}
 
 
 # Every role that reads a function's configuration (account_state) may read all of it: aliases and the
@@ -268,6 +279,34 @@ def test_configuration_readers_read_aliases_keys_and_mappings_with_the_narrowest
         assert resources_of(action) and all(":function:*" in r for r in resources_of(action)), action
     assert resources_of("kms:DescribeKey") and all(":key/*" in r for r in resources_of("kms:DescribeKey"))
     assert resources_of("lambda:ListEventSourceMappings") == ["*"]
+    # What drift compares beyond the function: the secrets its environment names, its source queues' visibility
+    # timeout, whether the key policy (and the role's managed policies) let its role decrypt. Never "*".
+    narrowest = {
+        "secretsmanager:DescribeSecret": ":secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:*",
+        "sqs:GetQueueUrl": ":sqs:${AWS::Region}:${AWS::AccountId}:*",
+        "sqs:GetQueueAttributes": ":sqs:${AWS::Region}:${AWS::AccountId}:*",
+        "kms:GetKeyPolicy": ":kms:${AWS::Region}:${AWS::AccountId}:key/*",
+    }
+    for action, resource in narrowest.items():
+        assert resources_of(action) and all(resource in r for r in resources_of(action)), (function, action)
+    assert not {"secretsmanager:GetSecretValue", "secretsmanager:ListSecrets", "sqs:ReceiveMessage"} & {
+        a for s in statements for a in as_list(s["Action"])
+    }, "drift reads a secret's metadata and a queue's attributes, never a value or a message"
+
+
+@pytest.mark.parametrize("function", [f for f in CONFIGURATION_READERS if f != "RemediateFunction"])
+def test_drift_reads_of_secrets_queues_and_key_policies_are_statements_of_their_own(function):
+    """Readers (not the remediate role, which reads only what it may change) read them in DriftReads* statements
+    of their own, unconditioned (a secret named after onboarding is not tagged yet, and must still be read)."""
+    statements = role_statements(function_role(function))
+    drift = {s["Sid"]: s for s in statements if str(s.get("Sid", "")).startswith("DriftReads")}
+    assert {sid: sorted(as_list(s["Action"])) for sid, s in drift.items()} == {
+        "DriftReadsSecrets": ["secretsmanager:DescribeSecret"],
+        "DriftReadsQueues": ["sqs:GetQueueAttributes", "sqs:GetQueueUrl"],
+        "DriftReadsKeyPolicies": ["kms:GetKeyPolicy"],
+        "DriftReadsManagedPolicies": ["iam:GetPolicy", "iam:GetPolicyVersion"],
+    }
+    assert all(s["Effect"] == "Allow" and "Condition" not in s for s in drift.values())
 
 
 def test_ingest_scans_only_the_baseline_table_and_only_two_attributes():
@@ -275,7 +314,7 @@ def test_ingest_scans_only_the_baseline_table_and_only_two_attributes():
     (scan,) = [s for s in statements if "dynamodb:Scan" in as_list(s["Action"])]
     assert ref_name(scan["Resource"]) == "BaselineTable" and as_list(scan["Action"]) == ["dynamodb:Scan"]
     assert scan["Condition"] == {
-        "ForAllValues:StringEquals": {"dynamodb:Attributes": ["function_name", "event_sources"]},
+        "ForAllValues:StringEquals": {"dynamodb:Attributes": ["function_name", "event_sources", "dead_letter_queues"]},
         "StringEqualsIfExists": {"dynamodb:Select": "SPECIFIC_ATTRIBUTES"},
     }
 
@@ -305,8 +344,10 @@ WRITE_PREFIXES = (
     "Untag",
     "Enable",
     "Disable",
+    "Restore",
+    "Set",
 )
-ACCOUNT_SERVICES = ("lambda:", "iam:", "ec2:", "kms:", "sqs:")
+ACCOUNT_SERVICES = ("lambda:", "iam:", "ec2:", "kms:", "sqs:", "secretsmanager:")
 ONBOARDED = {"StringEquals": {"aws:ResourceTag/incident-responder:onboarded": "true"}}
 
 
@@ -347,10 +388,26 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
         "ec2:CreateNetworkAclEntry",
         "ec2:ReplaceNetworkAclEntry",
         "ec2:DeleteNetworkAclEntry",
+        "sqs:SetQueueAttributes",
+        "secretsmanager:RestoreSecret",
+        "secretsmanager:DeleteSecret",  # the undo of a RestoreSecret: schedules the deletion again
     }
     for action, statement in writes:
         assert statement.get("Condition") == ONBOARDED, f"{action} is not limited to onboarded resources"
         assert "*" not in as_list(statement["Resource"]), action
+    # It reads only the secrets and queues it may change: the onboarded ones, on their own resource types.
+    for action, resource in (
+        ("secretsmanager:DescribeSecret", ":secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:*"),
+        ("sqs:GetQueueUrl", ":sqs:${AWS::Region}:${AWS::AccountId}:*"),
+        ("sqs:GetQueueAttributes", ":sqs:${AWS::Region}:${AWS::AccountId}:*"),
+    ):
+        granting = [s for s in statements if s.get("Effect") == "Allow" and action in as_list(s["Action"])]
+        assert granting and all(s.get("Condition") == ONBOARDED for s in granting), action
+        assert all(resource in str(r) for s in granting for r in as_list(s["Resource"])), action
+    # A deletion it schedules always keeps Secrets Manager's recovery window.
+    (never,) = [s for s in statements if s.get("Sid") == "NeverDeleteSecretsWithoutRecovery"]
+    assert (never["Effect"], never["Action"], never["Resource"]) == ("Deny", "secretsmanager:DeleteSecret", "*")
+    assert never["Condition"] == {"Bool": {"secretsmanager:ForceDeleteWithoutRecovery": "true"}}
     (deny,) = [s for s in statements if s.get("Sid") == "NeverGrantBroadAccess"]
     assert deny["Action"] == "iam:AttachRolePolicy" and "AdministratorAccess" in str(deny["Condition"])
     # The undo ledger lives beside the incident; nothing scans or deletes it.
@@ -721,6 +778,8 @@ def decide(statements: list[dict[str, Any]], action: str, resource: str, tags: d
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/"
 FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:"
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:"
+QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:"
 ONBOARDED_TAGS = {"incident-responder:onboarded": "true"}
 
 
@@ -746,6 +805,27 @@ ONBOARDED_TAGS = {"incident-responder:onboarded": "true"}
         ("ec2:CreateTags", "arn:aws:ec2:us-east-1:123456789012:security-group/sg-1", {}, "denied"),
         ("kms:PutKeyPolicy", "arn:aws:kms:us-east-1:123456789012:key/k", ONBOARDED_TAGS, "denied"),
         ("iam:CreatePolicyVersion", "arn:aws:iam::123456789012:policy/p", {}, "denied"),
+        # The secrets and queues of onboarded functions, and nothing else:
+        ("secretsmanager:RestoreSecret", SECRET_ARN + "orders-api/payment-key-AbCdEf", ONBOARDED_TAGS, "allowed"),
+        ("secretsmanager:DeleteSecret", SECRET_ARN + "orders-api/payment-key-AbCdEf", ONBOARDED_TAGS, "allowed"),
+        ("secretsmanager:RestoreSecret", SECRET_ARN + "someone-elses-AbCdEf", {}, "not allowed"),
+        ("secretsmanager:DescribeSecret", SECRET_ARN + "someone-elses-AbCdEf", {}, "not allowed"),
+        ("secretsmanager:GetSecretValue", SECRET_ARN + "orders-api/payment-key-AbCdEf", ONBOARDED_TAGS, "not allowed"),
+        ("secretsmanager:PutResourcePolicy", SECRET_ARN + "orders-api/payment-key-AbCdEf", ONBOARDED_TAGS, "denied"),
+        ("secretsmanager:TagResource", SECRET_ARN + "any-AbCdEf", {}, "denied"),
+        ("sqs:SetQueueAttributes", QUEUE_ARN + "queue-consumer-queue", ONBOARDED_TAGS, "allowed"),
+        ("sqs:SetQueueAttributes", QUEUE_ARN + "someone-elses-queue", {}, "not allowed"),
+        ("sqs:GetQueueAttributes", QUEUE_ARN + "someone-elses-queue", {}, "not allowed"),
+        ("sqs:SetQueueAttributes", QUEUE_ARN + "incident-responder-AlertsDeadLetterQueue-1A", ONBOARDED_TAGS, "denied"),
+        (
+            "sqs:SetQueueAttributes",
+            QUEUE_ARN + "renamed",
+            {**ONBOARDED_TAGS, "incident-responder:component": "responder"},
+            "denied",
+        ),
+        ("sqs:TagQueue", QUEUE_ARN + "any", {}, "denied"),
+        ("sqs:AddPermission", QUEUE_ARN + "queue-consumer-queue", ONBOARDED_TAGS, "denied"),
+        ("sqs:ReceiveMessage", QUEUE_ARN + "queue-consumer-queue", ONBOARDED_TAGS, "not allowed"),
     ],
 )
 def test_the_remediate_role_never_changes_the_responder_nor_widens_its_scope(action, resource, tags, answer):
@@ -795,3 +875,92 @@ def test_an_execution_end_that_could_not_be_handled_is_kept_and_alarmed(function
     ]
     assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible" and alarm["Threshold"] == 1
     assert [ref_name(a) for a in alarm["AlarmActions"]] == ["OperatorTopic"]
+
+
+# -- the diagnostics tools read what they report, and no value ------------------------------------------------
+KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/"
+PARAMETER_ARN = "arn:aws:ssm:us-east-1:123456789012:parameter/"
+# Every call get_function_metrics, get_recent_changes and get_dependencies make (incident_responder/signals.py and
+# the account_state readers it reuses), on the resource each names.
+SIGNALS_CALLS = [
+    ("lambda:GetFunctionConfiguration", FUNCTION_ARN + "orders-api"),
+    ("lambda:GetFunctionConcurrency", FUNCTION_ARN + "orders-api"),
+    ("lambda:GetAccountSettings", "*"),
+    ("cloudwatch:GetMetricData", "*"),
+    ("cloudwatch:ListMetrics", "*"),
+    ("cloudtrail:LookupEvents", "*"),
+    ("lambda:ListEventSourceMappings", "*"),
+    ("lambda:ListVersionsByFunction", FUNCTION_ARN + "orders-api"),
+    ("lambda:ListAliases", FUNCTION_ARN + "orders-api"),
+    ("lambda:GetFunctionEventInvokeConfig", FUNCTION_ARN + "orders-api"),
+    ("sqs:GetQueueUrl", QUEUE_ARN + "queue-consumer-queue"),
+    ("sqs:GetQueueAttributes", QUEUE_ARN + "queue-consumer-queue"),
+    ("secretsmanager:DescribeSecret", SECRET_ARN + "orders-api/payment-key-AbCdEf"),
+    ("ssm:DescribeParameters", "*"),
+    ("kms:DescribeKey", KEY_ARN),
+    ("kms:GetKeyPolicy", KEY_ARN),
+    ("iam:ListRolePolicies", ROLE_ARN + "orders-api-role"),
+    ("iam:GetRolePolicy", ROLE_ARN + "orders-api-role"),
+    ("iam:ListAttachedRolePolicies", ROLE_ARN + "orders-api-role"),
+    ("dynamodb:DescribeTable", TABLE_ARN + "orders-api-orders"),
+]
+
+
+def diagnostics_statements() -> list[dict[str, Any]]:
+    """The diagnostics server's statements as deployed; a stack resource's ARN (GetAtt) written as its logical id."""
+    statements = render(role_statements(function_role("DiagnosticsMcpFunction")), defaults())
+    for statement in statements:
+        resources = [ref_name(r) or r if isinstance(r, dict) else r for r in as_list(statement["Resource"])]
+        statement["Resource"] = resources
+    return statements
+
+
+@pytest.mark.parametrize("action, resource", SIGNALS_CALLS)
+def test_the_diagnostics_server_may_make_every_call_of_the_metrics_changes_and_dependencies_tools(action, resource):
+    statements = diagnostics_statements()
+    assert decide(statements, action, resource, {}) == "allowed"
+
+
+@pytest.mark.parametrize(
+    "action, resource",
+    [
+        ("secretsmanager:GetSecretValue", SECRET_ARN + "orders-api/payment-key-AbCdEf"),
+        ("ssm:GetParameter", PARAMETER_ARN + "orders-api/config"),
+        ("ssm:GetParameters", PARAMETER_ARN + "orders-api/config"),
+        ("ssm:GetParametersByPath", PARAMETER_ARN + "orders-api"),
+        ("ssm:GetParameterHistory", PARAMETER_ARN + "orders-api/config"),
+        ("kms:Decrypt", KEY_ARN),
+        ("sqs:ReceiveMessage", QUEUE_ARN + "queue-consumer-queue"),
+        ("dynamodb:GetItem", TABLE_ARN + "orders-api-orders"),
+        ("dynamodb:Scan", TABLE_ARN + "orders-api-orders"),
+    ],
+)
+def test_the_diagnostics_server_reads_no_secret_parameter_message_or_item_and_decrypts_nothing(action, resource):
+    statements = diagnostics_statements()
+    assert decide(statements, action, resource, {}) == "not allowed"
+    granted = {a for s in statements if s["Effect"] == "Allow" for a in as_list(s["Action"])}
+    assert not {a for a in granted if a.endswith("*") or a.startswith(("ssm:GetParameter", "kms:Decrypt"))}
+    assert "secretsmanager:GetSecretValue" not in granted
+
+
+def test_the_metrics_changes_and_dependencies_reads_are_statements_of_their_own():
+    statements = role_statements(function_role("DiagnosticsMcpFunction"))
+    own = {s["Sid"]: s for s in statements if s.get("Sid") in SIGNALS_STATEMENTS}
+    assert {sid: sorted(as_list(s["Action"])) for sid, s in own.items()} == SIGNALS_STATEMENTS
+    assert own["ReadMetricsChangesAndDependencies"]["Resource"] == "*"
+    assert all(s["Effect"] == "Allow" and "Condition" not in s for s in own.values())
+    for sid in ("ReadVersionsAndDestinations", "ReadDependencyTables"):
+        assert "*" not in as_list(own[sid]["Resource"]), sid
+
+
+SIGNALS_STATEMENTS = {
+    "ReadMetricsChangesAndDependencies": [
+        "cloudwatch:GetMetricData",
+        "cloudwatch:ListMetrics",
+        "lambda:GetAccountSettings",
+        "ssm:DescribeParameters",
+    ],
+    "ReadVersionsAndDestinations": ["lambda:GetFunctionEventInvokeConfig", "lambda:ListVersionsByFunction"],
+    "ReadDependencyTables": ["dynamodb:DescribeTable"],
+}
