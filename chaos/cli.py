@@ -31,6 +31,13 @@ examples:
                                                 # another writer overloads its DynamoDB table (lab only)
   responder chaos --function orders-api iam_revoke --target dynamodb
   responder chaos --function queue-consumer iam_revoke --target sqs
+  responder chaos env_var_removed --name INPUT_BUCKET     # the code fails as it starts
+  responder chaos --function orders-api secret_scheduled_for_deletion
+  responder chaos --function queue-consumer queue_visibility --seconds 1
+  responder chaos ephemeral_storage --mb 512             # /tmp smaller than what it writes
+  responder chaos --function orders-api kms_revoke       # its role may no longer decrypt (key enabled)
+  responder chaos noisy_neighbor                         # another function takes the unreserved concurrency (lab only)
+  responder chaos --function queue-consumer recursive_loop
   responder chaos apply scenarios/s3-policy-revoked.yaml
   responder chaos status
   responder chaos restore
@@ -57,6 +64,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("kms_disable", help="disable the customer-managed key encrypting the function's environment")
     sub.add_parser("esm_disable", help="disable the event source mappings that invoke the function")
     sub.add_parser("downstream_throttle", help="overload the function's DynamoDB table from another writer (lab only)")
+    p = sub.add_parser("env_var_removed", help="remove an environment variable the code needs")
+    p.add_argument("--name", required=True)
+    sub.add_parser("secret_scheduled_for_deletion", help="schedule the secrets its environment names for deletion")
+    p = sub.add_parser("queue_visibility", help="set the visibility timeout of the queue its mapping reads")
+    p.add_argument("--seconds", type=int, required=True)
+    p = sub.add_parser("ephemeral_storage", help="shrink the function's /tmp")
+    p.add_argument("--mb", type=int, required=True)
+    sub.add_parser("kms_revoke", help="remove the key policy statement letting its role decrypt its environment")
+    sub.add_parser("noisy_neighbor", help="another function takes the account's unreserved concurrency (lab only)")
+    sub.add_parser("recursive_loop", help="point its output queue at the queue that triggers it")
     p = sub.add_parser("apply", help="apply the faults listed in a scenario file, in order")
     p.add_argument("scenario", type=Path)
     sub.add_parser("status", help="show what is injected and the originals kept")
@@ -94,7 +111,13 @@ def run(args: argparse.Namespace) -> int:
             lines = injector.memory(args.mb)
         elif args.fault == "bad_deploy":
             lines = injector.bad_deploy(args.error)
-        else:  # kms_disable, esm_disable, downstream_throttle: no parameters
+        elif args.fault == "env_var_removed":
+            lines = injector.env_var_removed(args.name)
+        elif args.fault == "queue_visibility":
+            lines = injector.queue_visibility(args.seconds)
+        elif args.fault == "ephemeral_storage":
+            lines = injector.ephemeral_storage(args.mb)
+        else:  # no parameters
             lines = getattr(injector, args.fault)()
     except (ChaosError, ScenarioError, ValueError) as exc:
         print(f"chaos: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ import builtins
 import hashlib
 import io
 import json
+import re
 import time
 import zipfile
 from datetime import UTC, datetime, timedelta
@@ -32,11 +33,14 @@ from incident_responder.account_state import (
     function_name_of,
     managed_policy_documents,
     read_network,
+    read_queue_visibility_timeout,
     read_reserved_concurrency,
     read_role,
+    read_secrets,
 )
 from incident_responder.aws import AwsClients
 from incident_responder.iam_policy import action_service, statement_services, statements
+from incident_responder.lab.concurrency import publish_concurrency
 from incident_responder.lab.scenario import Fault
 
 IAM_TARGET_SERVICES = {
@@ -51,6 +55,8 @@ NACL_DENY_RULE = 1
 DEFAULT_DEPLOY_ERROR = "TypeError: Cannot read properties of undefined (reading 'id')"
 # How far another writer overloads the table: this many times its provisioned write capacity.
 OVERLOAD_FACTOR = 4
+# An SQS queue URL, as an environment variable names the queue a function writes to.
+QUEUE_URL_RE = re.compile(r"^https?://[^/]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$")
 JS_ERRORS = {"Error", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "EvalError", "URIError"}
 
 
@@ -65,6 +71,13 @@ def _table_of(resource: str) -> str | None:
 
 def code_sha256(package: bytes) -> str:
     return base64.b64encode(hashlib.sha256(package).digest()).decode()
+
+
+def _zip(filename: str, source: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(filename, source)
+    return buffer.getvalue()
 
 
 def _split_error(error: str, default_type: str) -> tuple[str, str]:
@@ -377,6 +390,141 @@ class FaultInjector:
         self.store.record_fault({"kind": "downstream_throttle"})
         return changes
 
+    def env_var_removed(self, name: str) -> list[str]:
+        """Remove one environment variable the function's code reads."""
+        variables = dict((self._config().get("Environment") or {}).get("Variables") or {})
+        if name not in variables and f"env.{name}" in self.store.slots:
+            return [f"environment variable {name} is already removed"]
+        if name not in variables:
+            raise ChaosError(f"{self.function_name} has no environment variable {name!r} (it has {sorted(variables)})")
+        self.store.remember(f"env.{name}", variables.pop(name))
+        self._update_config(Environment={"Variables": variables})
+        self.store.record_fault({"kind": "env_var_removed", "name": name})
+        return [f"removed environment variable {name}"]
+
+    def secret_scheduled_for_deletion(self) -> list[str]:
+        """Schedule every Secrets Manager secret the function's environment names for deletion (7 days)."""
+        variables = (self._config().get("Environment") or {}).get("Variables") or {}
+        secrets = [s for s in read_secrets(self.clients, variables) if s.exists]
+        if not secrets:
+            raise ChaosError(f"{self.function_name}'s environment names no Secrets Manager secret by ARN")
+        sm = self.clients.get("secretsmanager")
+        changes = []
+        for secret in secrets:
+            self.store.remember(f"secret.{secret.secret_arn}", secret.deleted_date)
+            if secret.deleted_date:
+                changes.append(f"secret {secret.secret_arn} is already scheduled for deletion")
+                continue
+            sm.delete_secret(SecretId=secret.secret_arn, RecoveryWindowInDays=7)
+            changes.append(f"secret {secret.secret_arn} ({secret.variable}) scheduled for deletion in 7 days")
+        self.store.record_fault({"kind": "secret_scheduled_for_deletion"})
+        return changes
+
+    def queue_visibility(self, seconds: int) -> list[str]:
+        """Set the visibility timeout of every SQS queue the function's mappings read."""
+        queues = [m["EventSourceArn"] for m in self._mappings() if ":sqs:" in m.get("EventSourceArn", "")]
+        if not queues:
+            raise ChaosError(f"{self.function_name} has no SQS event source mapping: no queue feeds it")
+        sqs = self.clients.get("sqs")
+        changes = []
+        for arn in dict.fromkeys(queues):
+            url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=arn.split(":")[4])[
+                "QueueUrl"
+            ]
+            self.store.remember(f"queue.{arn}", read_queue_visibility_timeout(self.clients, arn))
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": str(seconds)})
+            changes.append(f"queue {arn.rsplit(':', 1)[-1]}: visibility timeout set to {seconds} s")
+        self.store.record_fault({"kind": "queue_visibility", "seconds": seconds})
+        return changes
+
+    def ephemeral_storage(self, mb: int) -> list[str]:
+        """Shrink the function's /tmp (ephemeral storage)."""
+        if not 512 <= mb <= 10240:
+            raise ChaosError("ephemeral storage must be between 512 and 10240 MB")
+        self.store.remember("storage", (self._config().get("EphemeralStorage") or {}).get("Size", 512))
+        self._update_config(EphemeralStorage={"Size": mb})
+        self.store.record_fault({"kind": "ephemeral_storage", "mb": mb})
+        return [f"ephemeral storage set to {mb} MB"]
+
+    def kms_revoke(self) -> list[str]:
+        """Remove from the key policy the statements that let the function's role decrypt (the key stays enabled)."""
+        config = self._config()
+        arn = config.get("KMSKeyArn")
+        if not arn:
+            raise ChaosError(f"{self.function_name}'s environment is not encrypted with a customer-managed key")
+        kms = self.clients.get("kms")
+        key_id = kms.describe_key(KeyId=arn)["KeyMetadata"]["KeyId"]
+        policy = json.loads(kms.get_key_policy(KeyId=key_id, PolicyName="default")["Policy"])
+        role_arn = config["Role"]
+
+        def grants_role(statement: dict[str, Any]) -> bool:
+            principal = statement.get("Principal")
+            named = principal.get("AWS", []) if isinstance(principal, dict) else []
+            return statement.get("Effect") == "Allow" and role_arn in ([named] if isinstance(named, str) else named)
+
+        kept = [st for st in statements(policy) if not grants_role(st)]
+        if len(kept) == len(statements(policy)) and f"keypolicy.{key_id}" in self.store.slots:
+            return [f"key {key_id}'s policy already lets {role_arn.rsplit('/', 1)[-1]} decrypt nothing"]
+        if len(kept) == len(statements(policy)):
+            raise ChaosError(
+                f"key {key_id}'s policy names no statement for {role_arn}: its decrypt comes from its IAM policies "
+                "(use iam_revoke)"
+            )
+        self.store.remember(f"keypolicy.{key_id}", policy)
+        kms.put_key_policy(KeyId=key_id, PolicyName="default", Policy=json.dumps({**policy, "Statement": kept}))
+        self.store.record_fault({"kind": "kms_revoke"})
+        return [f"key {key_id}: removed the key policy statement(s) letting {role_arn.rsplit('/', 1)[-1]} decrypt"]
+
+    def noisy_neighbor(self) -> list[str]:
+        """Another function, not onboarded, runs at the account's whole unreserved concurrency (its
+        ``AWS/Lambda ConcurrentExecutions`` as Lambda publishes it; the lab's workloads obey it)."""
+        lam = self._lambda
+        neighbor = f"{self.function_name}-neighbor"[:64]
+        try:
+            lam.get_function_configuration(FunctionName=neighbor)
+            created = False
+        except lam.exceptions.ResourceNotFoundException:
+            config = self._config()
+            lam.create_function(
+                FunctionName=neighbor,
+                Runtime="python3.12",
+                Role=config["Role"],
+                Handler="app.handler",
+                Code={"ZipFile": _zip("app.py", "def handler(event, context):\n    return {}\n")},
+                Timeout=900,
+            )
+            created = True
+        self.store.remember(f"neighbor.{neighbor}", {"created": created})
+        limit = lam.get_account_settings()["AccountLimit"].get("UnreservedConcurrentExecutions") or 1000
+        try:
+            publish_concurrency(self.clients, neighbor, float(limit))
+        except ClientError as exc:
+            raise ChaosError(
+                f"CloudWatch refused the neighbour's load ({exc.response['Error']['Code']}): only AWS publishes AWS/ "
+                "metrics in a real account, so noisy_neighbor runs against the lab"
+            ) from exc
+        self.store.record_fault({"kind": "noisy_neighbor"})
+        return [f"function {neighbor} runs {limit} concurrent executions: the account's unreserved concurrency"]
+
+    def recursive_loop(self) -> list[str]:
+        """Point the environment variable naming the function's output queue at the queue that triggers it."""
+        sources = [m["EventSourceArn"] for m in self._mappings() if ":sqs:" in m.get("EventSourceArn", "")]
+        if not sources:
+            raise ChaosError(f"{self.function_name} has no SQS event source mapping: nothing triggers it to loop on")
+        variables = dict((self._config().get("Environment") or {}).get("Variables") or {})
+        outputs = [k for k, v in variables.items() if QUEUE_URL_RE.match(v or "")]
+        if not outputs:
+            raise ChaosError(f"{self.function_name}'s environment names no queue it writes to")
+        name = outputs[0]
+        source = sources[0]
+        self.store.remember(f"env.{name}", variables[name])
+        variables[name] = self.clients.get("sqs").get_queue_url(
+            QueueName=source.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=source.split(":")[4]
+        )["QueueUrl"]
+        self._update_config(Environment={"Variables": variables})
+        self.store.record_fault({"kind": "recursive_loop"})
+        return [f"{name} now names {source.rsplit(':', 1)[-1]}, the queue that triggers {self.function_name}"]
+
     # -- what the new kinds act on ---------------------------------------------------------------
     def _wait_updated(self) -> None:
         self._lambda.get_waiter("function_updated").wait(
@@ -520,6 +668,34 @@ class FaultInjector:
             self._lambda.update_event_source_mapping(UUID=rest, Enabled=enabled)
             self._wait_mapping(rest)
             return f"event source mapping {rest} {'enabled' if enabled else 'disabled'} again"
+        if kind == "env":
+            variables = dict((self._config().get("Environment") or {}).get("Variables") or {})
+            variables[rest] = original
+            self._update_config(Environment={"Variables": variables})
+            return f"environment variable {rest} restored"
+        if kind == "secret":
+            current = next(iter(read_secrets(self.clients, {"_": rest})), None)
+            if current is not None and current.deleted_date and not original:
+                self.clients.get("secretsmanager").restore_secret(SecretId=rest)
+                return f"secret {rest}: deletion cancelled"
+            return f"secret {rest}: nothing to cancel"
+        if kind == "queue":
+            sqs = self.clients.get("sqs")
+            url = sqs.get_queue_url(QueueName=rest.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=rest.split(":")[4])
+            sqs.set_queue_attributes(QueueUrl=url["QueueUrl"], Attributes={"VisibilityTimeout": str(original)})
+            return f"queue {rest.rsplit(':', 1)[-1]}: visibility timeout restored to {original} s"
+        if kind == "storage":
+            self._update_config(EphemeralStorage={"Size": original})
+            return f"ephemeral storage restored to {original} MB"
+        if kind == "keypolicy":
+            self.clients.get("kms").put_key_policy(KeyId=rest, PolicyName="default", Policy=json.dumps(original))
+            return f"key {rest}: key policy restored"
+        if kind == "neighbor":
+            publish_concurrency(self.clients, rest, 0.0)
+            if original.get("created"):
+                self._lambda.delete_function(FunctionName=rest)
+                return f"function {rest} is idle again, and deleted"
+            return f"function {rest} is idle again"
         if kind == "load":
             # A datapoint cannot be taken back: a later one says the other writer is back to its usual load.
             units = original["consumed_write_capacity_units"]

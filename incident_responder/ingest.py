@@ -99,8 +99,9 @@ def functions_reading(clients: AwsClients, source_arn: str, table: str | None = 
     names: list[str] = []
     kwargs: dict[str, Any] = {
         "TableName": table or baseline_table_name(),
-        "FilterExpression": "contains(event_sources, :source)",
-        "ProjectionExpression": "function_name, event_sources",
+        # The queues that invoke it, and the dead-letter queues those send what failed in them to.
+        "FilterExpression": "contains(event_sources, :source) OR contains(dead_letter_queues, :source)",
+        "ProjectionExpression": "function_name, event_sources, dead_letter_queues",
         "ExpressionAttributeValues": {":source": {"S": source_arn}},
         "ConsistentRead": True,  # a function onboarded a moment ago counts
     }
@@ -123,7 +124,25 @@ def resolve_queue_alarm(clients: AwsClients, pending: QueueAlarm, baseline_table
             f"{alarm}, which several onboarded functions read ({', '.join(functions)}): the alarm does not say "
             "which one, so none is chosen; alarm on each function's own metrics instead"
         )
-    return pending.incident(functions[0], f"queue {pending.queue_name} via its event source mapping")
+    via = _via(clients, functions[0], pending.queue_arn, pending.queue_name, baseline_table)
+    return pending.incident(functions[0], via)
+
+
+def _via(clients: AwsClients, function: str, queue_arn: str, queue_name: str, table: str | None) -> str:
+    """How the queue leads to the function: it reads it, or it is the dead-letter queue of a queue it reads."""
+    item = (
+        clients.get("dynamodb")
+        .get_item(
+            TableName=table or baseline_table_name(),
+            Key={"function_name": {"S": function}},
+            ProjectionExpression="function_name, event_sources, dead_letter_queues",
+            ConsistentRead=True,
+        )
+        .get("Item", {})
+    )
+    if queue_arn in item.get("event_sources", {}).get("SS", []):
+        return f"queue {queue_name} via its event source mapping"
+    return f"dead-letter queue {queue_name} of the queue its event source mapping reads"
 
 
 def describe_alarms(clients: AwsClients, names: list[str]) -> list[dict[str, Any]]:

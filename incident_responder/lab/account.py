@@ -37,6 +37,8 @@ QUEUE_CONSUMER = "queue-consumer"
 SAMPLE_WORKLOADS = (FUNCTION_NAME, ORDERS_API, QUEUE_CONSUMER)
 INCIDENT_TOPIC = "incident-alerts"
 INPUT_KEY = "incoming/orders-0001.json"
+# data-processor's /tmp: it stages its output there (about 700 MB at peak, workload.py).
+DATA_PROCESSOR_TMP_MB = 1024
 
 # The sample function's source as deployed; the lab emulates its behaviour (see workload.py).
 _FUNCTION_SOURCE = '''"""data-processor: reads an order batch from S3, transforms it, writes the result back."""
@@ -45,13 +47,15 @@ import boto3
 from botocore.config import Config
 
 s3 = boto3.client("s3", config=Config(connect_timeout=5, retries={"max_attempts": 2}))
+BUCKET = os.environ["INPUT_BUCKET"]
 
 def handler(event, context):
     key = event.get("key", "incoming/orders-0001.json")
     body = s3.get_object(Bucket=os.environ["INPUT_BUCKET"], Key=key)["Body"].read()
     orders = [transform(o) for o in json.loads(body)]
-    s3.put_object(Bucket=os.environ["INPUT_BUCKET"], Key=key.replace("incoming/", "processed/"),
-                  Body=json.dumps(orders))
+    with open("/tmp/processed.json", "w") as out:  # staged on /tmp: the batch is large
+        json.dump(orders, out)
+    s3.upload_file("/tmp/processed.json", BUCKET, key.replace("incoming/", "processed/"))
     return {"processed": len(orders)}
 
 def transform(order):
@@ -81,13 +85,16 @@ class SampleAccount:
 # orders-api as deployed (index.mjs, an ES module; the AWS SDK v3 is part of the nodejs20.x runtime).
 ORDERS_API_SOURCE = """// orders-api: stores an order in DynamoDB (invoked through the alias "live").
 import { DynamoDBClient, GetItemCommand, PutItemCommand } from "@aws-sdk/client-dynamodb";
+import { SecretsManagerClient, GetSecretValueCommand } from "@aws-sdk/client-secrets-manager";
 
 const ddb = new DynamoDBClient({});
+const secrets = new SecretsManagerClient({});
 const TABLE = process.env.TABLE_NAME;
 
 export const handler = async (event) => {
   const order = typeof event.body === "string" ? JSON.parse(event.body) : event;
   console.log(`Creating order ${order.orderId} (${order.items.length} items)`);
+  const paymentKey = await secrets.send(new GetSecretValueCommand({ SecretId: process.env.PAYMENT_SECRET_ARN }));
   const existing = await ddb.send(new GetItemCommand({ TableName: TABLE, Key: { order_id: { S: order.orderId } } }));
   if (existing.Item) {
     return { statusCode: 200, body: JSON.stringify({ orderId: order.orderId, duplicate: true }) };
@@ -108,9 +115,13 @@ export const handler = async (event) => {
 QUEUE_CONSUMER_SOURCE = '''"""queue-consumer: processes order events from its SQS queue, a batch per invocation."""
 import json
 import logging
+import os
+
+import boto3
 
 logger = logging.getLogger()
 logger.setLevel(logging.INFO)
+sqs = boto3.client("sqs")
 
 
 def handler(event, context):
@@ -118,7 +129,7 @@ def handler(event, context):
     logger.info("Received %d messages", len(records))
     for record in records:
         order = json.loads(record["body"])
-        process(order)
+        sqs.send_message(QueueUrl=os.environ["RESULTS_QUEUE_URL"], MessageBody=json.dumps(process(order)))
     logger.info("Processed %d orders", len(records))
     return {"batchItemFailures": []}
 
@@ -326,6 +337,7 @@ def create_sample_account(
         MemorySize=512,
         VpcConfig={"SubnetIds": [subnet_id], "SecurityGroupIds": [group_id]},
         Environment={"Variables": variables},
+        EphemeralStorage={"Size": DATA_PROCESSOR_TMP_MB},
     )["FunctionArn"]
     clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
 
@@ -376,6 +388,7 @@ class OrdersApiResources:
     kms_key_arn: str
     kms_alias: str
     log_group: str
+    secret_arn: str = ""
 
 
 @dataclass(frozen=True)
@@ -427,6 +440,9 @@ def create_orders_api(
     ]
     kms_alias = f"alias/{function_name}-env"
     kms.create_alias(AliasName=kms_alias, TargetKeyId=key["KeyId"])
+    secret_arn = clients.get("secretsmanager").create_secret(
+        Name=f"{function_name}/payment-key", SecretString=secrets.token_urlsafe(24)
+    )["ARN"]
 
     role_arn = _create_role(
         clients,
@@ -443,10 +459,47 @@ def create_orders_api(
                     }
                 ],
             },
+            "payment-key": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "ReadPaymentKey",
+                        "Effect": "Allow",
+                        "Action": "secretsmanager:GetSecretValue",
+                        "Resource": secret_arn,
+                    }
+                ],
+            },
             "cloudwatch-logs": _logs_policy(region, account, log_group),
         },
     )
     clients.get("logs").create_log_group(logGroupName=log_group)
+    # The key policy lets the account administer the key and the function's role decrypt its environment.
+    kms.put_key_policy(
+        KeyId=key["KeyId"],
+        PolicyName="default",
+        Policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "EnableIAMUserPermissions",
+                        "Effect": "Allow",
+                        "Principal": {"AWS": f"arn:aws:iam::{account}:root"},
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    },
+                    {
+                        "Sid": "AllowFunctionRoleDecrypt",
+                        "Effect": "Allow",
+                        "Principal": {"AWS": role_arn},
+                        "Action": "kms:Decrypt",
+                        "Resource": "*",
+                    },
+                ],
+            }
+        ),
+    )
 
     lam = clients.get("lambda")
     function_arn = lam.create_function(
@@ -458,7 +511,7 @@ def create_orders_api(
         Timeout=10,
         MemorySize=256,
         KMSKeyArn=key["Arn"],
-        Environment={"Variables": {"TABLE_NAME": table, **(environment or {})}},
+        Environment={"Variables": {"TABLE_NAME": table, "PAYMENT_SECRET_ARN": secret_arn, **(environment or {})}},
     )["FunctionArn"]
     lam.put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=20)
     _wait_updated(clients, function_name)
@@ -477,6 +530,7 @@ def create_orders_api(
         kms_key_arn=key["Arn"],
         kms_alias=kms_alias,
         log_group=log_group,
+        secret_arn=secret_arn,
     )
 
 
@@ -506,6 +560,7 @@ def create_queue_consumer(clients: AwsClients, *, function_name: str = QUEUE_CON
         },
     )["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    results_url = sqs.create_queue(QueueName=f"{function_name}-results")["QueueUrl"]
 
     role_arn = _create_role(
         clients,
@@ -519,7 +574,13 @@ def create_queue_consumer(clients: AwsClients, *, function_name: str = QUEUE_CON
                         "Effect": "Allow",
                         "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
                         "Resource": queue_arn,
-                    }
+                    },
+                    {
+                        "Sid": "SendResults",
+                        "Effect": "Allow",
+                        "Action": "sqs:SendMessage",
+                        "Resource": f"arn:aws:sqs:{region}:{account}:{function_name}-*",
+                    },
                 ],
             },
             "cloudwatch-logs": _logs_policy(region, account, log_group),
@@ -536,6 +597,7 @@ def create_queue_consumer(clients: AwsClients, *, function_name: str = QUEUE_CON
         Code={"ZipFile": deployment_package("app.py", QUEUE_CONSUMER_SOURCE)},
         Timeout=30,
         MemorySize=256,
+        Environment={"Variables": {"RESULTS_QUEUE_URL": results_url}},
     )["FunctionArn"]
     mapping = lam.create_event_source_mapping(
         EventSourceArn=queue_arn, FunctionName=function_name, BatchSize=batch_size, Enabled=True

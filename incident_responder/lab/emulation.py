@@ -39,6 +39,7 @@ from incident_responder.account_state import (
 from incident_responder.aws import AwsClients
 from incident_responder.iam_policy import is_allowed
 from incident_responder.lab.account import INCIDENT_TOPIC, SHIPPED_SOURCES
+from incident_responder.lab.concurrency import in_use_by_others, unreserved_limit
 from incident_responder.lab.runtimes import (
     DeployedCode,
     RaisedError,
@@ -62,6 +63,13 @@ KMS_ERRORS = {
         "Lambda was unable to decrypt the environment variables because the KMS key used is disabled. "
         "Please check the function's KMS key settings.",
     ),
+    "denied": (
+        "KMSAccessDeniedException",
+        "Lambda was unable to decrypt the environment variables because KMS access was denied. Please check the "
+        "function's KMS key settings. KMS Exception: AccessDeniedExceptionKMS Message: User: {principal} is not "
+        "authorized to perform: kms:Decrypt on resource: {key} because no resource-based policy allows the "
+        "kms:Decrypt action",
+    ),
     "other": (
         "KMSInvalidStateException",
         "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
@@ -80,6 +88,7 @@ class WorkloadProfile:
     connect_attempts: int = 2
     init_seconds: float = 0.35
     base_memory_mb: int = 88  # used before the work peaks
+    tmp_write_mb: int = 0  # what it stages on /tmp at peak
 
 
 class InvocationOutcome(BaseModel):
@@ -302,7 +311,12 @@ class Workload:
         start = self._burst_start(view.log_group)
         events = self.deliveries(invocations, view, facts)
         config = view.config
-        runnable = len(events) if config.reserved_concurrency is None else min(len(events), config.reserved_concurrency)
+        if config.reserved_concurrency is None:
+            # Functions without a reservation share the account's unreserved concurrency with every other one.
+            free = max(0, unreserved_limit(self.clients) - int(in_use_by_others(self.clients, self.function_name)))
+            runnable = min(len(events), free)
+        else:
+            runnable = min(len(events), config.reserved_concurrency)
         refused = self._service_error(view)
         outcomes: list[InvocationOutcome] = []
         for index, event in enumerate(events):
@@ -350,11 +364,15 @@ class Workload:
         )["MessageId"]
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
 
-    @staticmethod
-    def _service_error(view: AccountView) -> tuple[str, str] | None:
+    def _service_error(self, view: AccountView) -> tuple[str, str] | None:
         for key in view.config.kms_keys:
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
+            if key.role_may_decrypt is False:
+                error_type, message = KMS_ERRORS["denied"]
+                role = view.role_arn.rsplit("/", 1)[-1]
+                principal = f"arn:aws:sts::{view.account}:assumed-role/{role}/{self.function_name}"
+                return error_type, message.format(principal=principal, key=key.key_arn)
         return None
 
     def _run_one(
@@ -460,9 +478,42 @@ class Workload:
         data += [
             {"MetricName": "Duration", "Value": o.duration_ms, "Unit": "Milliseconds"} for o in ran if o.duration_ms
         ]
+        if ran:
+            data.append({"MetricName": "ConcurrentExecutions", "Value": len(ran), "Unit": "Count"})
         for datum in data:
             datum.update(Dimensions=dims, Timestamp=start)
-        self.clients.get("cloudwatch").put_metric_data(Namespace="AWS/Lambda", MetricData=data)
+        cloudwatch = self.clients.get("cloudwatch")
+        history = self._healthy_history(start)
+        for first in range(0, len(history), 500):
+            cloudwatch.put_metric_data(Namespace="AWS/Lambda", MetricData=history[first : first + 500])
+        cloudwatch.put_metric_data(Namespace="AWS/Lambda", MetricData=data)
+
+    # Minutes of ordinary traffic Lambda would have published before the function's first burst (0: none).
+    history_minutes: int = 0
+
+    def _healthy_history(self, start: datetime) -> list[dict[str, Any]]:
+        """The function's ordinary traffic over the half hour before its first burst in this lab (one invocation a
+        minute, no errors), as Lambda would have published it: what its metrics' departures are measured from."""
+        if not self.history_minutes:
+            return []
+        dims = [{"Name": "FunctionName", "Value": self.function_name}]
+        cloudwatch = self.clients.get("cloudwatch")
+        seen = cloudwatch.list_metrics(Namespace="AWS/Lambda", MetricName="Invocations", Dimensions=dims)["Metrics"]
+        if seen:
+            return []
+        duration = round(self.profile.work_seconds_at_512mb * 1000 * 0.9, 2)
+        out: list[dict[str, Any]] = []
+        for minute in range(self.history_minutes, 0, -1):
+            at = start - timedelta(minutes=minute)
+            for name, value, unit in (
+                ("Invocations", 1.0, "Count"),
+                ("Errors", 0.0, "Count"),
+                ("Throttles", 0.0, "Count"),
+                ("Duration", duration, "Milliseconds"),
+                ("ConcurrentExecutions", 1.0, "Count"),
+            ):
+                out.append({"MetricName": name, "Dimensions": dims, "Value": value, "Unit": unit, "Timestamp": at})
+        return out
 
     def _lambda_alarm(self, result: BurstResult, view: AccountView) -> AlarmSpec | None:
         """Which of the function's standard alarms fires on this burst, if any."""

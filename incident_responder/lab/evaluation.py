@@ -157,15 +157,38 @@ def run_scenario(
         # not healthy.
         app_error = scenario.workload.app_error
         remaining = {app_error, app_error.partition(":")[0].strip()} if app_error else set()
-        if FaultType.DEPENDENCY_THROTTLING in scenario.expect.fault_types:
-            remaining.add("ProvisionedThroughputExceededException")
+        expected = set(scenario.expect.fault_types)
+        for fault in expected:
+            remaining |= LEFT_TO_A_PERSON.get(fault, (set(), ()))[0]
+        # A handed-over fault's own differences from the baseline stay until a person acts.
+        kept = tuple(p for fault in expected for p in LEFT_TO_A_PERSON.get(fault, (set(), ()))[1])
+        left = [
+            d
+            for d in record.end_state["differences_from_baseline"]
+            if not any(d["path"].startswith(p) and d["path"].endswith(s) for p, s in kept)
+        ]
+        drains = FaultType.RECURSIVE_LOOP not in expected  # a loop Lambda stops leaves its messages behind
         healthy = again.healthy or (
             bool(again.invocations)
-            and not again.messages_left
-            and all(i.status == "succeeded" or i.error_type in remaining for i in again.invocations)
+            and (not again.messages_left or not drains)
+            and all(
+                i.status == "succeeded" or i.error_type in remaining or (i.status in remaining)
+                for i in again.invocations
+            )
         )
-        mitigated = record.end_state["matches_baseline"] and healthy
+        mitigated = not left and healthy
     return score(scenario, record, mitigated, approval)
+
+
+# What stays after a REMEDIATED incident for a fault handed to a person: the failures it still causes (error types,
+# or an invocation status) and its own differences from the baseline ((path prefix, path suffix) pairs).
+LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] = {
+    FaultType.DEPENDENCY_THROTTLING: ({"ProvisionedThroughputExceededException"}, ()),
+    FaultType.CONFIGURATION_DRIFT: ({"KeyError"}, (("environment.", ""),)),
+    FaultType.KMS_ACCESS_DENIED: ({"KMSAccessDeniedException"}, (("kms_keys.", ".role_may_decrypt"),)),
+    FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED: ({"throttled"}, ()),
+    FaultType.RECURSIVE_LOOP: (set(), (("environment.", ""),)),
+}
 
 
 def _cost(scores: list[ScenarioScore], model: str) -> float | None:

@@ -145,6 +145,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+# Minutes of ordinary traffic a sample function had before its first burst in the lab (its metrics' normal).
+HISTORY_MINUTES = 30
+
+
 @dataclass
 class LabPipeline:
     lab: Lab
@@ -358,6 +362,7 @@ class LabPipeline:
                 for stream in page["logStreams"]:
                     logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
         self.lab.clear_metrics()
+        self.lab.trail.clear()  # the next incident's recent changes are its own
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
         return []
@@ -378,9 +383,11 @@ class LabPipeline:
 
     def workload(self, function: str | None = None) -> Workload:
         """The emulator of ``function`` (default: data-processor), alarming on the stack's incident topic."""
-        return workload_for(
+        workload = workload_for(
             self.clients, function or self.sample.function_name, alert_topic_arn=self.stack.output("IncidentTopicArn")
         )
+        workload.history_minutes = HISTORY_MINUTES
+        return workload
 
     def inject(self, scenario: Scenario) -> list[str]:
         chaos = FaultInjector.for_function(scenario.workload.function, clients=self.clients, state_dir=self.chaos_state)

@@ -86,8 +86,68 @@ class DownstreamThrottle(_Strict):
     kind: Literal["downstream_throttle"]
 
 
+class EnvVarRemoved(_Strict):
+    """An environment variable the code needs is removed (the code fails as it starts)."""
+
+    kind: Literal["env_var_removed"]
+    name: str = Field(pattern=r"^[a-zA-Z]([a-zA-Z0-9_])*$", max_length=128)
+
+
+class SecretScheduledForDeletion(_Strict):
+    """The Secrets Manager secrets the function's environment names are scheduled for deletion."""
+
+    kind: Literal["secret_scheduled_for_deletion"]
+
+
+class QueueVisibility(_Strict):
+    """The visibility timeout of the queue the function's mapping reads drops to ``seconds``."""
+
+    kind: Literal["queue_visibility"]
+    seconds: int = Field(ge=0, le=43200)
+
+
+class EphemeralStorage(_Strict):
+    """The function's /tmp shrinks to ``mb``."""
+
+    kind: Literal["ephemeral_storage"]
+    mb: int = Field(ge=512, le=10240)
+
+
+class KmsRevoke(_Strict):
+    """The key policy no longer lets the function's role decrypt (the key stays enabled)."""
+
+    kind: Literal["kms_revoke"]
+
+
+class NoisyNeighbor(_Strict):
+    """Another function in the account (not onboarded) takes all of the unreserved concurrency."""
+
+    kind: Literal["noisy_neighbor"]
+
+
+class RecursiveLoop(_Strict):
+    """The function's output is pointed at the queue that triggers it."""
+
+    kind: Literal["recursive_loop"]
+
+
 Fault = Annotated[
-    IamRevoke | Throttle | NetworkBlock | Timeout | Memory | BadDeploy | KmsDisable | EsmDisable | DownstreamThrottle,
+    IamRevoke
+    | Throttle
+    | NetworkBlock
+    | Timeout
+    | Memory
+    | BadDeploy
+    | KmsDisable
+    | EsmDisable
+    | DownstreamThrottle
+    | EnvVarRemoved
+    | SecretScheduledForDeletion
+    | QueueVisibility
+    | EphemeralStorage
+    | KmsRevoke
+    | NoisyNeighbor
+    | RecursiveLoop,
     Field(discriminator="kind"),
 ]
 

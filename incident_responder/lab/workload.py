@@ -37,7 +37,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from incident_responder.account_state import NetworkState
+from incident_responder.account_state import NetworkState, read_secrets
 from incident_responder.aws import AwsClients
 from incident_responder.lab.account import INPUT_KEY, ORDERS_API, QUEUE_CONSUMER
 from incident_responder.lab.emulation import (
@@ -128,14 +128,24 @@ def _session_name(role_arn: str) -> str:
     return role_arn.rsplit("/", 1)[-1].removesuffix("-role")
 
 
+def _module_error(error_type: str, message: str, source: str | None, code: str) -> RaisedError:
+    """An exception raised while the runtime imports the handler's module (its init phase)."""
+    return RaisedError(error_type, message, [Frame("/var/task/app.py", locate(source, code)[0], "<module>", code=code)])
+
+
 class DataProcessor(Workload):
-    """``data-processor``: an S3 object in, the processed object out."""
+    """``data-processor``: an S3 object in, the processed object out (staged on /tmp)."""
 
     default_function_name = "data-processor"
+    default_profile = WorkloadProfile(tmp_write_mb=700)
 
     def facts(self, view: AccountView) -> dict[str, Any]:
         bucket = view.environment.get("INPUT_BUCKET", "")
         return {
+            "init_error": None
+            if "INPUT_BUCKET" in view.environment
+            else _module_error("KeyError", "'INPUT_BUCKET'", view.code.source, 'BUCKET = os.environ["INPUT_BUCKET"]'),
+            "tmp_mb": (view.raw.get("EphemeralStorage") or {}).get("Size", 512),
             "network_ok": egress_to_s3_allowed(view.config.network),
             "can_get": view.allowed("s3:GetObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY}"),
             "can_put": view.allowed(
@@ -157,6 +167,9 @@ class DataProcessor(Workload):
         p = self.profile
         key = INPUT_KEY
         get_line = 'body = s3.get_object(Bucket=os.environ["INPUT_BUCKET"], Key=key)["Body"].read()'
+        if facts["init_error"] is not None:
+            ctx.spend(0.05)
+            ctx.fail(facts["init_error"])
         ctx.info(f"Processing s3://{facts['bucket']}/{key}", at=0.01)
         ctx.spend(0.02)
         ctx.log_raw(extra)
@@ -178,6 +191,14 @@ class DataProcessor(Workload):
         ctx.peak(p.peak_memory_mb)
         ctx.compute(p.work_seconds_at_512mb)
         processed = key.replace("incoming/", "processed/")
+        if p.tmp_write_mb > facts["tmp_mb"]:
+            ctx.spend(0.4)
+            write = "json.dump(orders, out)"
+            frames = [
+                Frame("/var/task/app.py", locate(view.code.source, write)[0], "handler", code=write),
+                Frame("/var/lang/lib/python3.12/json/__init__.py", 180, "dump", code="fp.write(chunk)"),
+            ]
+            ctx.fail(RaisedError("OSError", "[Errno 28] No space left on device", frames))
         if not facts["can_put"]:
             msg = self._access_denied("PutObject", "s3:PutObject", f"{facts['bucket']}/{processed}", facts["role_arn"])
             ctx.fail(_traceback("ClientError", msg, 12, "s3.put_object(...)"))
@@ -211,6 +232,8 @@ _SDK_FRAMES = (
     Frame(f"{_SDK}/node_modules/@aws-sdk/middleware-logger/dist-cjs/index.js", 34, None, 22, asynchronous=True),
 )
 PUT_CALL = r"^\s*await ddb\.send\($"  # the PutItem call spans lines: its await stands alone
+# What Secrets Manager answers GetSecretValue for a secret scheduled for deletion.
+SECRET_MARKED_FOR_DELETION = "You can't perform this operation on the secret because it was marked for deletion."
 THROUGHPUT_EXCEEDED = (
     "The level of configured provisioned throughput for the table was exceeded. Consider increasing your "
     "provisioning level with the UpdateTable API."
@@ -260,7 +283,14 @@ class OrdersApi(Workload):
             provisioned = described.get("ProvisionedThroughput", {}).get("WriteCapacityUnits") or 0
             load = table_write_load(self.clients, table)
             throttled = bool(provisioned) and load is not None and load > provisioned
+        secret_arn = view.environment.get("PAYMENT_SECRET_ARN")
+        secret = (
+            next(iter(read_secrets(self.clients, {"PAYMENT_SECRET_ARN": secret_arn})), None) if secret_arn else None
+        )
         return {
+            "secret_arn": secret_arn,
+            "secret_deleted": secret is not None and (secret.deleted_date is not None or not secret.exists),
+            "can_read_secret": bool(secret_arn) and view.allowed("secretsmanager:GetSecretValue", secret_arn),
             "table": table,
             "table_arn": table_arn,
             "can_get": view.allowed("dynamodb:GetItem", table_arn),
@@ -276,12 +306,18 @@ class OrdersApi(Workload):
         ]
 
     def _sdk_error(
-        self, view: AccountView, error_type: str, message: str, call: str, *, status: int = 400, attempts: int = 1
+        self,
+        view: AccountView,
+        error_type: str,
+        message: str,
+        call: str,
+        *,
+        status: int = 400,
+        attempts: int = 1,
+        namespace: str = "com.amazonaws.dynamodb.v20120810",
     ) -> RaisedError:
-        # IAM's denials come from the request layer, the rest from DynamoDB itself.
-        service = (
-            "com.amazon.coral.service" if error_type == "AccessDeniedException" else "com.amazonaws.dynamodb.v20120810"
-        )
+        # IAM's denials come from the request layer, the rest from the service itself.
+        service = "com.amazon.coral.service" if error_type == "AccessDeniedException" else namespace
         details = {
             "name": error_type,
             "$fault": "client",
@@ -298,12 +334,14 @@ class OrdersApi(Workload):
         )
         return RaisedError(error_type, message, [*_SDK_FRAMES, handler], details)
 
-    def _access_denied(self, view: AccountView, facts: dict[str, Any], action: str, call: str) -> RaisedError:
+    def _access_denied(
+        self, view: AccountView, facts: dict[str, Any], action: str, call: str, resource: str | None = None
+    ) -> RaisedError:
         role = view.role_arn.rsplit("/", 1)[-1]
         message = (
             f"User: arn:aws:sts::{view.account}:assumed-role/{role}/{self.function_name} is not authorized to "
-            f"perform: {action} on resource: {facts['table_arn']} because no identity-based policy allows the "
-            f"{action} action"
+            f"perform: {action} on resource: {resource or facts['table_arn']} because no identity-based policy "
+            f"allows the {action} action"
         )
         return self._sdk_error(view, "AccessDeniedException", message, call)
 
@@ -323,6 +361,18 @@ class OrdersApi(Workload):
             ctx.spend(0.01)
             ctx.fail(facts["thrown"])
         ctx.info(f"Creating order {event['orderId']} ({len(event['items'])} items)")
+        if facts["secret_arn"]:
+            ctx.spend(0.03)  # GetSecretValue
+            call = r"await secrets\.send\(new GetSecretValueCommand"
+            if not facts["can_read_secret"]:
+                denied = "secretsmanager:GetSecretValue"
+                ctx.fail(self._access_denied(view, facts, denied, call, facts["secret_arn"]))
+            if facts["secret_deleted"]:
+                ctx.fail(
+                    self._sdk_error(
+                        view, "InvalidRequestException", SECRET_MARKED_FOR_DELETION, call, namespace="secretsmanager"
+                    )
+                )
         ctx.spend(0.04)  # GetItem
         if not facts["can_get"]:
             ctx.fail(self._access_denied(view, facts, "dynamodb:GetItem", r"await ddb\.send\(new GetItemCommand"))
@@ -388,6 +438,7 @@ class OrdersApi(Workload):
 
 # -- queue-consumer ---------------------------------------------------------------------------------
 QUEUE_AGE_THRESHOLD = 300.0
+SEND_RESULT = 'sqs.send_message(QueueUrl=os.environ["RESULTS_QUEUE_URL"], MessageBody=json.dumps(process(order)))'
 MAX_POLLS = 100  # a burst's poller stops here even if producers keep the queue full
 
 
@@ -438,12 +489,20 @@ class QueueConsumer(Workload):
         _, _, _, _, owner, queue_name = mapping.event_source_arn.split(":")
         sqs = self.clients.get("sqs")
         queue_url = sqs.get_queue_url(QueueName=queue_name, QueueOwnerAWSAccountId=owner)["QueueUrl"]
+        results = view.environment.get("RESULTS_QUEUE_URL", "")
         facts.update(
             queue_name=queue_name,
             queue_url=queue_url,
             polled=mapping.state == "Enabled" and view.allowed("sqs:ReceiveMessage", mapping.event_source_arn),
             can_delete=view.allowed("sqs:DeleteMessage", mapping.event_source_arn),
             batch_size=mapping.batch_size or 10,
+            visibility=mapping.queue_visibility_timeout,
+            dead_letter_queue=mapping.dead_letter_queue_arn,
+            results_url=results,
+            # Its output goes back to the queue that triggers it: Lambda's recursive loop detection stops the chain.
+            loops=bool(results) and results.rstrip("/").rsplit("/", 1)[-1] == queue_name,
+            redelivered=0,
+            recursive_dropped=0,
         )
         return facts
 
@@ -486,6 +545,10 @@ class QueueConsumer(Workload):
             facts["unprocessed"] += len(event)
             return
         sqs = self.clients.get("sqs")
+        visibility = facts.get("visibility")
+        if facts.get("loops") or (visibility is not None and outcome.duration_ms / 1000 > visibility):
+            self._to_dead_letter_queue(facts, event, outcome)
+            return
         for first in range(0, len(event), 10):
             chunk = event[first : first + 10]
             sqs.delete_message_batch(
@@ -514,7 +577,7 @@ class QueueConsumer(Workload):
             ctx.spend(0.02)
             error_type, message = split_error(app_error, "Exception")
             frames = [
-                Frame(f"/var/task/{filename}", locate(source, "process(order)")[0], "handler", code="process(order)"),
+                Frame(f"/var/task/{filename}", locate(source, "process(order)")[0], "handler", code=SEND_RESULT),
                 Frame(
                     f"/var/task/{filename}",
                     locate(source, "total = sum(")[0],
@@ -527,11 +590,37 @@ class QueueConsumer(Workload):
         ctx.compute(self.profile.work_seconds_at_512mb)
         ctx.info(f"Processed {len(event)} orders")
 
+    def _to_dead_letter_queue(self, facts: dict[str, Any], event: Any, outcome: InvocationOutcome) -> None:
+        """What SQS and Lambda do with a batch whose messages cannot finish: sent back to the queue that
+        triggers the function, Lambda stops the chain after about 16 invocations (recursive loop detection);
+        visible again while still in flight (a visibility timeout shorter than the invocation), they are
+        received again by other pollers until their receive count passes maxReceiveCount. Either way SQS
+        redrives them to the queue's dead-letter queue, and the burst stands for what that takes."""
+        sqs = self.clients.get("sqs")
+        if facts.get("loops"):
+            facts["recursive_dropped"] += len(event)
+        else:
+            facts["redelivered"] += len(event) * 2
+        dlq = facts.get("dead_letter_queue")
+        for first in range(0, len(event), 10):
+            chunk = event[first : first + 10]
+            if dlq:
+                dlq_url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=dlq.split(":")[4])
+                sqs.send_message_batch(
+                    QueueUrl=dlq_url["QueueUrl"],
+                    Entries=[{"Id": str(i), "MessageBody": m["Body"]} for i, m in enumerate(chunk)],
+                )
+            sqs.delete_message_batch(
+                QueueUrl=facts["queue_url"],
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+
     def after_burst(
         self, view: AccountView, facts: dict[str, Any], outcomes: list[InvocationOutcome], start: datetime
     ) -> dict[str, Any]:
         if facts["mapping"] is None:
             return {}
+        self._dead_letter_metrics(facts, start)
         attributes = self.clients.get("sqs").get_queue_attributes(
             QueueUrl=facts["queue_url"], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]
@@ -559,11 +648,78 @@ class QueueConsumer(Workload):
             ],
         )
         facts["visible"] = visible
-        return {"messages_left": visible + facts["unprocessed"]}
+        left = facts["unprocessed"] + facts["recursive_dropped"] + facts["redelivered"] // 2
+        return {"messages_left": visible + left}
+
+    def _dead_letter_metrics(self, facts: dict[str, Any], start: datetime) -> None:
+        cloudwatch = self.clients.get("cloudwatch")
+        if facts["recursive_dropped"]:
+            cloudwatch.put_metric_data(
+                Namespace="AWS/Lambda",
+                MetricData=[
+                    {
+                        "MetricName": "RecursiveInvocationsDropped",
+                        "Dimensions": [{"Name": "FunctionName", "Value": self.function_name}],
+                        "Value": facts["recursive_dropped"],
+                        "Unit": "Count",
+                        "Timestamp": start,
+                    }
+                ],
+            )
+        dlq = facts.get("dead_letter_queue")
+        if not dlq:
+            return
+        sqs = self.clients.get("sqs")
+        url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=dlq.split(":")[4])["QueueUrl"]
+        depth = int(
+            sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"].get(
+                "ApproximateNumberOfMessages", 0
+            )
+        )
+        facts["dead_letter_depth"] = depth
+        facts["dead_letter_name"] = dlq.rsplit(":", 1)[-1]
+        cloudwatch.put_metric_data(
+            Namespace="AWS/SQS",
+            MetricData=[
+                {
+                    "MetricName": "ApproximateNumberOfMessagesVisible",
+                    "Dimensions": [{"Name": "QueueName", "Value": facts["dead_letter_name"]}],
+                    "Value": depth,
+                    "Unit": "Count",
+                    "Timestamp": start,
+                }
+            ],
+        )
 
     def extra_alarm(
         self, view: AccountView, facts: dict[str, Any], result: BurstResult, start: datetime
     ) -> AlarmSpec | None:
+        if facts["mapping"] is not None and facts.get("recursive_dropped"):
+            return AlarmSpec(
+                f"{self.function_name}-recursive-loop",
+                f"{self.function_name} RecursiveInvocationsDropped alarm",
+                "RecursiveInvocationsDropped",
+                "AWS/Lambda",
+                float(facts["recursive_dropped"]),
+                [{"value": self.function_name, "name": "FunctionName"}],
+                "GreaterThanOrEqualToThreshold",
+                1.0,
+                "notBreaching",
+            )
+        if facts["mapping"] is not None and facts.get("redelivered") and facts.get("dead_letter_depth"):
+            name = facts["dead_letter_name"]
+            return AlarmSpec(
+                f"{name}-depth",
+                f"{name} ApproximateNumberOfMessagesVisible alarm",
+                "ApproximateNumberOfMessagesVisible",
+                "AWS/SQS",
+                float(facts["dead_letter_depth"]),
+                [{"value": name, "name": "QueueName"}],
+                "GreaterThanOrEqualToThreshold",
+                1.0,
+                "notBreaching",
+                statistic="MAXIMUM",
+            )
         if facts["mapping"] is None or facts.get("age", 0) < QUEUE_AGE_THRESHOLD:
             return None
         queue = facts["queue_name"]

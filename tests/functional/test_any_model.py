@@ -8,7 +8,7 @@ ready-made restores, other functions and accounts, wildcards and zero), approves
 (more permissive than any setting: no critic, no person), applies them, sometimes with an API failure on the way,
 and sometimes rolls back. After each: every value that changed equals the baseline's and the baseline's is not one
 vetting refuses; the function next door is untouched; every change is in the ledger with its prior; a rollback that
-says ROLLED_BACK left the account as it found it. ``PROPERTY_EXAMPLES`` sets the number of examples (200).
+says ROLLED_BACK left the account as it found it. ``PROPERTY_EXAMPLES`` sets the number of examples (100).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from incident_responder.lab.account import create_sample_account
 from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"
-EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "100"))
 WILDCARD = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 REMEDIES = {
     ActionType.RESTORE_IAM_POLICY: FaultType.PERMISSION_LOSS,
@@ -50,6 +50,8 @@ REMEDIES = {
     ActionType.ROLLBACK_ALIAS: FaultType.DEPLOYMENT_REGRESSION,
     ActionType.ENABLE_KMS_KEY: FaultType.KMS_KEY_DISABLED,
     ActionType.ENABLE_EVENT_SOURCE_MAPPING: FaultType.EVENT_SOURCE_DISABLED,
+    ActionType.RESTORE_SECRET: FaultType.DEPENDENCY_MISSING,
+    ActionType.RESTORE_QUEUE_ATTRIBUTES: FaultType.EVENT_SOURCE_MISCONFIGURED,
 }
 WRITES = ("PutFunctionConcurrency", "UpdateFunctionConfiguration", "PutRolePolicy", "AuthorizeSecurityGroupEgress")
 
@@ -98,6 +100,13 @@ def _pools(world, baseline) -> dict:
         "egress": [base_egress, [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]],
         "acls": [sample.network_acl_id, other.network_acl_id],
         "rules": [1, 100, 32766],
+        "storage": [None, 512, 1024, 10240],
+        "secrets": [
+            f"arn:aws:secretsmanager:{region}:{account}:secret:{FN}/payment-key-AbCdEf",
+            f"arn:aws:secretsmanager:{region}:{account}:secret:{OTHER}/payment-key-AbCdEf",
+        ],
+        "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
+        "visibility": [0, 1, 30, 180, 43200],
     }
 
 
@@ -108,7 +117,12 @@ def arbitrary_action(draw, pools: dict) -> dict:
     if kind == ActionType.UPDATE_CONCURRENCY:
         parameters = {"function_name": pick("functions"), "reserved_concurrent_executions": pick("concurrency")}
     elif kind == ActionType.UPDATE_FUNCTION_CONFIGURATION:
-        parameters = {"function_name": pick("functions"), "timeout": pick("timeouts"), "memory_size": pick("memory")}
+        parameters = {
+            "function_name": pick("functions"),
+            "timeout": pick("timeouts"),
+            "memory_size": pick("memory"),
+            "ephemeral_storage": pick("storage"),
+        }
     elif kind == ActionType.RESTORE_IAM_POLICY:
         parameters = {"role_name": pick("roles")}
         if draw(st.booleans()):
@@ -123,6 +137,10 @@ def arbitrary_action(draw, pools: dict) -> dict:
         parameters = {"function_name": pick("functions"), "alias_name": "live", "function_version": "1"}
     elif kind == ActionType.ENABLE_KMS_KEY:
         parameters = {"key_arn": "arn:aws:kms:us-east-1:123456789012:key/0000"}
+    elif kind == ActionType.RESTORE_SECRET:
+        parameters = {"secret_arn": pick("secrets")}
+    elif kind == ActionType.RESTORE_QUEUE_ATTRIBUTES:
+        parameters = {"queue_arn": pick("queues"), "visibility_timeout": pick("visibility")}
     else:
         parameters = {"function_name": pick("functions"), "uuid": str(uuid.UUID(int=draw(st.integers(0, 3))))}
     return {

@@ -28,12 +28,12 @@ def _run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-SHARDS = 3
+SHARDS = 4
 CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
 
 
-# The corpus is the suite's longest run (every scenario through the whole lifecycle): three labs take a
-# third each, side by side on the suite's workers (tests/conftest.py: SPLIT_FILES).
+# The corpus is the suite's longest run (every scenario through the whole lifecycle): four labs take a
+# quarter each, side by side on the suite's workers (tests/conftest.py: SPLIT_FILES).
 @pytest.mark.slow
 @pytest.mark.timeout(360)
 @pytest.mark.parametrize("shard", range(SHARDS))

@@ -278,7 +278,10 @@ def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline)
     by_function = {get_incident_state(pipeline.clients, name)["function_name"]: name for name in runs}
     assert sorted(by_function) == ["data-processor", "orders-api"]
     expected = {
-        "data-processor": (["timeout"], {"function_name": "data-processor", "timeout": 30, "memory_size": None}),
+        "data-processor": (
+            ["timeout"],
+            {"function_name": "data-processor", "timeout": 30, "memory_size": None, "ephemeral_storage": None},
+        ),
         "orders-api": (
             ["deployment_regression"],
             {"function_name": "orders-api", "alias_name": "live", "function_version": "1"},
@@ -527,3 +530,30 @@ def test_a_report_that_keeps_failing_is_kept_in_the_dead_letter_queue_with_its_e
     (message,) = kept
     assert json.loads(message["Body"])["detail"]["executionArn"].endswith(f":{record.incident_id}")
     assert "AccessDenied" in message["MessageAttributes"]["ErrorMessage"]["StringValue"]
+
+
+def test_a_failure_outside_the_catalogue_is_unknown_with_its_timeline_error_and_gaps(pipeline):
+    """What the responder does not know, it says: fault type unknown, no action, and what is known (when the
+    metrics departed from normal, the error AWS documents, what could not be explained)."""
+    record = pipeline.run(load_scenario(REPO / "scenarios" / "orders-api-import-error-outside-catalogue.yaml"))
+    assert record.status == "PROPOSAL_READY"
+    diagnosis = record.diagnosis
+    assert diagnosis["fault_types"] == ["unknown"] and record.proposal["actions"] == []
+    cause = diagnosis["root_cause"]
+    assert "Errors departed from normal at 20" in cause, cause
+    assert "Runtime.ImportModuleError, which AWS documents as" in cause, cause
+    assert diagnosis["investigation_gaps"], diagnosis
+    tools = {p["tool"] for p in diagnosis["evidence"]}
+    assert {"get_function_metrics", "get_recent_logs"} <= tools, diagnosis["evidence"]
+    assert all(p["verified"] for p in diagnosis["evidence"])
+
+
+def test_throttles_that_are_not_this_functions_doing_name_the_other_function(pipeline):
+    """noisy_neighbor: the function's own settings are untouched (no update_concurrency proposed); the diagnosis
+    and the proposal name the function holding the account's concurrency."""
+    record = pipeline.run(load_scenario(REPO / "scenarios" / "data-processor-noisy-neighbor.yaml"))
+    assert record.status == "PROPOSAL_READY"
+    assert record.diagnosis["fault_types"] == ["account_concurrency_exhausted"]
+    assert record.proposal["actions"] == []
+    assert "data-processor-neighbor" in record.diagnosis["root_cause"]
+    assert "data-processor-neighbor" in record.proposal["chain_of_thought"], record.proposal["chain_of_thought"]

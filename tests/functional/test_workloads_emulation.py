@@ -13,7 +13,7 @@ from chaos import ChaosError, FaultInjector
 from incident_responder.account_state import read_function_configuration
 from incident_responder.baseline import record_baseline
 from incident_responder.lab import runtimes
-from incident_responder.lab.account import create_orders_api, create_queue_consumer
+from incident_responder.lab.account import QUEUE_CONSUMER_SOURCE, create_orders_api, create_queue_consumer
 from incident_responder.lab.workload import (
     DataProcessor,
     OrdersApi,
@@ -95,7 +95,10 @@ def test_orders_api_is_deployed_as_agreed(clients, orders):
     config = lam.get_function_configuration(FunctionName="orders-api")
     assert (config["Runtime"], config["Handler"]) == ("nodejs20.x", "index.handler")
     assert config["KMSKeyArn"] == orders.kms_key_arn
-    assert config["Environment"]["Variables"] == {"TABLE_NAME": "orders-api-orders"}
+    assert config["Environment"]["Variables"] == {
+        "TABLE_NAME": "orders-api-orders",
+        "PAYMENT_SECRET_ARN": orders.secret_arn,
+    }
     assert not config.get("VpcConfig", {}).get("SubnetIds")
     assert lam.get_alias(FunctionName="orders-api", Name="live")["FunctionVersion"] == "1"
     assert lam.get_function_concurrency(FunctionName="orders-api")["ReservedConcurrentExecutions"] == 20
@@ -105,7 +108,7 @@ def test_orders_api_is_deployed_as_agreed(clients, orders):
     assert table["ProvisionedThroughput"]["WriteCapacityUnits"] == 5
     assert table["ProvisionedThroughput"]["ReadCapacityUnits"] == 5
     state = read_function_configuration(clients, "orders-api")
-    assert set(state.role.inline_policies) == {"dynamodb-access", "cloudwatch-logs"}
+    assert set(state.role.inline_policies) == {"dynamodb-access", "payment-key", "cloudwatch-logs"}
     assert state.role.role_arn.endswith(":role/orders-api-role")
     assert [(a.name, a.function_version) for a in state.aliases] == [("live", "1")]
     assert [(k.key_arn, k.key_state) for k in state.kms_keys] == [(orders.kms_key_arn, "Enabled")]
@@ -356,7 +359,8 @@ def test_queue_consumer_app_error_leaves_its_batches(clients, consumer):
     lines = messages(clients, "queue-consumer")
     (traceback, *_) = [m for m in lines if m.startswith("[ERROR]")]
     assert traceback.startswith("[ERROR] KeyError: 'order_id'\nTraceback (most recent call last):\n")
-    assert '  File "/var/task/app.py", line 14, in handler\n    process(order)' in traceback
+    line = runtimes.locate(QUEUE_CONSUMER_SOURCE, "process(order)")[0]
+    assert f'  File "/var/task/app.py", line {line}, in handler\n    sqs.send_message(' in traceback
     assert ', in process\n    total = sum(item["price"]' in traceback
     assert visible_and_in_flight(clients, consumer.queue_url) == (0, 20)  # back after the visibility timeout
 

@@ -205,7 +205,8 @@ def test_a_bad_deploy_is_a_regression_and_its_errors_are_not_an_application_erro
     assert cites(diagnosis, "get_config_drift", "differences[1].path", "aliases.live.function_version")
     assert cites(diagnosis, "get_config_drift", "differences[1].current", "3")
     # What changed, and when: the version's publication time, cited.
-    assert cites(diagnosis, "get_config_drift", "differences[1].changed_at", "2026-11-23T18:40:00.000Z")
+    assert cites(diagnosis, "get_config_drift", "differences[1].changed_at_source", "version:3.LastModified")
+    assert "2026-11-23T18:40:00.000Z" in diagnosis.root_cause
     assert "from version 2 to version 3 at 2026-11-23T18:40:00.000Z" in diagnosis.root_cause
     # The new version's TypeError is cited for the regression (its Node.js JSON did not fit in the event's 500 chars).
     assert len(lines[1]) > MAX_MESSAGE_CHARS and cites(
@@ -349,7 +350,8 @@ def test_a_queue_alarm_leads_to_the_mapping_and_its_drift():
         **tools(get_lambda_config=config(EventSourceMappings=MAPPINGS), get_config_drift=drift(MAPPING_DISABLED)),
     )
     assert faults(diagnosis) == {"event_source_disabled"} and called == [["get_lambda_config", "get_config_drift"]]
-    assert cites(diagnosis, "get_config_drift", "differences[0].changed_at", "2026-11-23T18:41:07.000Z")
+    assert cites(diagnosis, "get_config_drift", "differences[0].changed_at_source", "event_source_mapping.LastModified")
+    assert "2026-11-23T18:41:07.000Z" in diagnosis.root_cause
     assert f"{FN_ARN.replace('function:' + FN, 'event-source-mapping:' + UUID)}" in diagnosis.affected_resources
 
 

@@ -15,8 +15,18 @@ from typing import Any
 from incident_responder.agent.offline.observations import Observations, SeenError
 from incident_responder.baseline import event_source_mapping_arn
 from incident_responder.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY
+from incident_responder.failure_catalogue import FAILURE_MODES
 from incident_responder.log_records import ReportRecord, parse_event
 
+# Error types AWS documents for failures the responder does not diagnose yet (docs/failure-catalogue.md): seen
+# in the logs, they are named as such, never taken for a bug in the code.
+NOT_YET = {
+    s.text: mode.title
+    for mode in FAILURE_MODES
+    if mode.responder == "not_yet"
+    for s in mode.signatures
+    if s.kind != "message"
+}
 # Key states in which Lambda cannot decrypt the function's environment.
 UNUSABLE_KEY_STATES = {"Disabled", "PendingDeletion", "PendingImport", "Unavailable", "PendingReplicaDeletion"}
 DISABLED_MAPPING_STATES = {"Disabled", "Disabling"}
@@ -57,7 +67,44 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
     plan.append("get_config_drift")
     if "get_config_drift" in obs.called and obs.drift() is None:
         plan += fallback
+    # What an SRE reads first: when it started, all invocations or some, against which limits.
+    plan.insert(0, "get_function_metrics")
+    if "get_config_drift" in obs.called:
+        plan += _beyond_drift(obs)
     return [tool for tool in dict.fromkeys(plan) if tool in available and tool not in obs.called]
+
+
+# Drift paths a fault of the catalogue is read from (an environment variable's change may be a loop's cause).
+EXPLAINING_PATHS = (
+    "role",
+    "reserved_concurrency",
+    "network",
+    "timeout",
+    "memory_size",
+    "aliases",
+    "kms_keys",
+    "event_source_mappings",
+    "ephemeral_storage",
+    "secrets",
+)
+
+
+def _beyond_drift(obs: Observations) -> list[str]:
+    """With the drift read: what the function depends on when a loop is suspected or the drift explains nothing
+    (its queues, secrets, keys), and what changed around it (CloudTrail, versions) when nothing explains it."""
+    series = (obs.results.get("get_function_metrics") or {}).get("series") or {}
+    looping = obs.incident.get("metric_name") == "RecursiveInvocationsDropped" or bool(
+        (series.get("RecursiveInvocationsDropped") or {}).get("total")
+    )
+    explained = any(str(d.get("path", "")).split(".")[0] in EXPLAINING_PATHS for d in obs.drift() or []) or bool(
+        obs.errors("exception", origin="application")
+    )
+    tools = []
+    if looping or not explained or obs.is_queue_alarm():
+        tools.append("get_dependencies")
+    if not explained and not looping:
+        tools.append("get_recent_changes")
+    return tools
 
 
 # What part of the configuration each kind of log error points at: the tool that reads it, and the drift
@@ -69,6 +116,7 @@ POINTS_AT = {
     "out_of_memory": ("get_lambda_config", ("memory_size",)),
     "runtime_exit": ("get_lambda_config", ("memory_size", "timeout")),
     "kms": ("get_lambda_config", ("kms_keys",)),
+    "storage": ("get_lambda_config", ("ephemeral_storage",)),
     None: ("get_iam_state", ("role",)),  # errors without a line logged: can the role write logs?
 }
 
@@ -110,6 +158,9 @@ class _Builder:
         self.gaps: list[str] = []
         self.resources: list[str] = []
         self.regressed: dict[str, tuple[Any, Any]] = {}  # alias -> (baseline version, current version)
+        self.environment: dict[str, tuple[int, Any, Any]] = {}  # variable -> (drift index, baseline, current)
+        self.explained: set[tuple[str, str]] = set()  # (error type, message) of errors a drift explains
+        self.outside: list[tuple[SeenError, str]] = []  # errors of failures the catalogue lists as not diagnosed yet
 
     def point(self, tool: str, field: str, value: Any, interpretation: str) -> int:
         for i, existing in enumerate(self.evidence):
@@ -153,15 +204,17 @@ class _Builder:
 
 
 def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
-    """' (at <time>)' and a pointer to it, when the drift tool says when the difference appeared."""
+    """' (at <time>)' and a pointer to what dates it (the CloudTrail event, or the resource's own modification
+    time), when the drift tool says when the difference appeared. The pointer cites the source, not the time:
+    the same account replayed later has the same events at other times."""
     changed_at = diff.get("changed_at")
-    if not changed_at:
-        return "", []
-    source = diff.get("changed_at_source") or "the account"
+    source = diff.get("changed_at_source")
+    if not changed_at or not source:
+        return (f" at {changed_at}" if changed_at else ""), []
     ptr = b.point(
         "get_config_drift",
-        f"differences[{i}].changed_at",
-        changed_at,
+        f"differences[{i}].changed_at_source",
+        source,
         f"{diff['path']} changed at {changed_at} ({source})",
     )
     return f" at {changed_at}", [ptr]
@@ -268,8 +321,66 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     cfg,
                     *dated,
                 )
+        elif parts[0] == "kms_keys" and parts[-1] == "role_may_decrypt":
+            key = path[len("kms_keys.") : -len(".role_may_decrypt")]
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"the key policy lets the role decrypt: {now} (baseline {before})",
+            )
+            if before is True and now is False:
+                b.resources.append(key)
+                b.fault(
+                    "kms_access_denied",
+                    f"the execution role may no longer decrypt with the key encrypting its environment{when} while "
+                    "the key stays enabled: Lambda cannot decrypt the environment, so no invocation starts",
+                    ptr,
+                    cfg,
+                    *b.first_error_points("KMS denies the function's role", "kms"),
+                    *dated,
+                )
         elif parts[0] == "kms_keys":
             b.gap(f"the function's KMS key changed since the baseline ({path})")
+        elif parts[0] == "environment" and len(parts) == 2:
+            b.environment[parts[1]] = (i, before, now)
+        elif path == "ephemeral_storage":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"/tmp is {now} MB (baseline {before} MB)"
+            )
+            if now is not None and before is not None and now < before:
+                full = b.first_error_points("writes to /tmp fail: no space left on the device", "storage")
+                b.fault(
+                    "storage_exhaustion",
+                    f"ephemeral storage (/tmp) was lowered from {before} MB to {now} MB{when}",
+                    ptr,
+                    cfg,
+                    *full,
+                    *dated,
+                )
+        elif parts[0] == "secrets" and parts[-1] in ("deleted_date", "exists"):
+            secret = path[len("secrets.") :].rsplit(".", 1)[0]
+            gone = (parts[-1] == "deleted_date" and now and not before) or (parts[-1] == "exists" and now is False)
+            if gone:
+                cfg = b.point(
+                    "get_config_drift",
+                    f"differences[{i}].current",
+                    now,
+                    "the secret is scheduled for deletion" if parts[-1] == "deleted_date" else "the secret is gone",
+                )
+                b.resources.append(secret)
+                failing = [e for e in b.obs.errors(origin="aws_service") if e.category not in LIMIT_CATEGORIES]
+                points = b.error_points(failing[0], "reading the secret fails") if failing else []
+                b.fault(
+                    "dependency_missing",
+                    f"the secret {secret.rsplit(':', 1)[-1]} the function reads was scheduled for deletion{when}",
+                    ptr,
+                    cfg,
+                    *points,
+                    *dated,
+                )
+            else:
+                b.gap(f"{path} differs from the baseline")
         elif parts[0] == "event_source_mappings" and parts[-1] == "state":
             uuid = parts[1]
             cfg = b.point(
@@ -285,8 +396,149 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     cfg,
                     *dated,
                 )
+        elif parts[0] == "event_source_mappings" and parts[-1] == "queue_visibility_timeout":
+            timeout = next((d.get("current") for d in drift if d["path"] == "timeout"), None)
+            timeout = timeout or b.obs.config().get("Timeout") or _function_timeout(b.obs)
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"the queue's visibility timeout is {now} s (baseline {before} s)",
+            )
+            if now is not None and before is not None and now < before:
+                below = f", below the function's {timeout} s timeout" if timeout and now < timeout else ""
+                b.fault(
+                    "event_source_misconfigured",
+                    f"the visibility timeout of the queue feeding mapping {parts[1]} was lowered from {before} s to "
+                    f"{now} s{below}{when}: messages become visible again while in flight, are received again and "
+                    "end in the dead-letter queue",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
         else:
             b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
+
+
+def _function_timeout(obs: Observations) -> Any:
+    return (obs.results.get("get_function_metrics") or {}).get("timeout_seconds") or (
+        obs.results.get("get_dependencies") or {}
+    ).get("timeout_seconds")
+
+
+def _own_queue_variables(obs: Observations) -> dict[str, int]:
+    """Environment variables naming a queue that one of the function's own mappings reads, with the index of
+    that queue in get_dependencies' ``queues``."""
+    queues = (obs.results.get("get_dependencies") or {}).get("queues") or []
+    return {
+        q["variable"]: i
+        for i, q in enumerate(queues)
+        if isinstance(q, dict) and q.get("is_event_source") and q.get("variable")
+    }
+
+
+def _from_metrics(b: _Builder) -> None:
+    """What the function's and the account's metrics show that configuration drift cannot: a recursive loop
+    Lambda stopped, and throttling by other functions' use of the account's concurrency."""
+    metrics = b.obs.results.get("get_function_metrics") or {}
+    if metrics.get("error"):
+        return
+    series = metrics.get("series") or {}
+    dropped = series.get("RecursiveInvocationsDropped") or {}
+    if dropped.get("total"):
+        points = [
+            b.point(
+                "get_function_metrics",
+                "series.RecursiveInvocationsDropped.total",
+                dropped["total"],
+                "Lambda's recursive loop detection stopped invocations of this function",
+            )
+        ]
+        cause = "Lambda's recursive loop detection stopped the function"
+        own = _own_queue_variables(b.obs)
+        for variable, index in own.items():
+            points.append(
+                b.point(
+                    "get_dependencies",
+                    f"queues[{index}].is_event_source",
+                    True,
+                    f"{variable} names the queue that triggers the function",
+                )
+            )
+            cause += f": its output ({variable}) names the queue that triggers it"
+            if variable in b.environment:
+                i, _, _ = b.environment.pop(variable)
+                points.append(
+                    b.point(
+                        "get_config_drift",
+                        f"differences[{i}].path",
+                        f"environment.{variable}",
+                        f"{variable} changed since the baseline",
+                    )
+                )
+                cause += " since it was changed"
+            break
+        b.fault("recursive_loop", cause, *points)
+    throttles = series.get("Throttles") or {}
+    account = metrics.get("account") or {}
+    top = (account.get("top_functions") or [{}])[0]
+    limit = account.get("unreserved_concurrency_limit") or account.get("concurrency_limit")
+    peak = account.get("peak_concurrent_executions")
+    if (
+        throttles.get("total")
+        and "throttling" not in b.faults
+        and limit
+        and peak is not None
+        and peak >= 0.9 * limit
+        and top.get("function_name")
+        and top["function_name"] != b.obs.function_name
+        and metrics.get("reserved_concurrency") is None
+    ):
+        b.fault(
+            "account_concurrency_exhausted",
+            f"the account's concurrency ({peak:g} of {limit:g} unreserved) is taken, mostly by "
+            f"{top['function_name']} ({top.get('peak_concurrent_executions', '?')} at once): this function has no "
+            "reservation, so it is throttled with its own settings unchanged",
+            b.point(
+                "get_function_metrics",
+                "account.top_functions[0].function_name",
+                top["function_name"],
+                "the function using most of the account's concurrency",
+            ),
+            b.point(
+                "get_function_metrics",
+                "account.peak_concurrent_executions",
+                peak,
+                f"the account ran {peak:g} executions at once (limit {limit:g})",
+            ),
+            b.point("get_function_metrics", "series.Throttles.total", throttles["total"], "this function's throttles"),
+        )
+
+
+def _from_environment(b: _Builder) -> None:
+    """Environment variables changed since the baseline (and not a loop's cause): the code's failures that name
+    one are that change's, not a bug."""
+    for variable, (i, before, now) in b.environment.items():
+        ptr = b.point(
+            "get_config_drift",
+            f"differences[{i}].path",
+            f"environment.{variable}",
+            f"environment variable {variable} {'was removed' if now is None else 'changed'} since the baseline",
+        )
+        naming = [e for e in b.obs.log_errors() if variable in f"{e.error_type}: {e.message}"]
+        points = []
+        for error in naming[:1]:
+            points = b.error_points(error, f"the code fails because {variable} is not what it expects")
+        for error in naming:
+            b.explained.add((str(error.error_type), str(error.message)))
+        what = "was removed" if now is None else ("was added" if before is None else "changed value")
+        b.fault(
+            "configuration_drift",
+            f"environment variable {variable} {what} since the baseline"
+            + (f"; the code fails on it ({naming[0].error_type})" if naming else ""),
+            ptr,
+            *points,
+        )
 
 
 def _report_point(b: _Builder) -> int | None:
@@ -383,7 +635,10 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
     obs = b.obs
     baseline_versions = {str(before) for before, _ in b.regressed.values() if before is not None}
     for error in obs.errors("exception", origin="application"):
-        if error.handled:
+        if error.handled or (str(error.error_type), str(error.message)) in b.explained:
+            continue
+        if str(error.error_type) in NOT_YET:
+            b.outside.append((error, NOT_YET[str(error.error_type)]))
             continue
         excerpt = f"{error.error_type}: {error.message}"[:120]
         version = error.function_version
@@ -420,6 +675,28 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
 
 
 REMEDIATION = {
+    "dependency_missing": ("cancel the secret's scheduled deletion (RestoreSecret)", "low"),
+    "event_source_misconfigured": ("restore the source queue's visibility timeout from the baseline", "low"),
+    "storage_exhaustion": ("restore the function's ephemeral storage (/tmp) from the baseline", "low"),
+    "configuration_drift": (
+        "no automated action: a person restores the environment variable's value (the baseline keeps names and "
+        "digests, never values)",
+        "medium",
+    ),
+    "kms_access_denied": (
+        "no automated action: a person restores the key policy statement or grant that lets the role decrypt",
+        "medium",
+    ),
+    "account_concurrency_exhausted": (
+        "no automated action: a person reserves concurrency for this function, caps the function using the "
+        "account's concurrency, or asks for a higher account limit",
+        "medium",
+    ),
+    "recursive_loop": (
+        "no automated action: a person fixes the code or configuration that sends the function's output to its "
+        "own trigger",
+        "medium",
+    ),
     "permission_loss": ("restore the execution role's policies from the baseline", "low"),
     "kms_key_disabled": ("re-enable the customer-managed KMS key that encrypts the environment", "medium"),
     "throttling": ("restore the function's reserved concurrency from the baseline", "low"),
@@ -438,10 +715,72 @@ REMEDIATION = {
         "medium",
     ),
 }
-ORDER = [str(f) for f in FAULT_PRIORITY] + ["application_error", "dependency_throttling", "unknown"]
+ORDER = [str(f) for f in FAULT_PRIORITY] + [
+    "kms_access_denied",
+    "account_concurrency_exhausted",
+    "recursive_loop",
+    "configuration_drift",
+    "application_error",
+    "dependency_throttling",
+    "unknown",
+]
 ACTIONABLE = {str(f) for f in ACTION_FOR_FAULT}
 # Faults where no invocation succeeds at all.
-EVERY_INVOCATION = {"throttling", "kms_key_disabled", "event_source_disabled"}
+EVERY_INVOCATION = {
+    "throttling",
+    "kms_key_disabled",
+    "event_source_disabled",
+    "kms_access_denied",
+    "account_concurrency_exhausted",
+}
+
+
+def _unknown(b: _Builder) -> None:
+    """Outside the catalogue: say so, with what is known: when the metrics departed from normal, the errors seen,
+    what changed around the function, and what could not be read."""
+    obs = b.obs
+    reason = obs.incident.get("reason") or obs.incident.get("error_message") or "the alert"
+    parts = [f"no configuration change or known failure explains {reason[:160]}"]
+    pointers: list[int] = []
+    series = (obs.results.get("get_function_metrics") or {}).get("series") or {}
+    for name in ("Errors", "Throttles", "Duration", "Invocations"):
+        metric = series.get(name) or {}
+        departed = metric.get("departed_at")
+        figure = "total" if "total" in metric else "peak"
+        if departed and metric.get(figure) is not None:
+            # The figure, not the time, is cited: it is what a replay of the same incident shows again.
+            pointers.append(
+                b.point(
+                    "get_function_metrics",
+                    f"series.{name}.{figure}",
+                    metric[figure],
+                    f"{name} departed from normal at {departed} ({figure} {metric[figure]})",
+                )
+            )
+            parts.append(f"{name} departed from normal at {departed}")
+    for error, title in b.outside[:2]:
+        pointers += b.error_points(error, f"AWS documents this failure ({title}); the responder does not diagnose it")
+        parts.append(f"the logs report {error.error_type}, which AWS documents as: {title}")
+    seen = obs.log_errors()
+    if seen and not b.outside:
+        pointers += b.error_points(seen[0], "the error the logs report")
+        parts.append("the logs report " + ", ".join(dict.fromkeys(str(e.error_type) for e in seen[:3])))
+    events = (obs.results.get("get_recent_changes") or {}).get("events") or []
+    if events and isinstance(events[0], dict):
+        latest = events[0]
+        pointers.append(
+            b.point(
+                "get_recent_changes",
+                "events[0].event_name",
+                latest.get("event_name"),
+                f"the latest change around the function ({latest.get('time')}, by {latest.get('who', 'unknown')})",
+            )
+        )
+        parts.append(f"the latest change was {latest.get('event_name')} at {latest.get('time')}")
+    elif "get_recent_changes" in obs.results:
+        parts.append("no change was recorded around the function")
+    b.fault("unknown", "; ".join(parts), *pointers)
+    b.gap("no tool output explained the alert: a person investigates from this timeline")
 
 
 def build_diagnosis(obs: Observations) -> dict[str, Any]:
@@ -451,15 +790,15 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
         _from_observation_only(b)
     else:
         _from_drift(b, drift)
+    _from_metrics(b)
+    _from_environment(b)
     _from_log_errors(b, drift)
     for tool, error in obs.failed.items():
         if not tool.startswith("submit_"):
             b.gap(f"{tool} could not be used: {error[:200]}")
     function = obs.function_name or "the function"
     if not b.faults:
-        reason = obs.incident.get("reason") or obs.incident.get("error_message") or "the alert"
-        b.fault("unknown", f"no configuration change or recognizable error explains {reason[:200]}")
-        b.gap("no tool output explained the alert")
+        _unknown(b)
     resources = [
         obs.config().get("FunctionArn") or obs.results.get("get_config_drift", {}).get("function_name") or function
     ]
@@ -480,7 +819,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
                     "requires_approval": True,
                 }
             )
-    infra = [f for f in b.faults if f in ACTIONABLE]
+    infra = [f for f in b.faults if f in ACTIONABLE or f in EVERY_INVOCATION]
     drift_backed = drift is not None and all(b.faults[f] for f in infra)
     confidence = "low" if "unknown" in b.faults else ("high" if drift_backed else "medium")
     if len(infra) > 1 or set(infra) & EVERY_INVOCATION:
