@@ -8,7 +8,7 @@ ready-made restores, other functions and accounts, wildcards and zero), approves
 (more permissive than any setting: no critic, no person), applies them, sometimes with an API failure on the way,
 and sometimes rolls back. After each: every value that changed equals the baseline's and the baseline's is not one
 vetting refuses; the function next door is untouched; every change is in the ledger with its prior; a rollback that
-says ROLLED_BACK left the account as it found it. ``PROPERTY_EXAMPLES`` sets the number of examples (100).
+says ROLLED_BACK left the account as it found it. ``PROPERTY_EXAMPLES`` sets the number of examples (60).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from incident_responder.lab.account import create_sample_account
 from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"
-EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))
 WILDCARD = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 REMEDIES = {
     ActionType.RESTORE_IAM_POLICY: FaultType.PERMISSION_LOSS,

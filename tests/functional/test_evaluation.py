@@ -38,7 +38,7 @@ CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
 @pytest.mark.timeout(360)
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_the_whole_corpus_passes_through_the_lifecycle_with_the_offline_model(tmp_path, shard):
-    """A third of the public corpus per run (one lab each); the first third also carries a copy of one
+    """A quarter of the public corpus per run (one lab each); the first quarter also carries a copy of one
     scenario expecting the wrong fault, which must fail the run."""
     import shutil
 
