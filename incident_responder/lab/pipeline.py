@@ -485,6 +485,8 @@ class LabPipeline:
         if changes:
             lam.update_function_configuration(FunctionName=function, **changes)
         record_baseline(self.clients, function)
+        # Not what onboarding recorded, even when recorded within the same second: the next scenario needs a refresh.
+        self.onboarded.pop(function, None)
 
     def follow(
         self,

@@ -557,3 +557,19 @@ def test_throttles_that_are_not_this_functions_doing_name_the_other_function(pip
     assert record.proposal["actions"] == []
     assert "data-processor-neighbor" in record.diagnosis["root_cause"]
     assert "data-processor-neighbor" in record.proposal["chain_of_thought"], record.proposal["chain_of_thought"]
+
+
+def test_a_setup_recorded_in_the_same_second_as_onboarding_still_needs_a_fresh_lab(pipeline):
+    """A scenario's setup records the baseline again; when that happens within the second onboarding recorded it
+    (the first scenario after a refresh), the times are equal, yet the next scenario must not start from it."""
+    from incident_responder.baseline import baseline_table_name
+
+    onboarded = pipeline.onboarded["data-processor"]
+    pipeline.set_up("data-processor", Setup(reserved_concurrency=None))
+    pipeline.clients.get("dynamodb").update_item(
+        TableName=baseline_table_name(),
+        Key={"function_name": {"S": "data-processor"}},
+        UpdateExpression="SET captured_at = :t",
+        ExpressionAttributeValues={":t": {"S": onboarded}},
+    )
+    assert any("data-processor" in problem for problem in pipeline.clean_restore())
