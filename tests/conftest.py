@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -151,3 +153,47 @@ async def asgi_client(server, headers: dict[str, str] | None = None):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000", headers=headers) as client:
             yield client
+
+
+LIFECYCLE_ASL = Path(__file__).parents[1] / "statemachine" / "incident_lifecycle.asl.json"
+
+
+@pytest.fixture
+def lifecycle(clients, lab_env, dispatcher):
+    """Deploys the real ASL definition into the lab (``deploy(**substitutions)`` -> the state machine ARN), its
+    Lambda tasks pointing at names the test registers on the dispatcher."""
+    from incident_responder.lab.account import create_table
+    from incident_responder.lab.engine import substitute
+    from incident_responder.lifecycle import state_table_name
+
+    create_table(clients, "IncidentStateTable", state_table_name())
+
+    def deploy(**overrides):
+        values = {
+            "IncidentStateTable": state_table_name(),
+            "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:investigate",
+            "MaxIncidentsPerHour": 20,
+            "MaxIncidentsPerFunctionPerHour": 5,
+            "IncidentTtlSeconds": 604800,
+            "InvestigateTimeoutSeconds": 60,
+            "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
+            "ProposeTimeoutSeconds": 60,
+            "ProposalTopicArn": clients.get("sns").create_topic(Name="proposals")["TopicArn"],
+            # The first half of the lifecycle ends at PROPOSAL_READY here; test_closed_loop.py runs the rest.
+            "RemediationMode": "propose_only",
+            "ReviewFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:review",
+            "ApprovalRequestFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:approval-request",
+            "ApprovalTimeoutMinutes": 1,
+            "RemediateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:remediate",
+            "VerifyFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:verify",
+            "VerifySettleSeconds": 0,
+            "OperatorTopicArn": clients.get("sns").create_topic(Name="operators")["TopicArn"],
+            **overrides,
+        }
+        definition = substitute(LIFECYCLE_ASL.read_text(), values)
+        name = f"lifecycle-{time.monotonic_ns()}"
+        return clients.get("stepfunctions").create_state_machine(
+            name=name, definition=definition, roleArn="arn:aws:iam::123456789012:role/sfn"
+        )["stateMachineArn"]
+
+    return deploy

@@ -290,7 +290,7 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             "--fault",
             default="iam_revoke",
             choices=["iam_revoke", "iam_revoke_logs", "throttle", "network_block", "timeout", "memory"],
-            help="which fault to inject (default: the S3 permission revoked)",
+            help="which fault to inject (default: %(default)s, the S3 permission revoked)",
         )
         p.add_argument(
             "--out", default="out", help="folder for the execution history, picture and report (default: out)"

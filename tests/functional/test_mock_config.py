@@ -11,14 +11,13 @@ from incident_responder.alerts import parse_alert
 from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
 from incident_responder.lifecycle import execution_input, get_incident_state, states_entered
-from tests.functional.test_state_machine import lifecycle  # noqa: F401 - the deploy fixture
 
 FOLDER = Path(__file__).parents[1] / "statemachine"
 EXPECTED = json.loads((FOLDER / "expected.json").read_text())
 
 
 @pytest.mark.parametrize("case", list(EXPECTED))
-def test_mock_config_case(clients, lifecycle, dispatcher, case):  # noqa: F811
+def test_mock_config_case(clients, lifecycle, dispatcher, case):
     machine = lifecycle(InvestigateTimeoutSeconds=1)
     mocks = load_test_case(
         FOLDER / "MockConfigFile.json",

@@ -10,7 +10,7 @@ import pytest
 
 from incident_responder.alerts import parse_alert
 from incident_responder.incident_report import collect, render_html
-from incident_responder.lab.engine import instant_retries, substitute, wait_for_execution
+from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lifecycle import (
     execution_input,
     get_incident_state,
@@ -95,43 +95,6 @@ def diagnosed(event, context):
         "diagnosis_ref": "s3://bucket/incidents/x/investigation.json",
         "metrics": {"grounded_ratio": 1.0, "llm_calls": 4},
     }
-
-
-@pytest.fixture
-def lifecycle(clients, lab_env, dispatcher):
-    from incident_responder.lab.account import create_table
-
-    create_table(clients, "IncidentStateTable", state_table_name())
-
-    def deploy(**overrides):
-        values = {
-            "IncidentStateTable": state_table_name(),
-            "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:investigate",
-            "MaxIncidentsPerHour": 20,
-            "MaxIncidentsPerFunctionPerHour": 5,
-            "IncidentTtlSeconds": 604800,
-            "InvestigateTimeoutSeconds": 60,
-            "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
-            "ProposeTimeoutSeconds": 60,
-            "ProposalTopicArn": clients.get("sns").create_topic(Name="proposals")["TopicArn"],
-            # The first half of the lifecycle ends at PROPOSAL_READY here; test_closed_loop.py runs the rest.
-            "RemediationMode": "propose_only",
-            "ReviewFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:review",
-            "ApprovalRequestFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:approval-request",
-            "ApprovalTimeoutMinutes": 1,
-            "RemediateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:remediate",
-            "VerifyFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:verify",
-            "VerifySettleSeconds": 0,
-            "OperatorTopicArn": clients.get("sns").create_topic(Name="operators")["TopicArn"],
-            **overrides,
-        }
-        definition = substitute(ASL.read_text(), values)
-        name = f"lifecycle-{time.monotonic_ns()}"
-        return clients.get("stepfunctions").create_state_machine(
-            name=name, definition=definition, roleArn="arn:aws:iam::123456789012:role/sfn"
-        )["stateMachineArn"]
-
-    return deploy
 
 
 def start(clients, machine, function="data-processor", at="2026-11-23T04:00:00Z"):

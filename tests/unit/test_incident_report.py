@@ -4,9 +4,7 @@ it quotes, hostile text kept as text, and the page as a real browser draws it.""
 from __future__ import annotations
 
 import json
-import shutil
 import struct
-import subprocess
 import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +13,7 @@ import pytest
 
 from incident_responder.incident_report import render_html
 from incident_responder.lifecycle import TERMINAL_STATUSES
+from tests.browser import browser, run_browser
 from tests.report_checks import assert_report
 from tests.unit.test_incident_view import _shown
 
@@ -137,9 +136,7 @@ def _png_pixels(data: bytes) -> tuple[int, int, set[bytes]]:
 
 
 def test_the_report_renders_in_a_real_browser(tmp_path):
-    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if browser is None:
-        pytest.skip("no headless browser here: apt-get install chromium to render the report page")
+    binary = browser()
     detail = _detail("ROLLED_BACK")
     base = datetime(2026, 11, 24, 1, 56, 33, tzinfo=UTC)
     visited = ["RECEIVED", "Function budget", "Account budget", "INVESTIGATING", "Run supervisor agent"]
@@ -152,10 +149,9 @@ def test_the_report_renders_in_a_real_browser(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(render_html(detail))
     shot = tmp_path / "report.png"
-    run = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--screenshot={shot}",
-         "--window-size=1280,2400", "--force-device-scale-factor=0.5", page.as_uri()],
-        capture_output=True, text=True, timeout=90,
+    run = run_browser(
+        binary, "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,2400",
+        "--force-device-scale-factor=0.5", page.as_uri(),
     )  # fmt: skip
     assert shot.exists(), run.stderr[-2000:]
     width, height, colours = _png_pixels(shot.read_bytes())
