@@ -19,7 +19,7 @@ from incident_responder.contracts import ApprovalDecision, RemediationAction, ac
 from incident_responder.incident_report import collect, render_html
 from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lifecycle import get_incident_state, history, reconcile_execution, states_entered, sweep_stuck
-from tests.functional.test_state_machine import HAPPY, diagnosed, lifecycle, proposed, start  # noqa: F401
+from tests.functional.test_state_machine import HAPPY, diagnosed, proposed, start
 from tests.report_checks import assert_report
 
 ACTIONS = [
