@@ -33,6 +33,7 @@ from incident_responder.account_state import (
     function_name_of,
     managed_policy_documents,
     read_network,
+    read_queue_url,
     read_queue_visibility_timeout,
     read_reserved_concurrency,
     read_role,
@@ -40,6 +41,7 @@ from incident_responder.account_state import (
 )
 from incident_responder.aws import AwsClients
 from incident_responder.iam_policy import action_service, statement_services, statements
+from incident_responder.lab.account import deployment_package
 from incident_responder.lab.concurrency import publish_concurrency
 from incident_responder.lab.scenario import Fault
 
@@ -71,13 +73,6 @@ def _table_of(resource: str) -> str | None:
 
 def code_sha256(package: bytes) -> str:
     return base64.b64encode(hashlib.sha256(package).digest()).decode()
-
-
-def _zip(filename: str, source: str) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(filename, source)
-    return buffer.getvalue()
 
 
 def _split_error(error: str, default_type: str) -> tuple[str, str]:
@@ -428,9 +423,7 @@ class FaultInjector:
         sqs = self.clients.get("sqs")
         changes = []
         for arn in dict.fromkeys(queues):
-            url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=arn.split(":")[4])[
-                "QueueUrl"
-            ]
+            url = read_queue_url(self.clients, arn)
             self.store.remember(f"queue.{arn}", read_queue_visibility_timeout(self.clients, arn))
             sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": str(seconds)})
             changes.append(f"queue {arn.rsplit(':', 1)[-1]}: visibility timeout set to {seconds} s")
@@ -490,7 +483,7 @@ class FaultInjector:
                 Runtime="python3.12",
                 Role=config["Role"],
                 Handler="app.handler",
-                Code={"ZipFile": _zip("app.py", "def handler(event, context):\n    return {}\n")},
+                Code={"ZipFile": deployment_package("app.py", "def handler(event, context):\n    return {}\n")},
                 Timeout=900,
             )
             created = True
@@ -518,9 +511,7 @@ class FaultInjector:
         name = outputs[0]
         source = sources[0]
         self.store.remember(f"env.{name}", variables[name])
-        variables[name] = self.clients.get("sqs").get_queue_url(
-            QueueName=source.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=source.split(":")[4]
-        )["QueueUrl"]
+        variables[name] = read_queue_url(self.clients, source)
         self._update_config(Environment={"Variables": variables})
         self.store.record_fault({"kind": "recursive_loop"})
         return [f"{name} now names {source.rsplit(':', 1)[-1]}, the queue that triggers {self.function_name}"]
@@ -680,9 +671,9 @@ class FaultInjector:
                 return f"secret {rest}: deletion cancelled"
             return f"secret {rest}: nothing to cancel"
         if kind == "queue":
-            sqs = self.clients.get("sqs")
-            url = sqs.get_queue_url(QueueName=rest.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=rest.split(":")[4])
-            sqs.set_queue_attributes(QueueUrl=url["QueueUrl"], Attributes={"VisibilityTimeout": str(original)})
+            self.clients.get("sqs").set_queue_attributes(
+                QueueUrl=read_queue_url(self.clients, rest), Attributes={"VisibilityTimeout": str(original)}
+            )
             return f"queue {rest.rsplit(':', 1)[-1]}: visibility timeout restored to {original} s"
         if kind == "storage":
             self._update_config(EphemeralStorage={"Size": original})

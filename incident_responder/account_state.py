@@ -11,11 +11,12 @@ import hashlib
 import json
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import BaseModel, Field
 
 from incident_responder.aws import AwsClients
-from incident_responder.contracts import QUALIFIER_RE
+from incident_responder.contracts import QUALIFIER_RE, SECRET_ARN_PATTERN
 
 FUNCTION_NAME_RE = r"[A-Za-z0-9_-]{1,64}"
 FUNCTION_ARN_RE = (
@@ -167,13 +168,24 @@ def read_role(clients: AwsClients, role_arn: str) -> RoleState:
     return RoleState(role_name=name, role_arn=role_arn, attached_policy_arns=sorted(attached), inline_policies=inline)
 
 
-def managed_policy_documents(clients: AwsClients, policy_arns: list[str]) -> dict[str, dict[str, Any]]:
-    """Default-version documents of attached managed policies, by ARN."""
+def managed_policy_documents(
+    clients: AwsClients, policy_arns: list[str], *, skip_unreadable: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Default-version documents of attached managed policies, by ARN (``skip_unreadable``: a policy that cannot
+    be read is left out instead of raising)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
     iam = clients.get("iam")
     docs = {}
     for arn in policy_arns:
-        version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
-        docs[arn] = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+        try:
+            version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+            document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+        except (ClientError, BotoCoreError):
+            if skip_unreadable:
+                continue
+            raise
+        docs[arn] = json.loads(unquote(document)) if isinstance(document, str) else document
     return docs
 
 
@@ -268,24 +280,19 @@ def read_kms_keys(clients: AwsClients, config: dict[str, Any], role: RoleState |
             policy = None
         if policy is not None:
             may_decrypt = key_policy_lets_role_decrypt(
-                policy, metadata.get("Arn", arn), role, managed_policy_documents_or_empty(clients, role)
+                policy, metadata.get("Arn", arn), role, role_policy_documents(clients, role)
             )
     return [
         KmsKeyState(key_arn=metadata.get("Arn", arn), key_state=metadata.get("KeyState"), role_may_decrypt=may_decrypt)
     ]
 
 
-def managed_policy_documents_or_empty(clients: AwsClients, role: RoleState) -> list[dict[str, Any]]:
+def role_policy_documents(clients: AwsClients, role: RoleState) -> list[dict[str, Any]]:
     """The role's inline documents and the attached managed ones that can be read."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    documents = list(role.inline_policies.values())
-    for arn in role.attached_policy_arns:
-        try:
-            documents.extend(managed_policy_documents(clients, [arn]).values())
-        except (ClientError, BotoCoreError):
-            continue
-    return [json.loads(d) if isinstance(d, str) else d for d in documents]
+    return [
+        *role.inline_policies.values(),
+        *managed_policy_documents(clients, role.attached_policy_arns, skip_unreadable=True).values(),
+    ]
 
 
 def _principals(statement: dict[str, Any]) -> list[str]:
@@ -354,19 +361,25 @@ def queue_url_of(queue_arn: str) -> str:
     return f"https://sqs.{region}.{suffix}/{account}/{name}"
 
 
+def read_queue_url(clients: AwsClients, queue_arn: str) -> str:
+    """The URL SQS gives the queue of this ARN (an endpoint's own form: the lab's is not AWS's)."""
+    _, _, _, _, account, name = queue_arn.split(":", 5)
+    return clients.get("sqs").get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+
+
 def _queue_attributes(clients: AwsClients, source_arn: str) -> dict[str, str]:
     if ":sqs:" not in source_arn:
         return {}
     from botocore.exceptions import ClientError
 
-    sqs = clients.get("sqs")
     try:
-        url = sqs.get_queue_url(
-            QueueName=source_arn.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=source_arn.split(":")[4]
+        return (
+            clients.get("sqs")
+            .get_queue_attributes(
+                QueueUrl=read_queue_url(clients, source_arn), AttributeNames=["VisibilityTimeout", "RedrivePolicy"]
+            )
+            .get("Attributes", {})
         )
-        return sqs.get_queue_attributes(
-            QueueUrl=url["QueueUrl"], AttributeNames=["VisibilityTimeout", "RedrivePolicy"]
-        ).get("Attributes", {})
     except ClientError:
         return {}
 
@@ -390,7 +403,7 @@ def read_queue_visibility_timeout(clients: AwsClients, source_arn: str) -> int |
     return _queue_settings(clients, source_arn)["queue_visibility_timeout"]
 
 
-SECRET_ARN_IN_TEXT = re.compile(r"^arn:aws[a-zA-Z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$")
+SECRET_ARN_IN_TEXT = re.compile(SECRET_ARN_PATTERN)
 
 
 def value_digest(value: str) -> str:

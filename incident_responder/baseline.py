@@ -13,7 +13,6 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import unquote
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, Field
@@ -22,6 +21,7 @@ from incident_responder.account_state import (
     FunctionConfiguration,
     configuration_from,
     function_name_of,
+    managed_policy_documents,
     queue_url_of,
 )
 from incident_responder.aws import AwsClients
@@ -163,18 +163,10 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
 
 
 def _managed_documents(clients: AwsClients, configuration: FunctionConfiguration) -> dict[str, Any]:
-    """The default version's document of each attached customer managed policy that can be read."""
-    iam, out = clients.get("iam"), {}
-    for arn in configuration.role.attached_policy_arns:
-        if arn.split(":")[4:5] == ["aws"]:
-            continue  # AWS managed: judged by name
-        try:
-            version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
-            document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
-        except (ClientError, BotoCoreError):
-            continue  # unreadable here: the guardrails still judge whatever an action would grant
-        out[arn] = json.loads(unquote(document)) if isinstance(document, str) else document
-    return out
+    """The default version's document of each attached customer managed policy that can be read (AWS managed ones
+    are judged by name; one unreadable here is still judged by the guardrails for whatever an action would grant)."""
+    customer = [arn for arn in configuration.role.attached_policy_arns if arn.split(":")[4:5] != ["aws"]]
+    return managed_policy_documents(clients, customer, skip_unreadable=True)
 
 
 def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = None) -> str | None:

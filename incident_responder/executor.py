@@ -42,7 +42,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, Field, ValidationError
 
 from incident_responder import function_lease
-from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
+from incident_responder.account_state import read_function_configuration, read_queue_url, read_reserved_concurrency
 from incident_responder.aws import AwsClients
 from incident_responder.baseline import load_baseline
 from incident_responder.contracts import (
@@ -600,10 +600,7 @@ class _Secret(_Change):
 class _QueueVisibility(_Change):
     """SetQueueAttributes VisibilityTimeout on the queue a mapping of the function reads."""
 
-    @staticmethod
-    def _url(clients: AwsClients, queue_arn: str) -> str:
-        parts = queue_arn.split(":")
-        return clients.get("sqs").get_queue_url(QueueName=parts[5], QueueOwnerAWSAccountId=parts[4])["QueueUrl"]
+    _url = staticmethod(read_queue_url)
 
     def capture(self, clients: AwsClients, p: RestoreQueueAttributesParams) -> dict[str, Any]:
         sqs = clients.get("sqs")

@@ -26,11 +26,12 @@ from pydantic import Field
 from incident_responder.account_state import (
     SECRET_ARN_IN_TEXT,
     function_name_of,
-    managed_policy_documents_or_empty,
     read_kms_keys,
+    read_queue_url,
     read_reserved_concurrency,
     read_role,
     read_secrets,
+    role_policy_documents,
 )
 from incident_responder.aws import AwsClients
 from incident_responder.log_records import Compact
@@ -720,9 +721,8 @@ class _Reader:
         sqs = self.clients.get("sqs")
         state = QueueState()
         try:
-            url = sqs.get_queue_url(QueueName=arn.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=arn.split(":")[4])
             attributes = sqs.get_queue_attributes(
-                QueueUrl=url["QueueUrl"],
+                QueueUrl=read_queue_url(self.clients, arn),
                 AttributeNames=[
                     "VisibilityTimeout",
                     "ApproximateNumberOfMessages",
@@ -952,7 +952,7 @@ def _tables(reader: _Reader, config: dict[str, Any], variables: dict[str, str]) 
             named.setdefault(value, variable)
     role = reader.attempt("role (for the tables its policies name)", lambda: read_role(reader.clients, config["Role"]))
     if role is not None:
-        for table in _policy_table_names(managed_policy_documents_or_empty(reader.clients, role)):
+        for table in _policy_table_names(role_policy_documents(reader.clients, role)):
             named.setdefault(table, None)
     if len(named) > MAX_TABLES:
         reader.gaps.append(f"tables: only the first {MAX_TABLES} of {len(named)} shown")

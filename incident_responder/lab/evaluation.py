@@ -171,22 +171,19 @@ def run_scenario(
         healthy = again.healthy or (
             bool(again.invocations)
             and (not again.messages_left or not drains)
-            and all(
-                i.status == "succeeded" or i.error_type in remaining or (i.status in remaining)
-                for i in again.invocations
-            )
+            and all(i.status == "succeeded" or i.error_type in remaining for i in again.invocations)
         )
         mitigated = not left and healthy
     return score(scenario, record, mitigated, approval)
 
 
-# What stays after a REMEDIATED incident for a fault handed to a person: the failures it still causes (error types,
-# or an invocation status) and its own differences from the baseline ((path prefix, path suffix) pairs).
+# What stays after a REMEDIATED incident for a fault handed to a person: the failures it still causes (their error
+# types) and its own differences from the baseline ((path prefix, path suffix) pairs).
 LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] = {
     FaultType.DEPENDENCY_THROTTLING: ({"ProvisionedThroughputExceededException"}, ()),
     FaultType.CONFIGURATION_DRIFT: ({"KeyError"}, (("environment.", ""),)),
     FaultType.KMS_ACCESS_DENIED: ({"KMSAccessDeniedException"}, (("kms_keys.", ".role_may_decrypt"),)),
-    FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED: ({"throttled"}, ()),
+    FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED: ({"TooManyRequestsException"}, ()),
     FaultType.RECURSIVE_LOOP: (set(), (("environment.", ""),)),
 }
 

@@ -37,7 +37,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from incident_responder.account_state import NetworkState, read_secrets
+from incident_responder.account_state import NetworkState, read_queue_url, read_secrets
 from incident_responder.aws import AwsClients
 from incident_responder.lab.account import INPUT_KEY, ORDERS_API, QUEUE_CONSUMER
 from incident_responder.lab.emulation import (
@@ -605,9 +605,8 @@ class QueueConsumer(Workload):
         for first in range(0, len(event), 10):
             chunk = event[first : first + 10]
             if dlq:
-                dlq_url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=dlq.split(":")[4])
                 sqs.send_message_batch(
-                    QueueUrl=dlq_url["QueueUrl"],
+                    QueueUrl=read_queue_url(self.clients, dlq),
                     Entries=[{"Id": str(i), "MessageBody": m["Body"]} for i, m in enumerate(chunk)],
                 )
             sqs.delete_message_batch(
@@ -670,7 +669,7 @@ class QueueConsumer(Workload):
         if not dlq:
             return
         sqs = self.clients.get("sqs")
-        url = sqs.get_queue_url(QueueName=dlq.rsplit(":", 1)[-1], QueueOwnerAWSAccountId=dlq.split(":")[4])["QueueUrl"]
+        url = read_queue_url(self.clients, dlq)
         depth = int(
             sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"].get(
                 "ApproximateNumberOfMessages", 0

@@ -15,9 +15,10 @@ import pytest
 from incident_responder import executor, remediation
 from incident_responder.baseline import record_baseline
 from incident_responder.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.executor import ApplyResult, recovery_window_days
-from incident_responder.verification import HealthReport, InvocationSample, symptom_of, verify
+from incident_responder.executor import recovery_window_days
+from incident_responder.verification import HealthReport, InvocationSample, symptom_of
 from tests.functional.test_executor import approval, counting, ledger_item, prior
+from tests.functional.test_executor_new_actions import run_verify
 from tests.functional.test_guardrails_catalogue_actions import (
     CONSUMER,
     ORDERS,
@@ -359,17 +360,6 @@ SECRET_GONE = {
     "error_message": "You can't perform this operation on the secret because it was marked for deletion.",
 }
 NO_SPACE = {"status": "failed", "error_type": "OSError", "error_message": "[Errno 28] No space left on device"}
-
-
-def run_verify(world, incident, actions, result: ApplyResult, faults, health):
-    return verify(
-        world.clients,
-        incident=incident,
-        actions=actions,
-        remediation=result.model_dump(mode="json"),
-        fault_types=faults,
-        health=health,
-    )
 
 
 @pytest.mark.parametrize(

@@ -26,19 +26,10 @@ from incident_responder.lab.function_url import (
     verify_sigv4,
 )
 from incident_responder.mcp_client import SigV4Auth, region_of_function_url
+from tests.functional.test_mcp_server import TOOLS
 
 EVENTS = Path(__file__).parents[2] / "events"
 SECRETS = {"AKIDLAB": "lab-secret"}
-TOOLS = {
-    "get_recent_logs",
-    "get_iam_state",
-    "get_lambda_config",
-    "get_network_config",
-    "get_config_drift",
-    "get_function_metrics",
-    "get_recent_changes",
-    "get_dependencies",
-}
 
 
 def signed(

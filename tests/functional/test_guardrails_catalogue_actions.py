@@ -138,17 +138,6 @@ class Catalogue:
         self.lab.clear_failures()
 
 
-def with_ephemeral_storage(update):
-    """moto 5.2.5's UpdateFunctionConfiguration ignores EphemeralStorage; Lambda applies it."""
-
-    def updated(self, config_updates):
-        if "EphemeralStorage" in config_updates:
-            self.ephemeral_storage = int(config_updates["EphemeralStorage"]["Size"])
-        return update(self, config_updates)
-
-    return updated
-
-
 def build_catalogue(clients: AwsClients, lab: Any) -> Catalogue:
     create_table(clients, "BaselineTable", baseline_table_name())
     create_table(clients, "IncidentStateTable", STATE_TABLE)
@@ -185,7 +174,6 @@ def build_catalogue(clients: AwsClients, lab: Any) -> Catalogue:
 @contextmanager
 def catalogue_account(lab, clients: AwsClients):
     """A fresh lab with the three functions onboarded and the incident-state table, this process pointed at it."""
-    from moto.awslambda.models import LambdaFunction
 
     with pytest.MonkeyPatch.context() as mp:
         lab.reset()
@@ -193,7 +181,6 @@ def catalogue_account(lab, clients: AwsClients):
             mp.setenv(key, value)
         for key in ("AWS_PROFILE", "BASELINE_TABLE"):
             mp.delenv(key, raising=False)
-        mp.setattr(LambdaFunction, "update_configuration", with_ephemeral_storage(LambdaFunction.update_configuration))
         yield build_catalogue(clients, lab)
 
 
