@@ -29,7 +29,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chaos.snapshots import SnapshotStore, default_state_dir
-from incident_responder.account_state import (
+from incident_responder.account.iam_policy import action_service, statement_services, statements
+from incident_responder.account.state import (
     function_name_of,
     managed_policy_documents,
     read_network,
@@ -39,8 +40,7 @@ from incident_responder.account_state import (
     read_role,
     read_secrets,
 )
-from incident_responder.aws import AwsClients
-from incident_responder.iam_policy import action_service, statement_services, statements
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account import deployment_package
 from incident_responder.lab.concurrency import publish_concurrency
 from incident_responder.lab.scenario import Fault

@@ -2,11 +2,11 @@
 
 ``request_handler`` (ApprovalRequestFunction): in ``{"incident", "review", "task_token", "timeout_seconds",
 "execution_arn"}``, out ``{"requested": true, "approval_expires_at"}``; stores the record with the token
-hashed and sends the approve / reject links (:class:`~incident_responder.settings.ApprovalRequestSettings`).
+hashed and sends the approve / reject links (:class:`~incident_responder.core.settings.ApprovalRequestSettings`).
 
 ``endpoint_handler`` (ApprovalEndpointFunction, function URL with AuthType NONE, payload format 2.0): GET
 shows the page and never decides (mail scanners prefetch links); POST decides once
-(:class:`~incident_responder.settings.ApprovalEndpointSettings`). The link's token is the only
+(:class:`~incident_responder.core.settings.ApprovalEndpointSettings`). The link's token is the only
 credential: it is never logged.
 """
 
@@ -23,8 +23,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from incident_responder import runtime_hooks
-from incident_responder.approval import (
+from incident_responder.approval.approval import (
     MAX_FORM_BYTES,
     ApprovalUnavailableError,
     HttpResponse,
@@ -35,10 +34,11 @@ from incident_responder.approval import (
     render_refusal_page,
     request_approval,
 )
-from incident_responder.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.contracts import build_all, incident_from_event
-from incident_responder.settings import ApprovalEndpointSettings, ApprovalRequestSettings, at_cold_start
-from incident_responder.tracing import lambda_tracer
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.settings import ApprovalEndpointSettings, ApprovalRequestSettings, at_cold_start
+from incident_responder.core.tracing import lambda_tracer
 
 # One module serves two functions; Lambda names the one it runs in _HANDLER, so each validates its own.
 _RUNNING = os.environ.get("_HANDLER", "")
@@ -56,7 +56,7 @@ metrics = Metrics(namespace="IncidentResponder", service="approval")
 # The function URL's /health answer records no metric; Powertools would warn on each one (its documented filter).
 warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 tracer = lambda_tracer("incident-responder")
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all)
 
 

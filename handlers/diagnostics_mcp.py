@@ -4,8 +4,8 @@ The server code is the same one ``responder mcp serve diagnostics`` runs (``mcp/
 built into the artifact); this entry point only adapts function URL events to its ASGI app.
 """
 
-from incident_responder import runtime_hooks
-from incident_responder.mcp_app import function_url_handler
+from incident_responder.core import runtime_hooks
+from incident_responder.mcp_transport.app import function_url_handler
 
 handler = function_url_handler("diagnostics")
 runtime_hooks.register()  # no SnapStart here (template.yaml); turning it on needs no code change

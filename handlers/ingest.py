@@ -1,6 +1,6 @@
 """SNS -> ingest: each alert starts an incident, joins the one under way for its fault, is ignored, or is rejected.
 
-See :mod:`incident_responder.ingest` for the outcomes. A rejected alert is logged with the reason and
+See :mod:`incident_responder.intake.ingest` for the outcomes. A rejected alert is logged with the reason and
 sent, untouched, to the dead-letter queue: neither retried pointlessly nor lost, and it starts
 nothing. An ignored one (an alarm's change into OK or INSUFFICIENT_DATA) is logged at INFO and counted under
 AlertsIgnored: it pages nobody. An event that is not SNS at all raises, so Lambda's own retries and the function's
@@ -18,10 +18,10 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel
 
-from incident_responder import runtime_hooks
-from incident_responder.aws import AwsClients
-from incident_responder.ingest import ingest_alert
-from incident_responder.settings import IngestSettings, at_cold_start
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.settings import IngestSettings, at_cold_start
+from incident_responder.intake.ingest import ingest_alert
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")

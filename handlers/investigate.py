@@ -4,7 +4,7 @@ Input: the incident (``{"incident": {...}}`` or the incident itself). Output (un
 DIAGNOSED or NO_DIAGNOSIS, the diagnosis summary, the diagnosis or its reference, evidence figures and
 metrics. Typed errors (McpConnectionError, McpInitError, ModelAuthError, ModelTransientError,
 InvalidIncidentError, ConfigurationError) reach the state machine by class name for its Retry / Catch.
-The environment is validated at cold start (:class:`incident_responder.settings.InvestigateSettings`).
+The environment is validated at cold start (:class:`incident_responder.core.settings.InvestigateSettings`).
 """
 
 from __future__ import annotations
@@ -14,24 +14,24 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import runtime_hooks
 from incident_responder.agent.graph import agent_graph
-from incident_responder.aws import retry_passing_aws_errors
-from incident_responder.contracts import (
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import retry_passing_aws_errors
+from incident_responder.core.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
     incident_from_event,
 )
-from incident_responder.investigation import run_investigation
-from incident_responder.settings import InvestigateSettings, at_cold_start
-from incident_responder.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.core.settings import InvestigateSettings, at_cold_start
+from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.investigation.investigate import run_investigation
 
 settings = at_cold_start(InvestigateSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="investigate")
 tracer = lambda_tracer("incident-responder", AWS_AND_HTTP_CALLS)
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_provider())
 
 

@@ -3,7 +3,7 @@
 Input: ``{"incident": {...}, "investigation": {...}}`` (the diagnosis inline or by reference).
 Output: outcome PROPOSAL_READY or NO_PROPOSAL, the proposal (or its reference), counts, metrics, and
 the operator notification built from typed fields. Nothing here changes the account. The environment
-is validated at cold start (:class:`incident_responder.settings.ProposeSettings`).
+is validated at cold start (:class:`incident_responder.core.settings.ProposeSettings`).
 """
 
 from __future__ import annotations
@@ -13,24 +13,24 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import runtime_hooks
 from incident_responder.agent.graph import agent_graph
-from incident_responder.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.contracts import (
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
     incident_from_event,
 )
-from incident_responder.proposal import diagnosis_for, run_proposal
-from incident_responder.settings import ProposeSettings, at_cold_start
-from incident_responder.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.core.settings import ProposeSettings, at_cold_start
+from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.proposal.propose import diagnosis_for, run_proposal
 
 settings = at_cold_start(ProposeSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="propose")
 tracer = lambda_tracer("incident-responder", AWS_AND_HTTP_CALLS)
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_provider())
 
 

@@ -15,10 +15,10 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import runtime_hooks
-from incident_responder.aws import AwsClients
-from incident_responder.lifecycle import reconcile_execution, sweep_stuck
-from incident_responder.settings import ReconcileSettings, SweepSettings, at_cold_start
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.settings import ReconcileSettings, SweepSettings, at_cold_start
+from incident_responder.state.lifecycle import reconcile_execution, sweep_stuck
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="reconcile")

@@ -1,14 +1,14 @@
 """REMEDIATING and ROLLING_BACK: apply the approved actions, recording how to undo each; or undo them.
 
 In ``{"operation": "apply", "incident", "actions", "actions_digest", "approval"}``, out
-:class:`incident_responder.executor.ApplyResult` (``outcome`` APPLIED or FAILED, ``steps``,
+:class:`incident_responder.remediation.remediate.ApplyResult` (``outcome`` APPLIED or FAILED, ``steps``,
 ``failed_step``, ``error``, ``finished_at``): an AWS failure of an action is an outcome, and the state
 machine rolls back. In ``{"operation": "rollback", "incident", "reason"}``, out
-:class:`incident_responder.executor.RollbackResult` (ROLLED_BACK or ROLLBACK_FAILED). Typed errors reach
+:class:`incident_responder.remediation.remediate.RollbackResult` (ROLLED_BACK or ROLLBACK_FAILED). Typed errors reach
 the state machine by class name, always before anything changed: actions that are not the approved ones
 (``ApprovalMismatchError``), a ledger of other actions (``LedgerConflictError``), a malformed event
 (``InvalidRemediationInputError``, ``InvalidIncidentError``). The environment is validated at cold start
-(:class:`incident_responder.settings.RemediateSettings`).
+(:class:`incident_responder.core.settings.RemediateSettings`).
 """
 
 from __future__ import annotations
@@ -18,29 +18,30 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import executor, runtime_hooks
-from incident_responder.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
-from incident_responder.contracts import (
+from incident_responder.account.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
     incident_from_event,
 )
-from incident_responder.executor import (  # noqa: F401 - the ASL error names
+from incident_responder.core.settings import RemediateSettings, at_cold_start
+from incident_responder.core.tracing import lambda_tracer
+from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.lease import FunctionLeaseHeldError  # noqa: F401 - the ASL error name
+from incident_responder.remediation.remediate import (  # noqa: F401 - the ASL error names
     ApprovalMismatchError,
     InvalidRemediationInputError,
     LedgerConflictError,
 )
-from incident_responder.function_lease import FunctionLeaseHeldError  # noqa: F401 - the ASL error name
-from incident_responder.settings import RemediateSettings, at_cold_start
-from incident_responder.tracing import lambda_tracer
 
 settings = at_cold_start(RemediateSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="remediate")
 tracer = lambda_tracer("incident-responder")
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all)
 
 OPERATIONS = ("apply", "rollback")

@@ -9,10 +9,10 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
-from incident_responder import runtime_hooks
-from incident_responder.aws import AwsClients
-from incident_responder.report_delivery import deliver
-from incident_responder.settings import ReportSettings, at_cold_start
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.settings import ReportSettings, at_cold_start
+from incident_responder.reporting.delivery import deliver
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="report")

@@ -1,12 +1,12 @@
 """REVIEWING: run the critic agent on a proposal; the approval policy decides who approves.
 
 Input: ``{"incident": {...}, "investigation": {...}, "proposal": ProposalResult}`` (the diagnosis and the
-proposal inline or by reference). Output: :class:`incident_responder.review.ReviewResult` (outcome
+proposal inline or by reference). Output: :class:`incident_responder.review.review.ReviewResult` (outcome
 APPROVED, NEEDS_APPROVAL or REJECTED, one verdict per action, the surviving actions and their digest,
 and the automatic approval when AUTO_APPROVE=low allowed one). Nothing here changes the account. Typed
 errors reach the state machine by class name; a critic that ends without a review leaves every action to
 a person instead of failing. The environment is validated at cold start
-(:class:`incident_responder.settings.ReviewSettings`).
+(:class:`incident_responder.core.settings.ReviewSettings`).
 """
 
 from __future__ import annotations
@@ -16,25 +16,25 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import runtime_hooks
 from incident_responder.agent.graph import agent_graph
-from incident_responder.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.contracts import (
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
     incident_from_event,
 )
-from incident_responder.proposal import DiagnosisUnavailableError, diagnosis_for  # noqa: F401 - the ASL error name
-from incident_responder.review import ProposalUnavailableError, run_review  # noqa: F401 - the ASL error name
-from incident_responder.settings import ReviewSettings, at_cold_start
-from incident_responder.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.core.settings import ReviewSettings, at_cold_start
+from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.proposal.propose import DiagnosisUnavailableError, diagnosis_for  # noqa: F401 - the ASL error name
+from incident_responder.review.review import ProposalUnavailableError, run_review  # noqa: F401 - the ASL error name
 
 settings = at_cold_start(ReviewSettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="review")
 tracer = lambda_tracer("incident-responder", AWS_AND_HTTP_CALLS)
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_provider())
 
 

@@ -1,11 +1,11 @@
 """VERIFYING: is what the actions changed back at the baseline, and is the function healthy again?
 
 In ``{"incident", "actions", "remediation": <the apply result>, "fault_types": [diagnosed faults]}``, out
-:class:`incident_responder.verification.VerifyResult` (``outcome`` VERIFIED or NOT_FIXED, one check per
+:class:`incident_responder.remediation.verify.VerifyResult` (``outcome`` VERIFIED or NOT_FIXED, one check per
 applied action, ``needs_person``, ``summary``). NOT_FIXED sends the state machine to ROLLING_BACK; what no
 action could fix (a bug in the function's own code) is for a person and fails nothing. Health comes from
 the function's CloudWatch metrics since the apply finished. The environment is validated at cold start
-(:class:`incident_responder.settings.VerifySettings`).
+(:class:`incident_responder.core.settings.VerifySettings`).
 """
 
 from __future__ import annotations
@@ -15,24 +15,24 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder import runtime_hooks
-from incident_responder.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
-from incident_responder.contracts import (
+from incident_responder.account.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.core import runtime_hooks
+from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.contracts import (
     InvalidIncidentError,  # noqa: F401 - the ASL error name
     build_all,
     incident_from_event,
 )
-from incident_responder.settings import VerifySettings, at_cold_start
-from incident_responder.tracing import lambda_tracer
-from incident_responder.verification import InvalidVerificationInputError, verify
+from incident_responder.core.settings import VerifySettings, at_cold_start
+from incident_responder.core.tracing import lambda_tracer
+from incident_responder.remediation.verify import InvalidVerificationInputError, verify
 
 settings = at_cold_start(VerifySettings)
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="verify")
 tracer = lambda_tracer("incident-responder")
-# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.runtime_hooks).
+# SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all)
 
 

@@ -70,7 +70,7 @@ RAISED_BREAKER = {"MaxIncidentsPerHour": "100000", "MaxIncidentsPerFunctionPerHo
 
 def bench_latency(pipeline, scenarios) -> dict[str, Any]:
     """alert -> PROPOSAL_READY, one incident at a time (the lab's functions warm after the first)."""
-    from incident_responder.lifecycle import history
+    from incident_responder.state.lifecycle import history
 
     rows = []
     for i in range(LATENCY_INCIDENTS):
@@ -125,7 +125,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
     """50 alerts for distinct incidents at once; the wait for them is event-driven (the lab's moto runs here)."""
     from incident_responder.lab.engine import LAB_CHANGES
     from incident_responder.lab.scenario import Scenario
-    from incident_responder.lifecycle import TERMINAL_STATUSES
+    from incident_responder.state.lifecycle import TERMINAL_STATUSES
 
     # The fault the alerts are about; the alerts come from outside (no workload burst, whose own alarm
     # would add a 51st incident).

@@ -17,16 +17,16 @@ from pathlib import Path
 import anyio
 
 from chaos import FaultInjector
+from incident_responder.account.baseline import record_baseline
 from incident_responder.agent.graph import quote_untrusted
 from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
-from incident_responder.alerts import parse_alert
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import record_baseline
-from incident_responder.investigation import run_investigation
+from incident_responder.core.aws import AwsClients
+from incident_responder.intake.alerts import parse_alert
+from incident_responder.investigation.investigate import run_investigation
 from incident_responder.lab import Lab
 from incident_responder.lab.account import create_sample_account
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.mcp_app import start_server_process as start_mcp_server
+from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
 
 CASES = [
     ("iam s3", [("iam_revoke", {"target": "s3"})], {"permission_loss"}),

@@ -13,8 +13,8 @@ import statistics
 import sys
 import time
 
-from incident_responder.aws import AwsClients
-from incident_responder.diagnostics import get_recent_logs
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation.diagnostics import get_recent_logs
 from incident_responder.lab import Lab
 from incident_responder.lab.log_volume import fill_log_group
 

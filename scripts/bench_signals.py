@@ -16,8 +16,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from incident_responder import diagnostics
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation import diagnostics
 from incident_responder.lab import Lab
 
 SIZES = (100, 100_000)
@@ -136,7 +136,7 @@ def fill_dependencies(clients: AwsClients, count: int, function: str = FUNCTION,
 def measure(lab: Lab, clients: AwsClients, size: int) -> list[tuple[str, int, int, float, Any]]:
     """(tool, size, answer bytes, ms, result) of each tool against a fresh sample account holding ``size`` points of
     each kind."""
-    from incident_responder.baseline import record_baseline
+    from incident_responder.account.baseline import record_baseline
     from incident_responder.lab.account import create_sample_account
 
     lab.reset()

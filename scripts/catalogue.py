@@ -1,4 +1,4 @@
-"""`make catalogue`: write docs/failure-catalogue.md from the failure catalogue (incident_responder/failure_catalogue.py).
+"""`make catalogue`: write docs/failure-catalogue.md from the failure catalogue (incident_responder/catalogue/__init__.py).
 
 .venv/bin/python scripts/catalogue.py           # writes the page
 .venv/bin/python scripts/catalogue.py --check   # exits 1 when the committed page is not what it would write
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from incident_responder.failure_catalogue import AREAS, FAILURE_MODES, FailureMode, Signature, counts
+from incident_responder.catalogue import AREAS, FAILURE_MODES, FailureMode, Signature, counts
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "failure-catalogue.md"
@@ -36,9 +36,9 @@ The ways an AWS Lambda function fails, as AWS's own documentation describes them
 operator sees, where it shows, what causes it, what AWS says fixes it, and what this responder does with it.
 In the symptoms, strings in `code` are exactly what AWS prints (error codes, error types, log lines, metric and
 field names), checked against the pages each entry cites; text in "double quotes" is AWS's documentation wording. The **signatures** are the strings the responder's log reader recognises
-(`incident_responder/log_records.py` derives its tables from them).
+(`incident_responder/account/log_records.py` derives its tables from them).
 
-This page is generated from `incident_responder/failure_catalogue.py`: edit that file, then run
+This page is generated from `incident_responder/catalogue/__init__.py`: edit that file, then run
 `{COMMAND}` (or `make catalogue`) and commit both. The tests fail when the page and the catalogue differ.
 """
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page:
             print(
-                f"{relative} is out of date with incident_responder/failure_catalogue.py: run `{COMMAND}` "
+                f"{relative} is out of date with incident_responder/catalogue/__init__.py: run `{COMMAND}` "
                 "(or `make catalogue`) and commit the page",
                 file=sys.stderr,
             )

@@ -97,7 +97,7 @@ def executions(p) -> list[dict[str, Any]]:
 
 def incidents(p) -> dict[str, dict[str, Any]]:
     """Every incident record (not the group and budget items), by incident id."""
-    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.state.lifecycle import get_incident_state
 
     pages = (
         p.clients.get("dynamodb")
@@ -109,7 +109,7 @@ def incidents(p) -> dict[str, dict[str, Any]]:
 
 
 def wait_for_status(p, incident_id: str, wanted: Callable[[str], bool], timeout: float = CASE_TIMEOUT) -> str:
-    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.state.lifecycle import get_incident_state
 
     deadline = time.monotonic() + timeout
     while True:
@@ -169,9 +169,9 @@ def drain_dead_letters(p) -> list[tuple[str, str]]:
 
 def count_lost(p, alerts: list[str], letters: list[tuple[str, str]]) -> int:
     """Alerts accounted for by neither a dead-letter message with a reason nor an incident record."""
-    from incident_responder.alerts import MalformedAlertError, parse_alert
-    from incident_responder.ingest import incident_for_alert
-    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.intake.alerts import MalformedAlertError, parse_alert
+    from incident_responder.intake.ingest import incident_for_alert
+    from incident_responder.state.lifecycle import get_incident_state
 
     table = p.stack.physical["IncidentStateTable"]
     rejected = Counter(body for body, reason in letters if reason)
@@ -402,7 +402,7 @@ def model_denied(p) -> Row:
 def no_tool_called(p) -> Row:
     from langchain_core.messages import AIMessage
 
-    from incident_responder.agent.supervisor import SUBMIT_DIAGNOSIS
+    from incident_responder.investigation.investigator import SUBMIT_DIAGNOSIS
 
     row = Row(4, "investigation calls no tool")
     diagnosis = {
@@ -437,7 +437,7 @@ def no_tool_called(p) -> Row:
 
 def throttled_without_reservation(p) -> Row:
     from incident_responder.lab.scenario import load_scenario
-    from incident_responder.store import load_record
+    from incident_responder.state.store import load_record
 
     row = Row(5, "throttled, no reservation at onboarding")
     alerts = burst(p, load_scenario(REPO / "scenarios" / "throttled-without-reservation.yaml"))
@@ -478,7 +478,7 @@ def ten_copies(p) -> Row:
 
 
 def alarm_storm(p) -> Row:
-    from incident_responder.baseline import record_baseline
+    from incident_responder.account.baseline import record_baseline
     from incident_responder.lab.account import create_sample_account
 
     row = Row(7, "alarm storm: 50 x one alarm + another function")
@@ -524,7 +524,7 @@ def malformed_alerts(p) -> Row:
 
 
 def circuit_breaker(p) -> Row:
-    from incident_responder.alerts import parse_alert
+    from incident_responder.intake.alerts import parse_alert
 
     row = Row(9, "breaker: 3rd incident in the hour, budget 2")
     first = [project_alert("BreakerA"), project_alert("BreakerB")]
@@ -554,7 +554,7 @@ def circuit_breaker(p) -> Row:
 
 
 def aborted_execution(p) -> Row:
-    from incident_responder.alerts import parse_alert
+    from incident_responder.intake.alerts import parse_alert
 
     row = Row(10, "execution aborted in INVESTIGATING")
     investigate = p.dispatcher.functions[p.stack.functions["InvestigateFunction"]]
@@ -608,9 +608,9 @@ def end_row(row: Row, record: Any) -> None:
 def overlapping_incidents(p) -> Row:
     """Another incident holds the function's lease (it is applying or verifying its own change) when this one is
     approved: this one waits, then hands over to a person, and changes nothing."""
-    from incident_responder import function_lease
     from incident_responder.lab.engine import instant_retries
     from incident_responder.lab.scenario import load_scenario
+    from incident_responder.remediation import lease as function_lease
 
     row = Row(11, "overlapping incidents on one function")
     table = p.stack.physical["IncidentStateTable"]
@@ -638,7 +638,7 @@ def overlapping_incidents(p) -> Row:
 def poisoned_baseline(p) -> Row:
     """A baseline recorded while the role had an Action * statement: a later IAM restore brings back what the
     fault removed, never the wildcard, even with every approval automatic."""
-    from incident_responder.baseline import load_baseline, record_baseline
+    from incident_responder.account.baseline import load_baseline, record_baseline
     from incident_responder.lab.scenario import load_scenario
 
     row = Row(12, "poisoned baseline (Action * at onboarding)")
@@ -742,8 +742,8 @@ def other_account_arn(p) -> Row:
     """A resolver proposing the same function name in another account: refused by the guardrails, never applied."""
     from langchain_core.messages import AIMessage
 
-    from incident_responder.agent.resolver import SUBMIT_PROPOSAL
     from incident_responder.lab.scenario import load_scenario
+    from incident_responder.proposal.proposer import SUBMIT_PROPOSAL
 
     row = Row(15, "target ARN in another account")
     region = p.clients.region

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import record_baseline
+from incident_responder.account.baseline import record_baseline
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab import Lab
 from incident_responder.lab.account import SampleAccount, create_sample_account
 
@@ -164,7 +164,7 @@ def lifecycle(clients, lab_env, dispatcher):
     Lambda tasks pointing at names the test registers on the dispatcher."""
     from incident_responder.lab.account import create_table
     from incident_responder.lab.engine import substitute
-    from incident_responder.lifecycle import state_table_name
+    from incident_responder.state.lifecycle import state_table_name
 
     create_table(clients, "IncidentStateTable", state_table_name())
 

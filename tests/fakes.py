@@ -131,8 +131,8 @@ def set_agent_environment(monkeypatch, sample, key: str, **urls: str) -> None:
 
 
 def investigate_as_deployed(incident, clients, *, model=None, timeout_ms: int = 300_000):
-    from incident_responder.investigation import run_investigation
-    from incident_responder.settings import InvestigateSettings
+    from incident_responder.core.settings import InvestigateSettings
+    from incident_responder.investigation.investigate import run_investigation
 
     config = InvestigateSettings.from_env()
     return run_investigation(
@@ -146,8 +146,8 @@ def investigate_as_deployed(incident, clients, *, model=None, timeout_ms: int = 
 
 
 def propose_as_deployed(incident, diagnosis, clients, *, model=None, timeout_ms: int = 180_000):
-    from incident_responder.proposal import run_proposal
-    from incident_responder.settings import ProposeSettings
+    from incident_responder.core.settings import ProposeSettings
+    from incident_responder.proposal.propose import run_proposal
 
     config = ProposeSettings.from_env()
     return run_proposal(
@@ -174,10 +174,10 @@ def guard(
     ``diagnosed`` defaults to the actions' own fault types (the diagnosis contains what they remedy);
     ``qualifier`` is the incident's (the alias or version its alarm named).
     """
-    from incident_responder.account_state import read_function_configuration
-    from incident_responder.baseline import load_baseline
-    from incident_responder.contracts import RemediationProposal
-    from incident_responder.guardrails import apply_guardrails
+    from incident_responder.account.baseline import load_baseline
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.core.contracts import RemediationProposal
+    from incident_responder.proposal.guardrails import apply_guardrails
 
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]
@@ -207,8 +207,8 @@ def review_as_deployed(
     incident, diagnosis, proposal_result, clients, *, model=None, auto_approve=None, timeout_ms: int = 180_000
 ):
     """The review function's path from its settings (``AUTO_APPROVE`` from the environment unless given)."""
-    from incident_responder.review import run_review
-    from incident_responder.settings import ReviewSettings
+    from incident_responder.core.settings import ReviewSettings
+    from incident_responder.review.review import run_review
 
     config = ReviewSettings.from_env()
     return run_review(
@@ -238,7 +238,7 @@ def mcp_servers(lab_env: dict[str, str], key: str) -> Iterator[dict[str, str]]:
     """Both MCP servers as processes on loopback against the lab (bearer auth with ``key``); yields their URLs."""
     import os
 
-    from incident_responder.mcp_app import start_server_process
+    from incident_responder.mcp_transport.app import start_server_process
 
     env = {**os.environ, **lab_env, "MCP_API_KEY": key}
     ports = {"diagnostics": free_port(), "remediation": free_port()}

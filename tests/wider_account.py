@@ -11,8 +11,8 @@ import io
 import zipfile
 from dataclasses import dataclass
 
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import baseline_table_name, record_baseline
+from incident_responder.account.baseline import baseline_table_name, record_baseline
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account import create_table
 
 ORDERS = "orders-api"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from incident_responder.contracts import Diagnosis, EvidencePointer, ReviewSubmission
+from incident_responder.core.contracts import Diagnosis, EvidencePointer, ReviewSubmission
 
 _TOKEN = re.compile(r"\[(\*|-?\d+)\]|([^.\[\]]+)")
 MIN_EXCERPT = 3

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 from incident_responder.agent import telemetry
 from incident_responder.agent.errors import classify_model_error
 from incident_responder.agent.tools import McpServerConfig, ToolExecutor, ToolProvider, ToolSpec, model_facing_schema
-from incident_responder.contracts import TokenUsage
+from incident_responder.core.contracts import TokenUsage
 
 
 @dataclass(frozen=True)

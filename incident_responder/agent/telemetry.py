@@ -13,7 +13,7 @@ written at once with its own dimensions (Powertools' ``single_metric``): ``ToolD
 ``ModelInputTokens`` and ``ModelOutputTokens`` (dimension ``service``). Nothing is written where no namespace
 is set or metrics are disabled (``POWERTOOLS_METRICS_DISABLED``, ``POWERTOOLS_DEV``), as Powertools' own Metrics.
 
-X-Ray: where a segment can be written (:func:`incident_responder.tracing.tracing_enabled`), each call is a
+X-Ray: where a segment can be written (:func:`incident_responder.core.tracing.tracing_enabled`), each call is a
 subsegment of the handler's, ``## tool <name>`` or ``## model``, annotated with the tool's name or the turn.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from incident_responder.tracing import tracing_enabled
+from incident_responder.core.tracing import tracing_enabled
 
 ARGUMENTS_LOGGED = 512  # characters of a call's arguments kept in its log line
 

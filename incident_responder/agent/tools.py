@@ -26,9 +26,9 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel, Field
 
-from incident_responder.account_state import function_name_of
+from incident_responder.account.state import function_name_of
 from incident_responder.agent.errors import McpAuthError, McpConnectionError, McpInitError
-from incident_responder.mcp_client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
+from incident_responder.mcp_transport.client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
 
 CLOSE_TIMEOUT_SECONDS = 5.0
 
@@ -152,7 +152,7 @@ class McpServerConfig(BaseModel):
     def api_key(self) -> str | None:
         if self.auth == "iam":
             return None
-        from incident_responder.mcp_auth import ApiKeyUnavailableError, resolve_api_key
+        from incident_responder.mcp_transport.auth import ApiKeyUnavailableError, resolve_api_key
 
         try:
             return resolve_api_key(self.api_key_parameter, env_var=self.api_key_env or "MCP_API_KEY")
@@ -162,7 +162,7 @@ class McpServerConfig(BaseModel):
     def http_auth(self) -> httpx.Auth | None:
         if self.auth != "iam":
             return None
-        from incident_responder.mcp_client import SigV4Auth
+        from incident_responder.mcp_transport.client import SigV4Auth
 
         try:
             return SigV4Auth.from_session(self.url)
@@ -174,7 +174,7 @@ def load_mcp_servers(only: tuple[str, ...] = ()) -> list[McpServerConfig]:
     """Servers for the command line, from ``RESPONDER_MCP_CONFIG`` (a JSON or YAML file),
     ``RESPONDER_MCP_SERVERS`` (JSON), or ``DIAGNOSTICS_MCP_URL`` / ``REMEDIATION_MCP_URL`` with ``MCP_AUTH``
     (``iam`` or ``api_key``; by default ``api_key`` when ``MCP_API_KEY`` or ``MCP_API_KEY_PARAMETER`` is
-    set, else ``iam``). Deployed functions pass their servers explicitly (:mod:`incident_responder.settings`).
+    set, else ``iam``). Deployed functions pass their servers explicitly (:mod:`incident_responder.core.settings`).
 
     File format: ``{"servers": [{"name": "diagnostics", "url": "https://.../mcp", "auth": "iam"}]}``
     """
@@ -229,7 +229,7 @@ def classify_mcp_error(exc: BaseException, server: str) -> Exception:
     McpConnectionError: unreachable, no answer in time, or the connection lost mid-session.
     McpInitError: the server answered, but not as an MCP server should (protocol, HTTP status, tools).
     """
-    from incident_responder.mcp_auth import ApiKeyUnavailableError
+    from incident_responder.mcp_transport.auth import ApiKeyUnavailableError
 
     for link in _causes(exc):
         if isinstance(link, McpAuthError | McpConnectionError | McpInitError):

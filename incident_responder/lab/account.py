@@ -26,10 +26,10 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import baseline_table_name
-from incident_responder.mcp_auth import DEFAULT_API_KEY_PARAMETER
-from incident_responder.store import RecordStore
+from incident_responder.account.baseline import baseline_table_name
+from incident_responder.core.aws import AwsClients
+from incident_responder.mcp_transport.auth import DEFAULT_API_KEY_PARAMETER
+from incident_responder.state.store import RecordStore
 
 FUNCTION_NAME = "data-processor"
 ORDERS_API = "orders-api"

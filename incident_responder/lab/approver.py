@@ -17,7 +17,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel
 
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
 
 INBOX_QUEUE = "lab-approval-inbox"
 _LINK = re.compile(r"^(Approve|Reject):\s+(\S+)$", re.M)

@@ -1,7 +1,7 @@
 """The lab's commands of ``responder``: demo, run, eval, lab up / invoke, chaos.
 
 They drive the embedded lab (moto, the sample workload, chaos, scenarios) and never ship in a Lambda
-artifact; the production command line (:mod:`incident_responder.cli`) hands these commands over here
+artifact; the production command line (:mod:`incident_responder.cli.commands`) hands these commands over here
 only when one of them is run, so ``responder show`` and the other operator commands import no lab code.
 """
 
@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from incident_responder.cli import LAB_COMMANDS
+from incident_responder.cli.commands import LAB_COMMANDS
 
 MODEL_HELP = (
     "the agents' model: offline (rule-based, the default here), bedrock_converse:<model-id> (your AWS "
@@ -82,8 +82,8 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def _cmd_lab_up(args: argparse.Namespace) -> int:
-    from incident_responder.aws import AwsClients
-    from incident_responder.baseline import record_baseline
+    from incident_responder.account.baseline import record_baseline
+    from incident_responder.core.aws import AwsClients
     from incident_responder.lab import Lab
     from incident_responder.lab.account import create_sample_account
     from incident_responder.lab.model_route import resolve_model_route
@@ -165,8 +165,8 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
 
 
 def _cmd_lab_invoke(args: argparse.Namespace) -> int:
-    from incident_responder.aws import AwsClients
-    from incident_responder.ingest import incident_for_alert, incident_from_alert
+    from incident_responder.core.aws import AwsClients
+    from incident_responder.intake.ingest import incident_for_alert, incident_from_alert
     from incident_responder.lab.workload import workload_for
 
     clients = AwsClients()
@@ -282,7 +282,7 @@ def _quiet(args: argparse.Namespace) -> None:
 def build_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one lab command, as ``responder COMMAND`` shows it."""
     from chaos.cli import add_arguments as add_chaos_arguments
-    from incident_responder.cli import ArgumentParser
+    from incident_responder.cli.commands import ArgumentParser
 
     p = ArgumentParser(prog=f"responder {command}", description=LAB_COMMANDS[command])
     if command == "demo":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
 
 NAMESPACE = "AWS/Lambda"
 METRIC = "ConcurrentExecutions"

@@ -41,7 +41,7 @@ SHOWN_FIELDS = frozenset(
 
 def show_record(record: IncidentRecord) -> None:
     """The record a lab run ends with, as ``responder show`` presents a stored incident, and its cost."""
-    from incident_responder.incident_view import render_text
+    from incident_responder.reporting.view import render_text
 
     remediation = record.remediation or {}
     shown = {

@@ -31,13 +31,13 @@ from typing import Any, ClassVar, Literal, NoReturn
 
 from pydantic import BaseModel, Field
 
-from incident_responder.account_state import (
+from incident_responder.account.iam_policy import is_allowed
+from incident_responder.account.state import (
     FunctionConfiguration,
     managed_policy_documents,
     read_function_configuration,
 )
-from incident_responder.aws import AwsClients
-from incident_responder.iam_policy import is_allowed
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account import INCIDENT_TOPIC, SHIPPED_SOURCES
 from incident_responder.lab.concurrency import in_use_by_others, unreserved_limit
 from incident_responder.lab.runtimes import (

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from incident_responder.contracts import FaultType
+from incident_responder.core.contracts import FaultType
 from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
 from incident_responder.lab.tokens import token_summary
@@ -191,7 +191,7 @@ LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] 
 def _cost(scores: list[ScenarioScore], model: str) -> float | None:
     """From usage, cache reads and writes included: PRICE_PER_MTOK_INPUT / PRICE_PER_MTOK_OUTPUT (USD per million
     tokens) when set, else the model's list prices when known."""
-    from incident_responder.incident_report import estimated_cost_usd
+    from incident_responder.reporting.report import estimated_cost_usd
 
     return estimated_cost_usd(
         sum(s.input_tokens for s in scores),

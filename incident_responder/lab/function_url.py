@@ -282,7 +282,7 @@ def wait_until_ready(proc: subprocess.Popen, seconds: float = 30) -> subprocess.
     """``proc`` (from :func:`spawn_function_url`) once its /health answers; killed if it never does."""
     import httpx
 
-    from incident_responder.mcp_client import SigV4Auth
+    from incident_responder.mcp_transport.client import SigV4Auth
 
     function_name, port, auth_type, env = proc.function_url  # type: ignore[attr-defined]
     url = f"http://127.0.0.1:{port}/health"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
 
 BATCH = 10_000  # PutLogEvents' per-call limit
 

@@ -32,11 +32,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from chaos.faults import FaultInjector
-from incident_responder.account_state import configuration_from
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import diff_configurations, load_baseline, record_baseline
-from incident_responder.incident_view import APPROVAL_KEYS
-from incident_responder.ingest import incident_for_alert, incident_from_alert
+from incident_responder.account.baseline import diff_configurations, load_baseline, record_baseline
+from incident_responder.account.state import configuration_from
+from incident_responder.core.aws import AwsClients
+from incident_responder.intake.ingest import incident_for_alert, incident_from_alert
 from incident_responder.lab import approver
 from incident_responder.lab.account import (
     OrdersApiResources,
@@ -61,15 +60,16 @@ from incident_responder.lab.server import NOT_FOR_THE_LAB, Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack, function_urls
 from incident_responder.lab.tokens import AGENTS
 from incident_responder.lab.workload import BurstResult, Workload, take_over_queue_polling, workload_for
-from incident_responder.lifecycle import (
+from incident_responder.remediation.verify import InvocationSample, burst_probe, set_health_probe
+from incident_responder.reporting.view import APPROVAL_KEYS
+from incident_responder.state.lifecycle import (
     TERMINAL_STATUSES,
     get_incident_state,
     history,
     incident_id_of,
     states_entered,
 )
-from incident_responder.store import load_record
-from incident_responder.verification import InvocationSample, burst_probe, set_health_probe
+from incident_responder.state.store import load_record
 
 # The lifecycle's failure ends (the other terminal statuses are not failures).
 FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
@@ -633,7 +633,7 @@ def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path
     page ``responder report`` writes), under ``out_dir``/<incident id>: all from one read of the stores."""
     import json
 
-    from incident_responder.incident_report import collect, execution_svg, render_html
+    from incident_responder.reporting.report import collect, execution_svg, render_html
 
     folder = out_dir / (record.incident_id or "no-incident")
     folder.mkdir(parents=True, exist_ok=True)

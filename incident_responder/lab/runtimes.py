@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
 
 
 def timestamp(moment: datetime) -> str:

@@ -28,7 +28,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from incident_responder.contracts import ActionType, FaultType
+from incident_responder.core.contracts import ActionType, FaultType
 
 
 class _Strict(BaseModel):

@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.engine import LambdaDispatcher, invoked_function, substitute
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

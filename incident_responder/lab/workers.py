@@ -41,16 +41,16 @@ PRELOAD = [
     "yaml",
     "aws_lambda_powertools",
     "aws_lambda_powertools.utilities.parameters",
-    "incident_responder.contracts",
-    "incident_responder.settings",
-    "incident_responder.ingest",
-    "incident_responder.lifecycle",
-    "incident_responder.investigation",
-    "incident_responder.proposal",
-    "incident_responder.review",
-    "incident_responder.approval",
-    "incident_responder.executor",
-    "incident_responder.verification",
+    "incident_responder.core.contracts",
+    "incident_responder.core.settings",
+    "incident_responder.intake.ingest",
+    "incident_responder.state.lifecycle",
+    "incident_responder.investigation.investigate",
+    "incident_responder.proposal.propose",
+    "incident_responder.review.review",
+    "incident_responder.approval.approval",
+    "incident_responder.remediation.remediate",
+    "incident_responder.remediation.verify",
     "incident_responder.agent.graph",
 ]
 # Lambda's default cap per function is the account's concurrency; the lab caps a function's workers here.
@@ -305,7 +305,7 @@ def _serve(conn: Connection, handler: str, environment: dict[str, str], host: li
     os.environ.update(environment)
     try:
         if "workload_burst" in host:
-            from incident_responder.verification import burst_probe, set_health_probe
+            from incident_responder.remediation.verify import burst_probe, set_health_probe
 
             set_health_probe(burst_probe(lambda clients, function: host_call("workload_burst", function)))
         module_name, _, attribute = handler.rpartition(".")

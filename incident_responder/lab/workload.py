@@ -37,8 +37,8 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from incident_responder.account_state import NetworkState, read_queue_url, read_secrets
-from incident_responder.aws import AwsClients
+from incident_responder.account.state import NetworkState, read_queue_url, read_secrets
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account import INPUT_KEY, ORDERS_API, QUEUE_CONSUMER
 from incident_responder.lab.emulation import (
     REGION_NAMES,

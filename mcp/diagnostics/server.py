@@ -2,7 +2,7 @@
 
 Deployed behind a Lambda function URL with IAM auth (``handlers/diagnostics_mcp.py``); self-hosted with
 ``responder mcp serve diagnostics --port 8081`` (bearer key), or ``create_app()`` under any ASGI host.
-The logic lives in :mod:`incident_responder.diagnostics`; this file only registers it.
+The logic lives in :mod:`incident_responder.investigation.diagnostics`; this file only registers it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
-from incident_responder import diagnostics
-from incident_responder.aws import AwsClients
-from incident_responder.diagnostics import (
+from incident_responder.account.scope import OnboardedScope
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation import diagnostics
+from incident_responder.investigation.diagnostics import (
     ConfigDrift,
     Dependencies,
     FunctionMetrics,
@@ -29,8 +30,7 @@ from incident_responder.diagnostics import (
     RecentChanges,
     RecentLogs,
 )
-from incident_responder.mcp_app import create_server
-from incident_responder.scope import OnboardedScope
+from incident_responder.mcp_transport.app import create_server
 
 INSTRUCTIONS = (
     "Read-only diagnostics for AWS Lambda functions: recent logs (with the errors they report, read by "
@@ -93,7 +93,7 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotent
 def build_server(
     clients: AwsClients | None = None, *, baseline_table: str | None = None, **server_kwargs: Any
 ) -> FastMCP:
-    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.scope`)."""
+    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.account.scope`)."""
     clients = clients or AwsClients()
     onboarded = OnboardedScope(clients, baseline_table).acheck
 

@@ -2,7 +2,7 @@
 
 Deployed behind a Lambda function URL with IAM auth (``handlers/remediation_mcp.py``); self-hosted with
 ``responder mcp serve remediation --port 8082`` (bearer key).
-The logic lives in :mod:`incident_responder.remediation`; this file only registers it.
+The logic lives in :mod:`incident_responder.proposal.lookups`; this file only registers it.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
-from incident_responder import remediation
-from incident_responder.aws import AwsClients
-from incident_responder.diagnostics import LambdaName
-from incident_responder.mcp_app import create_server
-from incident_responder.remediation import (
+from incident_responder.account.scope import OnboardedScope
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation.diagnostics import LambdaName
+from incident_responder.mcp_transport.app import create_server
+from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.lookups import (
     AliasRestoreInfo,
     ConcurrencyRestoreInfo,
     EventSourceRestoreInfo,
@@ -28,7 +29,6 @@ from incident_responder.remediation import (
     QueueRestoreInfo,
     SecretRestoreInfo,
 )
-from incident_responder.scope import OnboardedScope
 
 INSTRUCTIONS = (
     "Read-only lookups for remediation: what differs from the function's recorded baseline and the exact "
@@ -43,7 +43,7 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotent
 def build_server(
     clients: AwsClients | None = None, *, baseline_table: str | None = None, **server_kwargs: Any
 ) -> FastMCP:
-    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.scope`)."""
+    """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.account.scope`)."""
     clients = clients or AwsClients()
     onboarded = OnboardedScope(clients, baseline_table).acheck
 

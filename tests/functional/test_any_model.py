@@ -24,10 +24,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from incident_responder import executor, function_lease
-from incident_responder.account_state import read_function_configuration
-from incident_responder.baseline import diff_configurations, load_baseline, record_baseline
-from incident_responder.contracts import (
+from incident_responder.account.baseline import diff_configurations, load_baseline, record_baseline
+from incident_responder.account.state import read_function_configuration
+from incident_responder.core.contracts import (
     ActionType,
     ApprovalDecision,
     FaultType,
@@ -35,8 +34,10 @@ from incident_responder.contracts import (
     ProposalSubmission,
     actions_digest,
 )
-from incident_responder.guardrails import apply_guardrails, drift_paths
 from incident_responder.lab.account import create_sample_account
+from incident_responder.proposal.guardrails import apply_guardrails, drift_paths
+from incident_responder.remediation import lease as function_lease
+from incident_responder.remediation import remediate as executor
 from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"

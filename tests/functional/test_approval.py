@@ -16,8 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from incident_responder import cli
-from incident_responder.approval import (
+from incident_responder.approval.approval import (
     SECURITY_HEADERS,
     ApprovalAlreadyUsedError,
     ApprovalError,
@@ -32,9 +31,10 @@ from incident_responder.approval import (
     load_record,
     record_key,
 )
-from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
+from incident_responder.cli import commands as cli
+from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.lab.engine import wait_for_execution
-from incident_responder.lifecycle import history
+from incident_responder.state.lifecycle import history
 
 TABLE = "incident-state"
 FUNCTION = "data-processor"

@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from chaos import ChaosError, FaultInjector
-from incident_responder.account_state import read_function_configuration
-from incident_responder.baseline import diff_configurations
-from incident_responder.diagnostics import get_config_drift
+from incident_responder.account.baseline import diff_configurations
+from incident_responder.account.state import read_function_configuration
+from incident_responder.investigation.diagnostics import get_config_drift
 
 FAULTS = [
     ("iam_revoke", {"target": "s3"}),

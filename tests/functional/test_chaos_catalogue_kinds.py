@@ -9,8 +9,8 @@ import json
 import pytest
 
 from chaos import FaultInjector
-from incident_responder.account_state import read_function_configuration
-from incident_responder.baseline import diff_configurations, record_baseline
+from incident_responder.account.baseline import diff_configurations, record_baseline
+from incident_responder.account.state import read_function_configuration
 from incident_responder.lab.account import create_orders_api, create_queue_consumer
 from incident_responder.lab.workload import workload_for
 

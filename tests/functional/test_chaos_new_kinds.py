@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from chaos import ChaosError, FaultInjector
-from incident_responder.account_state import read_function_configuration
-from incident_responder.baseline import diff_configurations, record_baseline
-from incident_responder.diagnostics import get_config_drift
+from incident_responder.account.baseline import diff_configurations, record_baseline
+from incident_responder.account.state import read_function_configuration
+from incident_responder.investigation.diagnostics import get_config_drift
 from incident_responder.lab.account import create_orders_api, create_queue_consumer
 from incident_responder.lab.runtimes import NodeRuntime, read_handler_source, thrown_error
 from incident_responder.lab.workload import table_write_load
@@ -87,7 +87,7 @@ def test_bad_deploy_publishes_a_throwing_version_and_rollback_keeps_it(clients, 
 
 
 def orders_baseline(clients):
-    from incident_responder.baseline import load_baseline
+    from incident_responder.account.baseline import load_baseline
 
     return load_baseline(clients, "orders-api").configuration
 
@@ -226,7 +226,7 @@ def pipeline(lab):
 def test_pipeline_onboards_all_three_and_probes_each_with_its_own_workload(pipeline):
     from datetime import UTC, datetime
 
-    from incident_responder.baseline import load_baseline
+    from incident_responder.account.baseline import load_baseline
     from incident_responder.lab.scenario import Setup
     from incident_responder.lab.workload import DataProcessor, OrdersApi, QueueConsumer
 
@@ -253,7 +253,7 @@ def test_pipeline_onboards_all_three_and_probes_each_with_its_own_workload(pipel
 
 def test_pipeline_runs_a_new_kind_on_a_new_workload(pipeline):
     from incident_responder.lab.scenario import Scenario
-    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.state.lifecycle import get_incident_state
 
     pipeline.refresh()
     assert pipeline.workload_names == ["data-processor", "orders-api", "queue-consumer"]
@@ -271,7 +271,7 @@ def test_pipeline_runs_a_new_kind_on_a_new_workload(pipeline):
 
 def test_pipeline_follows_a_queue_alarm_to_its_function(pipeline):
     from incident_responder.lab.scenario import Scenario
-    from incident_responder.lifecycle import get_incident_state
+    from incident_responder.state.lifecycle import get_incident_state
 
     pipeline.refresh()
     scenario = Scenario.model_validate(

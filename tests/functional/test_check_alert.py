@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder.aws import AwsClients
-from incident_responder.cli import main
+from incident_responder.cli.commands import main
+from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account import create_function_alarms
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alarms"

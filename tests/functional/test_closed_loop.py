@@ -13,12 +13,18 @@ import time
 
 import pytest
 
-from incident_responder import function_lease
-from incident_responder.approval import task_token_from_history
-from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
-from incident_responder.incident_report import collect, render_html
+from incident_responder.approval.approval import task_token_from_history
+from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.lab.engine import instant_retries, wait_for_execution
-from incident_responder.lifecycle import get_incident_state, history, reconcile_execution, states_entered, sweep_stuck
+from incident_responder.remediation import lease as function_lease
+from incident_responder.reporting.report import collect, render_html
+from incident_responder.state.lifecycle import (
+    get_incident_state,
+    history,
+    reconcile_execution,
+    states_entered,
+    sweep_stuck,
+)
 from tests.functional.test_state_machine import HAPPY, diagnosed, proposed, start
 from tests.report_checks import assert_report
 
@@ -403,8 +409,8 @@ def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loo
 
 def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_leaves_approvals_alone(clients, loop):
     machine = loop(wait=False, person=Person(clients), ApprovalTimeoutMinutes=5)
-    from incident_responder.alerts import parse_alert
-    from incident_responder.lifecycle import execution_input
+    from incident_responder.intake.alerts import parse_alert
+    from incident_responder.state.lifecycle import execution_input
 
     sfn = clients.get("stepfunctions")
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z"})
@@ -440,7 +446,7 @@ def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_lea
 
 
 def get_state_table() -> str:
-    from incident_responder.lifecycle import state_table_name
+    from incident_responder.state.lifecycle import state_table_name
 
     return state_table_name()
 

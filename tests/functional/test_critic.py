@@ -12,12 +12,10 @@ import pytest
 from botocore.exceptions import ClientError
 from langchain_core.messages import AIMessage
 
-from incident_responder.agent.critic import CRITIC, SUBMIT_REVIEW, review_message
 from incident_responder.agent.errors import ModelAuthError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
-from incident_responder.alerts import parse_alert
-from incident_responder.contracts import (
+from incident_responder.core.contracts import (
     VERDICT_STRICTNESS,
     ActionVerdict,
     Incident,
@@ -25,9 +23,11 @@ from incident_responder.contracts import (
     Verdict,
     actions_digest,
 )
+from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.review import AUTO_APPROVER, apply_review_policy
-from incident_responder.store import load_record
+from incident_responder.review.critic import CRITIC, SUBMIT_REVIEW, review_message
+from incident_responder.review.review import AUTO_APPROVER, apply_review_policy
+from incident_responder.state.store import load_record
 from tests.fakes import (
     NAME_SCHEMA,
     ScriptedChatModel,
@@ -491,13 +491,13 @@ def stored(sample, monkeypatch):
     """The review function's environment without an MCP server (scripted runs use an in-memory provider)."""
     set_agent_environment(monkeypatch, sample, KEY, remediation="http://127.0.0.1:9/mcp")
     monkeypatch.setenv("AUTO_APPROVE", "low")
-    from incident_responder.settings import ReviewSettings
+    from incident_responder.core.settings import ReviewSettings
 
     return ReviewSettings.from_env()
 
 
 def run_scripted(clients, config, model, actions, diagnosis=DIAGNOSIS, proposal_result=None):
-    from incident_responder.review import run_review
+    from incident_responder.review.review import run_review
 
     proposal = {"incident_id": INCIDENT.incident_id, "actions": [a.model_dump(mode="json") for a in actions]}
     return run_review(

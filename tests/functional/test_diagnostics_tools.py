@@ -9,8 +9,8 @@ import pytest
 from botocore.stub import Stubber
 
 from chaos import FaultInjector
-from incident_responder import diagnostics
-from incident_responder.aws import AwsClients
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation import diagnostics
 from incident_responder.lab.log_volume import fill_log_group
 from incident_responder.lab.workload import DataProcessor
 from tests.conftest import CANARY_SECRET

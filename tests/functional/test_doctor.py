@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from incident_responder.account.baseline import ONBOARDED_TAG
 from incident_responder.agent.model_catalog import DEFAULT_MODEL, DEFAULT_MODEL_ID
-from incident_responder.baseline import ONBOARDED_TAG
-from incident_responder.doctor import FAIL, PASS, WARN, report, run_doctor
+from incident_responder.cli.doctor import FAIL, PASS, WARN, report, run_doctor
 from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, OfflineBackend, ScriptedBackend
 from incident_responder.lab.pipeline import LabPipeline
 

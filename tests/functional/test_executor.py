@@ -16,18 +16,20 @@ from types import SimpleNamespace
 import pytest
 
 from chaos import FaultInjector
-from incident_responder import executor, function_lease, remediation
-from incident_responder.account_state import read_function_configuration, read_reserved_concurrency
-from incident_responder.baseline import Baseline, diff_configurations, load_baseline, record_baseline
-from incident_responder.contracts import (
+from incident_responder.account.baseline import Baseline, diff_configurations, load_baseline, record_baseline
+from incident_responder.account.state import read_function_configuration, read_reserved_concurrency
+from incident_responder.core.contracts import (
     ApprovalDecision,
     Incident,
     ProposalSubmission,
     RemediationAction,
     actions_digest,
 )
-from incident_responder.executor import ApprovalMismatchError, InvalidRemediationInputError, egress_grants
 from incident_responder.lab.account import create_sample_account, create_table
+from incident_responder.proposal import lookups as remediation
+from incident_responder.remediation import lease as function_lease
+from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.remediate import ApprovalMismatchError, InvalidRemediationInputError, egress_grants
 
 FN = "data-processor"
 TABLE = "incident-state"

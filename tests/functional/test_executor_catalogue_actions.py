@@ -12,11 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from incident_responder import executor, remediation
-from incident_responder.baseline import record_baseline
-from incident_responder.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.executor import recovery_window_days
-from incident_responder.verification import HealthReport, InvocationSample, symptom_of
+from incident_responder.account.baseline import record_baseline
+from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
+from incident_responder.proposal import lookups as remediation
+from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.remediate import recovery_window_days
+from incident_responder.remediation.verify import HealthReport, InvocationSample, symptom_of
 from tests.functional.test_executor import approval, counting, ledger_item, prior
 from tests.functional.test_executor_new_actions import run_verify
 from tests.functional.test_guardrails_catalogue_actions import (

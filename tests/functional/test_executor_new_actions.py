@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from incident_responder import executor, remediation
-from incident_responder.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.executor import ApplyResult
-from incident_responder.verification import HealthReport, InvocationSample, symptom_of, verify
+from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
+from incident_responder.proposal import lookups as remediation
+from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.remediate import ApplyResult
+from incident_responder.remediation.verify import HealthReport, InvocationSample, symptom_of, verify
 from tests.functional.test_executor import approval, counting, ledger_item, prior
 from tests.wider_account import CONSUMER, ORDERS, STATE_TABLE, build_wider_account
 
@@ -311,9 +312,9 @@ def test_a_key_still_refused_by_the_lambda_service_is_not_fixed(world):
 
 
 def test_a_mapping_lambda_reports_enabling_counts_as_restored(world):
-    from incident_responder.account_state import EventSourceMappingState, read_function_configuration
-    from incident_responder.baseline import load_baseline
-    from incident_responder.verification import configuration_check
+    from incident_responder.account.baseline import load_baseline
+    from incident_responder.account.state import EventSourceMappingState, read_function_configuration
+    from incident_responder.remediation.verify import configuration_check
 
     incident, actions, result = applied(world, "event_source")
     current = read_function_configuration(world.clients, CONSUMER)

@@ -25,7 +25,7 @@ from incident_responder.lab.function_url import (
     start_function_url,
     verify_sigv4,
 )
-from incident_responder.mcp_client import SigV4Auth, region_of_function_url
+from incident_responder.mcp_transport.client import SigV4Auth, region_of_function_url
 from tests.functional.test_mcp_server import TOOLS
 
 EVENTS = Path(__file__).parents[2] / "events"

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from incident_responder.baseline import load_baseline, record_baseline
-from incident_responder.contracts import RemediationProposal
+from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.core.contracts import RemediationProposal
 from tests.fakes import guard, inject
 
 FN = "data-processor"
@@ -203,8 +203,8 @@ def test_risk_and_approval_are_policy_not_model_output(clients, sample):
 
 
 def test_rejections_are_written_by_the_guardrails_only(clients, sample):
-    from incident_responder.account_state import read_function_configuration
-    from incident_responder.guardrails import apply_guardrails
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.proposal.guardrails import apply_guardrails
 
     invented = {"action": _concurrency(10), "reasons": ["the model says so"]}
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": [], "rejected_actions": [invented]})
@@ -225,9 +225,9 @@ def test_restoring_no_reservation_is_kept_and_a_value_is_not(clients, sample):
 
 def test_a_malformed_action_is_rejected_not_raised(clients, sample):
     """A guardrail never crashes on model output: parameters that do not validate are a reason."""
-    from incident_responder.account_state import read_function_configuration
-    from incident_responder.contracts import RemediationAction
-    from incident_responder.guardrails import apply_guardrails
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.core.contracts import RemediationAction
+    from incident_responder.proposal.guardrails import apply_guardrails
 
     action = RemediationAction.model_construct(
         fault_type="throttling", action_type="update_concurrency", target_resource=FN, parameters={"x": 1}
@@ -301,7 +301,7 @@ def _poison(clients, kind):
 @pytest.mark.parametrize("kind", ["wildcard", "managed-wildcard", "zero-concurrency", "tiny-timeout"])
 def test_a_poisoned_baseline_is_never_restored(clients, sample, kind):
     """Defect: a baseline recorded while the role had Action * (or at concurrency 0) made that a "restore"."""
-    from incident_responder import remediation
+    from incident_responder.proposal import lookups as remediation
 
     action, path = _poison(clients, kind)
     baseline = load_baseline(clients, FN)

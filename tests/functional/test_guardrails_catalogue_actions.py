@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from incident_responder import remediation
-from incident_responder.account_state import read_function_configuration
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import baseline_table_name, diff_configurations, load_baseline, record_baseline
-from incident_responder.contracts import ActionVerdict, ProposalSubmission, RemediationAction
-from incident_responder.guardrails import RISK_FOR_ACTION, check_action, drift_paths
+from incident_responder.account.baseline import baseline_table_name, diff_configurations, load_baseline, record_baseline
+from incident_responder.account.state import read_function_configuration
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import ActionVerdict, ProposalSubmission, RemediationAction
 from incident_responder.lab.account import create_table
-from incident_responder.review import apply_review_policy
+from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.guardrails import RISK_FOR_ACTION, check_action, drift_paths
+from incident_responder.review.review import apply_review_policy
 from tests.fakes import guard
 
 ORDERS = "orders-api"  # its environment names the secret
@@ -452,7 +452,7 @@ def test_nothing_to_restore_is_rejected(world, make, function, reason):
 
 
 def test_a_queue_is_named_by_its_arn_or_its_url_and_a_secret_by_its_full_arn_only(world):
-    from incident_responder.account_state import queue_url_of
+    from incident_responder.account.state import queue_url_of
 
     faulted(world)
     for target in (world.queue_arn, queue_url_of(world.queue_arn)):

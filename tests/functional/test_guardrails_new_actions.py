@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from incident_responder import remediation
-from incident_responder.baseline import load_baseline, record_baseline
-from incident_responder.contracts import ProposalSubmission, RemediationAction, RemediationProposal
-from incident_responder.guardrails import RISK_FOR_ACTION, check_action
-from incident_responder.review import apply_review_policy
+from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.core.contracts import ProposalSubmission, RemediationAction, RemediationProposal
+from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.guardrails import RISK_FOR_ACTION, check_action
+from incident_responder.review.review import apply_review_policy
 from tests.fakes import guard
 from tests.wider_account import CONSUMER, ORDERS, QUEUE, build_wider_account, code
 
@@ -123,8 +123,8 @@ def test_alias_lookup_refuses_when_the_baseline_version_is_gone_or_not_the_recor
     assert info.actions == [] and alias.baseline_version_code_sha256_now not in (None, world.v1_sha)
     assert "code hash is not the one the baseline recorded" in alias.refused
     # A model that submits the rollback anyway: the baseline alone cannot tell, the account can.
-    from incident_responder.account_state import read_function_configuration
-    from incident_responder.guardrails import apply_guardrails
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.proposal.guardrails import apply_guardrails
 
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": [rollback()]})
     current = read_function_configuration(world.clients, ORDERS)
@@ -158,7 +158,7 @@ def test_kms_lookup_enables_only_the_functions_recorded_key(world):
 
 def test_kms_lookup_never_proposes_a_key_the_baseline_did_not_record(world):
     """A baseline taken before keys were recorded knows no key: a disabled one is reported, never enabled."""
-    from incident_responder.baseline import baseline_table_name
+    from incident_responder.account.baseline import baseline_table_name
 
     ddb = world.clients.get("dynamodb")
     key = {"function_name": {"S": ORDERS}}
@@ -277,8 +277,8 @@ def test_latest_is_never_a_rollback_target(world):
         RemediationAction.model_validate(rollback(version="$LATEST"))
     action = RemediationAction.model_construct(**rollback(version="$LATEST"), risk_level="medium")
     proposal = RemediationProposal.model_construct(incident_id="i-1", actions=[action], rejected_actions=[])
-    from incident_responder.account_state import read_function_configuration
-    from incident_responder.guardrails import apply_guardrails
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.proposal.guardrails import apply_guardrails
 
     checked = apply_guardrails(
         proposal,
@@ -376,7 +376,7 @@ def test_new_actions_are_never_low_risk_and_a_key_always_needs_a_person(world):
         }
         for a in actions
     ]
-    from incident_responder.contracts import ActionVerdict
+    from incident_responder.core.contracts import ActionVerdict
 
     decision = apply_review_policy(
         actions,
@@ -396,7 +396,7 @@ def test_new_actions_are_never_low_risk_and_a_key_always_needs_a_person(world):
 
 def test_check_action_names_the_queue_functions_mapping_only(world):
     """check_action directly: the incident's own configuration is the ground truth, whatever the target says."""
-    from incident_responder.account_state import read_function_configuration
+    from incident_responder.account.state import read_function_configuration
 
     world.disable_mapping()
     current = read_function_configuration(world.clients, CONSUMER)

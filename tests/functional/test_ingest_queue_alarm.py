@@ -12,9 +12,15 @@ from pathlib import Path
 import pytest
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
-from incident_responder.alerts import FunctionNotNamedError, MalformedAlertError, QueueAlarm, parse_alert, read_alert
-from incident_responder.baseline import baseline_table_name, record_baseline
-from incident_responder.ingest import (
+from incident_responder.account.baseline import baseline_table_name, record_baseline
+from incident_responder.intake.alerts import (
+    FunctionNotNamedError,
+    MalformedAlertError,
+    QueueAlarm,
+    parse_alert,
+    read_alert,
+)
+from incident_responder.intake.ingest import (
     UnresolvedAlertError,
     functions_reading,
     incident_from_alert,

@@ -248,7 +248,7 @@ def test_lab_up_on_a_busy_port_fails_fast(tmp_path):
 
 
 def test_show_with_a_missing_table(lab_env, monkeypatch, capsys):
-    from incident_responder.cli import main
+    from incident_responder.cli.commands import main
 
     monkeypatch.setenv("INCIDENT_STATE_TABLE", "no-such-table")
     assert main(["show", "some-incident"]) == 1
@@ -258,7 +258,7 @@ def test_show_with_a_missing_table(lab_env, monkeypatch, capsys):
 
 
 def test_mcp_call_with_a_wrong_key(clients, sample, lab_env):
-    from incident_responder.mcp_app import start_server_process
+    from incident_responder.mcp_transport.app import start_server_process
 
     port = free_port()
     server = start_server_process("diagnostics", port, lab_env)

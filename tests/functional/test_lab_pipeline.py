@@ -18,7 +18,7 @@ import pytest
 from incident_responder.lab.hostile_alerts import hostile_alerts
 from incident_responder.lab.pipeline import LabPipeline, write_artifacts
 from incident_responder.lab.scenario import Scenario, Setup, load_scenario
-from incident_responder.lifecycle import get_incident_state, states_entered
+from incident_responder.state.lifecycle import get_incident_state, states_entered
 from tests.functional.test_state_machine import HAPPY
 from tests.report_checks import assert_report
 
@@ -71,7 +71,7 @@ def drain_dead_letters(pipeline) -> list[dict]:
 
 def ingest(pipeline, fired_at: str = "2026-11-23T04:00:00Z", error_type: str = "TimeoutError"):
     """A project alert for data-processor through the deployed ingest's logic, as the stack configures it."""
-    from incident_responder.ingest import ingest_alert
+    from incident_responder.intake.ingest import ingest_alert
 
     alert = {"function_name": "data-processor", "detected_at": fired_at, "error_type": error_type}
     tables = pipeline.stack.physical
@@ -125,7 +125,7 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     assert stored["proposal"]["actions"][0]["action_type"] == "restore_iam_policy"
     assert stored["states_visited"] == HAPPY and len(stored["artifacts"]) == 2
     # Without --json: for a person, from the same stores (in this process: the command itself ran above).
-    from incident_responder.cli import main
+    from incident_responder.cli.commands import main
 
     capsys.readouterr()
     assert main(["show", record.incident_id]) == 0
@@ -211,9 +211,9 @@ def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exis
 
 
 def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigated(pipeline):
-    from incident_responder.alerts import parse_alert
-    from incident_responder.baseline import record_baseline
-    from incident_responder.ingest import group_key
+    from incident_responder.account.baseline import record_baseline
+    from incident_responder.intake.alerts import parse_alert
+    from incident_responder.intake.ingest import group_key
     from incident_responder.lab.account import create_sample_account
 
     pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
@@ -257,7 +257,7 @@ def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline)
     side by side, each with its own baseline, its own diagnosis and its own proposal, nothing of the other."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from incident_responder.store import load_record
+    from incident_responder.state.store import load_record
 
     faults = {"data-processor": {"kind": "timeout", "seconds": 1}, "orders-api": {"kind": "bad_deploy"}}
     for function, fault in faults.items():
@@ -562,7 +562,7 @@ def test_throttles_that_are_not_this_functions_doing_name_the_other_function(pip
 def test_a_setup_recorded_in_the_same_second_as_onboarding_still_needs_a_fresh_lab(pipeline):
     """A scenario's setup records the baseline again; when that happens within the second onboarding recorded it
     (the first scenario after a refresh), the times are equal, yet the next scenario must not start from it."""
-    from incident_responder.baseline import baseline_table_name
+    from incident_responder.account.baseline import baseline_table_name
 
     onboarded = pipeline.onboarded["data-processor"]
     pipeline.set_up("data-processor", Setup(reserved_concurrency=None))

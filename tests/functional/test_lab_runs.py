@@ -113,7 +113,7 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
         "handlers.propose.handler = broken  # the lab deploys the handler the template names: this one\n"
         "import incident_responder.lab.pipeline\n"
         "incident_responder.lab.pipeline.WORKERS_BY_DEFAULT = False  # handlers in this process, the broken one\n"
-        "from incident_responder.cli import main\n"
+        "from incident_responder.cli.commands import main\n"
         f"sys.exit(main(['demo', '--out', {str(tmp_path / 'out')!r}]))\n"
     )
     out = subprocess.run(

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-import incident_responder.mcp_client as mcp_client
+import incident_responder.mcp_transport.client as mcp_client
 from incident_responder.agent.errors import McpAuthError, McpConnectionError
 from incident_responder.agent.graph import AgentSpec, run_agent_over_mcp
 from incident_responder.agent.tools import McpServerConfig, McpToolProvider
@@ -36,8 +36,8 @@ import os
 import sys
 import anyio
 import uvicorn
-from incident_responder.mcp_app import create_server
-from incident_responder.mcp_auth import ApiKeyVerifier
+from incident_responder.mcp_transport.app import create_server
+from incident_responder.mcp_transport.auth import ApiKeyVerifier
 
 keys = {"current": sys.argv[2]}
 mcp = create_server("probe", "tools for failure tests", verifier=ApiKeyVerifier(lambda: keys["current"]))
@@ -265,7 +265,7 @@ def test_provider_session_stays_usable_after_a_stalled_call(config):
 
 # -- credentials we do not have: refused before any request, never retried -------------------------
 def test_an_unavailable_api_key_raises_mcp_auth_error(monkeypatch):
-    from incident_responder import mcp_auth
+    from incident_responder.mcp_transport import auth as mcp_auth
 
     def unavailable(*args, **kwargs):
         raise mcp_auth.ApiKeyUnavailableError("SSM parameter '/incident-response/mcp-api-key' is empty")

@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.mcp_app import load_server
-from incident_responder.mcp_app import start_server_process as start_mcp_server
-from incident_responder.mcp_auth import ApiKeyUnavailableError, ApiKeyVerifier, resolve_api_key
-from incident_responder.mcp_client import mcp_session, tool_payload
+from incident_responder.mcp_transport.app import load_server
+from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
+from incident_responder.mcp_transport.auth import ApiKeyUnavailableError, ApiKeyVerifier, resolve_api_key
+from incident_responder.mcp_transport.client import mcp_session, tool_payload
 from tests.conftest import CANARY_SECRET, asgi_client
 
 KEY = "test-key-0123456789"
@@ -238,7 +238,16 @@ def test_serve_without_any_key_exits_with_a_clear_message(lab_env):
     env = {**lab_env, "MCP_API_KEY_PARAMETER": "/nowhere/key"}
     env.pop("MCP_API_KEY", None)
     out = subprocess.run(
-        [sys.executable, "-m", "incident_responder.cli", "mcp", "serve", "diagnostics", "--port", str(_free_port())],
+        [
+            sys.executable,
+            "-m",
+            "incident_responder.cli",
+            "mcp",
+            "serve",
+            "diagnostics",
+            "--port",
+            str(_free_port()),
+        ],
         env=env,
         capture_output=True,
         text=True,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder.alerts import parse_alert
+from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.engine import instant_retries, wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
-from incident_responder.lifecycle import execution_input, get_incident_state, states_entered
+from incident_responder.state.lifecycle import execution_input, get_incident_state, states_entered
 
 FOLDER = Path(__file__).parents[1] / "statemachine"
 EXPECTED = json.loads((FOLDER / "expected.json").read_text())

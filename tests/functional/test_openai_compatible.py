@@ -10,7 +10,7 @@ import pytest
 from incident_responder.agent.errors import ModelAuthError, ModelTransientError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
-from incident_responder.agent.supervisor import SUPERVISOR
+from incident_responder.investigation.investigator import SUPERVISOR
 from tests.fakes import diagnosis, logs_provider, model_endpoint
 
 pytest.importorskip("langchain_openai", reason="the openai extra is not installed")

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from incident_responder import diagnostics
 from incident_responder.agent.offline import Observations
 from incident_responder.agent.offline.model import next_calls
-from incident_responder.agent.supervisor import incident_message
-from incident_responder.contracts import Incident
+from incident_responder.core.contracts import Incident
+from incident_responder.investigation import diagnostics
+from incident_responder.investigation.investigator import incident_message
 from tests.fakes import guard
 from tests.functional.test_guardrails_new_actions import rollback
 from tests.wider_account import ORDERS, build_wider_account

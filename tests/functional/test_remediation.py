@@ -9,14 +9,15 @@ import anyio
 import pytest
 from langchain_core.messages import AIMessage
 
-from incident_responder import executor, remediation
+from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.agent.graph import run_agent
-from incident_responder.agent.resolver import proposal_message, resolver_spec
-from incident_responder.alerts import parse_alert
-from incident_responder.baseline import load_baseline, record_baseline
-from incident_responder.contracts import ApprovalDecision, RemediationAction, actions_digest
+from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
+from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.account import create_table
 from incident_responder.lab.workload import DataProcessor
+from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.proposer import proposal_message, resolver_spec
+from incident_responder.remediation import remediate as executor
 from tests.fakes import (
     ScriptedChatModel,
     guard,
@@ -83,7 +84,7 @@ def test_concurrency_restore_put_and_delete(clients, sample):
     ids=["iam", "concurrency", "network", "config"],
 )
 def test_lookups_return_actions_ready_to_submit_that_the_guardrails_keep(clients, sample, faults, lookup):
-    from incident_responder.contracts import ProposalSubmission
+    from incident_responder.core.contracts import ProposalSubmission
 
     inject(clients, *faults)
     info = lookup(clients, FN)

@@ -14,11 +14,11 @@ import boto3
 import jsonschema
 import pytest
 
-from incident_responder import diagnostics
-from incident_responder.baseline import record_baseline
+from incident_responder.account.baseline import record_baseline
+from incident_responder.investigation import diagnostics
 from incident_responder.lab.account import create_orders_api, create_queue_consumer, create_sample_account
 from incident_responder.lab.server import TRAIL_CAPACITY
-from incident_responder.mcp_client import mcp_session
+from incident_responder.mcp_transport.client import mcp_session
 from scripts.bench_signals import measure
 from tests.conftest import CANARY_SECRET, asgi_client
 from tests.functional.test_mcp_server import KEY, URL, Recording, build, call_raw, tool_call

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder.alerts import parse_alert
-from incident_responder.incident_report import collect, render_html
+from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.engine import instant_retries, wait_for_execution
-from incident_responder.lifecycle import (
+from incident_responder.reporting.report import collect, render_html
+from incident_responder.state.lifecycle import (
     execution_input,
     get_incident_state,
     history,
@@ -354,7 +354,7 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
 
 
 def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, dispatcher):
-    from incident_responder.lifecycle import sweep_stuck
+    from incident_responder.state.lifecycle import sweep_stuck
 
     incident, arn, release = start_stuck_in_investigating(clients, lifecycle, dispatcher, "Y")
     assert sweep_stuck(clients, older_than_minutes=30) == []  # not stuck yet

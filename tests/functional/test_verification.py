@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from incident_responder import verification
-from incident_responder.executor import ApplyResult
 from incident_responder.lab.workload import DataProcessor
-from incident_responder.verification import (
+from incident_responder.remediation import verify as verification
+from incident_responder.remediation.remediate import ApplyResult
+from incident_responder.remediation.verify import (
     HealthReport,
     InvalidVerificationInputError,
     burst_probe,

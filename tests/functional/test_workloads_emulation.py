@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from chaos import ChaosError, FaultInjector
-from incident_responder.account_state import read_function_configuration
-from incident_responder.baseline import record_baseline
+from incident_responder.account.baseline import record_baseline
+from incident_responder.account.state import read_function_configuration
 from incident_responder.lab import runtimes
 from incident_responder.lab.account import QUEUE_CONSUMER_SOURCE, create_orders_api, create_queue_consumer
 from incident_responder.lab.workload import (

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from incident_responder.alerts import (
+from incident_responder.intake.alerts import (
     AlertIgnoredError,
     CompositeAlarm,
     ForeignAlertError,

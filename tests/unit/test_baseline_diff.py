@@ -1,13 +1,13 @@
 import pytest
 
-from incident_responder.account_state import (
+from incident_responder.account.baseline import diff_configurations
+from incident_responder.account.state import (
     FunctionConfiguration,
     NetworkState,
     RoleState,
     SecurityGroupEgress,
     function_name_of,
 )
-from incident_responder.baseline import diff_configurations
 
 EGRESS = [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
 

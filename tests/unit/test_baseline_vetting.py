@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from incident_responder.account_state import FunctionConfiguration, NetworkState, RoleState
-from incident_responder.baseline_vetting import administrator_policy, broad_grants, refusals, vet
-from incident_responder.contracts import RemediationAction
+from incident_responder.account.state import FunctionConfiguration, NetworkState, RoleState
+from incident_responder.account.vetting import administrator_policy, broad_grants, refusals, vet
+from incident_responder.core.contracts import RemediationAction
 
 
 def doc(*statements):

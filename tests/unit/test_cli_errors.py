@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder import cli
+from incident_responder.cli import commands as cli
 
 REPO = Path(__file__).parents[2]
 
@@ -114,7 +114,7 @@ def test_lab_commands_without_the_lab_extra(command):
     code = (
         "import sys\n"
         "sys.modules['moto'] = None  # as if the lab extra were not installed\n"
-        "from incident_responder.cli import main\n"
+        "from incident_responder.cli.commands import main\n"
         f"sys.exit(main({command!r}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)

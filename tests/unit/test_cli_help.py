@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from incident_responder.cli import build_parser
+from incident_responder.cli.commands import build_parser
 from incident_responder.lab import cli as lab_cli
 
 

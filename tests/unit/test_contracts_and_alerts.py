@@ -6,8 +6,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from incident_responder.alerts import MalformedAlertError, parse_alert
-from incident_responder.contracts import Diagnosis, TokenUsage
+from incident_responder.core.contracts import Diagnosis, TokenUsage
+from incident_responder.intake.alerts import MalformedAlertError, parse_alert
 from tests.fakes import diagnosis
 
 ALARM = {
@@ -136,7 +136,7 @@ def test_alert_text_reaches_the_model_quoted_as_untrusted_data():
     from langchain_core.messages import HumanMessage
 
     from incident_responder.agent.offline import Observations
-    from incident_responder.agent.supervisor import SYSTEM_PROMPT, incident_message
+    from incident_responder.investigation.investigator import SYSTEM_PROMPT, incident_message
 
     incident = parse_alert(
         {
@@ -156,7 +156,7 @@ def test_alert_text_reaches_the_model_quoted_as_untrusted_data():
 
 
 def test_the_resolver_sees_the_diagnosis_as_untrusted_data():
-    from incident_responder.agent.resolver import SYSTEM_PROMPT, proposal_message
+    from incident_responder.proposal.proposer import SYSTEM_PROMPT, proposal_message
 
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z"})
     text = proposal_message(incident, {"fault_types": ["timeout"], "root_cause": HOSTILE, "evidence": []})
@@ -165,8 +165,8 @@ def test_the_resolver_sees_the_diagnosis_as_untrusted_data():
 
 
 def test_operator_notification_quotes_model_prose_on_one_capped_line():
-    from incident_responder.contracts import ProposalSubmission
-    from incident_responder.notifications import PROSE_LIMIT, proposal_notification
+    from incident_responder.core.contracts import ProposalSubmission
+    from incident_responder.notify.notifications import PROSE_LIMIT, proposal_notification
 
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z"})
     submission = ProposalSubmission.model_validate(

@@ -14,10 +14,10 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from incident_responder import diagnostics
-from incident_responder.account_state import AliasState, FunctionConfiguration, NetworkState, RoleState
-from incident_responder.aws import AwsClients
-from incident_responder.baseline import Difference, date_differences, record_baseline
+from incident_responder.account.baseline import Difference, date_differences, record_baseline
+from incident_responder.account.state import AliasState, FunctionConfiguration, NetworkState, RoleState
+from incident_responder.core.aws import AwsClients
+from incident_responder.investigation import diagnostics
 
 FN = "orders-api"
 REGION = "us-east-1"

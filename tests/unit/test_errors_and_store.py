@@ -18,9 +18,9 @@ from incident_responder.agent.errors import (
 )
 from incident_responder.agent.models import ModelConfigError
 from incident_responder.agent.tools import classify_mcp_error
-from incident_responder.mcp_auth import ApiKeyUnavailableError
-from incident_responder.mcp_client import SessionLostError
-from incident_responder.store import ITEM_LIMIT, RecordStore, item_size, truncate_chain
+from incident_responder.mcp_transport.auth import ApiKeyUnavailableError
+from incident_responder.mcp_transport.client import SessionLostError
+from incident_responder.state.store import ITEM_LIMIT, RecordStore, item_size, truncate_chain
 
 
 def client_error(code: str, message: str = "m") -> ClientError:

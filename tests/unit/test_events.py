@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
-from incident_responder.alerts import MalformedAlertError, parse_alert
-from incident_responder.contracts import (
+from incident_responder.core.contracts import (
     ApprovalDecision,
     Diagnosis,
     FaultType,
@@ -21,8 +20,7 @@ from incident_responder.contracts import (
     actions_digest,
     incident_from_event,
 )
-from incident_responder.lab.stack import load_template
-from incident_responder.settings import (
+from incident_responder.core.settings import (
     ApprovalEndpointSettings,
     ApprovalRequestSettings,
     IngestSettings,
@@ -36,6 +34,8 @@ from incident_responder.settings import (
     SweepSettings,
     VerifySettings,
 )
+from incident_responder.intake.alerts import MalformedAlertError, parse_alert
+from incident_responder.lab.stack import load_template
 
 EVENTS = Path(__file__).parents[2] / "events"
 TEMPLATE = load_template()
@@ -128,8 +128,8 @@ def test_agent_events_carry_an_incident(name):
 
 def test_propose_event_carries_a_diagnosis_and_its_summary():
     investigation = load("propose.json")["investigation"]
-    from incident_responder.contracts import Diagnosis
-    from incident_responder.investigation import DiagnosisSummary
+    from incident_responder.core.contracts import Diagnosis
+    from incident_responder.investigation.investigate import DiagnosisSummary
 
     Diagnosis.model_validate(investigation["diagnosis"])
     assert DiagnosisSummary.model_validate(investigation["diagnosis_summary"]).fault_types == ["permission_loss"]
@@ -142,8 +142,8 @@ def test_closed_loop_events_follow_the_proposed_incident(name):
 
 
 def test_review_event_carries_a_ready_proposal_of_valid_actions():
-    from incident_responder.executor import parse_actions
-    from incident_responder.proposal import ProposalResult
+    from incident_responder.proposal.propose import ProposalResult
+    from incident_responder.remediation.remediate import parse_actions
 
     event = load("review.json")
     result = ProposalResult.model_validate(event["proposal"])
@@ -192,12 +192,12 @@ def test_approval_events_request_show_and_decide_what_remediate_applies(monkeypa
     """approval-request.json sends the link approval-endpoint-get.json opens; the POST from that page decides,
     and what it tells Step Functions is remediate-apply.json's approval."""
     from handlers.approval import _form, _query, link_identity
-    from incident_responder import approval
-    from incident_responder.approval import handle_http, request_approval
+    from incident_responder.approval import approval
+    from incident_responder.approval.approval import handle_http, request_approval
 
     keys = iter(SAMPLE_LINK_KEYS)  # each link's key is random: the sample events carry these
     monkeypatch.setattr(approval.secrets, "token_urlsafe", lambda _: next(keys))
-    from incident_responder.review import ReviewResult
+    from incident_responder.review.review import ReviewResult
 
     request, get, post = (
         load("approval-request.json"),
@@ -258,7 +258,7 @@ def test_approval_events_request_show_and_decide_what_remediate_applies(monkeypa
 
 
 def test_remediate_apply_event_is_approved_actions():
-    from incident_responder.executor import check_approval, parse_actions
+    from incident_responder.remediation.remediate import check_approval, parse_actions
 
     event = load("remediate-apply.json")
     assert event["operation"] == "apply"
@@ -277,7 +277,7 @@ def test_remediate_rollback_event_gives_a_reason():
 
 
 def test_verify_event_is_an_applied_remediation_of_the_approved_actions():
-    from incident_responder.executor import ApplyResult, parse_actions
+    from incident_responder.remediation.remediate import ApplyResult, parse_actions
 
     event = load("verify.json")
     actions = parse_actions(event["actions"])

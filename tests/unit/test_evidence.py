@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from incident_responder.agent.evidence import resolve_path, verify_diagnosis
-from incident_responder.contracts import Diagnosis
+from incident_responder.core.contracts import Diagnosis
 from tests.fakes import diagnosis
 
 RESULTS = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder.execution_picture import render_svg, state_times
+from incident_responder.reporting.picture import render_svg, state_times
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
 NS = {"s": "http://www.w3.org/2000/svg"}

@@ -1,4 +1,4 @@
-"""The failure catalogue (incident_responder.failure_catalogue): the page is what the script renders, the log
+"""The failure catalogue (incident_responder.catalogue): the page is what the script renders, the log
 reader's tables are the catalogue's signatures, and every entry is consistent with the responder's contracts."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ from typing import get_args
 
 import pytest
 
-from incident_responder import log_records
-from incident_responder.contracts import ACTION_FOR_FAULT, ActionType, FaultType
-from incident_responder.failure_catalogue import (
+from incident_responder.account import log_records
+from incident_responder.catalogue import (
     AREAS,
     FAILURE_MODES,
     FailureMode,
@@ -21,6 +20,7 @@ from incident_responder.failure_catalogue import (
     modes_by_fault_type,
     signature_categories,
 )
+from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, FaultType
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = ("error_code", "platform_error", "network_error", "message")

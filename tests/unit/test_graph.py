@@ -9,8 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from incident_responder.agent.errors import ModelAuthError, ModelTransientError
 from incident_responder.agent.graph import Limits, run_agent
-from incident_responder.agent.supervisor import SUPERVISOR
 from incident_responder.agent.tools import RawToolResult
+from incident_responder.investigation.investigator import SUPERVISOR
 from tests.fakes import LOGS, ScriptedChatModel, call, diagnosis, logs_provider
 
 

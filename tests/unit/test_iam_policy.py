@@ -1,4 +1,4 @@
-from incident_responder.iam_policy import is_allowed, statement_services
+from incident_responder.account.iam_policy import is_allowed, statement_services
 
 S3_READ = {"Statement": [{"Effect": "Allow", "Action": ["s3:GetObject"], "Resource": "arn:aws:s3:::bucket/*"}]}
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from incident_responder.incident_report import render_html
-from incident_responder.lifecycle import TERMINAL_STATUSES
+from incident_responder.reporting.report import render_html
+from incident_responder.state.lifecycle import TERMINAL_STATUSES
 from tests.browser import browser, run_browser
 from tests.report_checks import assert_report
 from tests.unit.test_incident_view import _shown

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from incident_responder.incident_view import render_text, timeline
-from incident_responder.lifecycle import TERMINAL_STATUSES
+from incident_responder.reporting.view import render_text, timeline
+from incident_responder.state.lifecycle import TERMINAL_STATUSES
 
 DIAGNOSIS: dict = {
     "root_cause": "data-processor: the execution role's s3-access changed from the baseline (removed).",

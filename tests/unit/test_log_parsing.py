@@ -1,4 +1,4 @@
-"""Lambda log events read by their structure (incident_responder.log_records): Python and Node.js runtimes,
+"""Lambda log events read by their structure (incident_responder.account.log_records): Python and Node.js runtimes,
 AWS SDK errors, the platform's lines, and text that only looks like an error."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from incident_responder.log_records import (
+from incident_responder.account.log_records import (
     EndRecord,
     ErrorRecord,
     ReportRecord,

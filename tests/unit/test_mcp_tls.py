@@ -7,7 +7,7 @@ import ssl
 import anyio
 import pytest
 
-from incident_responder import mcp_client
+from incident_responder.mcp_transport import client as mcp_client
 
 
 class _Stop(Exception):

@@ -10,7 +10,7 @@ import pytest
 
 from incident_responder.agent import offline
 from incident_responder.agent.offline.proposal import FOR_A_PERSON
-from incident_responder.agent.resolver import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS, lookups_for
+from incident_responder.proposal.proposer import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS, lookups_for
 from tests.unit.test_offline_proposal_review import FN, diagnosis, lookup, propose, review
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:orders-api/payment-key-AbCdEf"

@@ -14,14 +14,14 @@ import anyio
 import pytest
 from langchain_core.messages import AIMessage
 
+from incident_responder.account.baseline import Difference
 from incident_responder.agent import offline
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.offline import Observations
-from incident_responder.agent.supervisor import SUPERVISOR, incident_message
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
-from incident_responder.baseline import Difference
-from incident_responder.contracts import Incident
-from incident_responder.diagnostics import MAX_MESSAGE_CHARS, ConfigDrift, RecentLogs, fold_events
+from incident_responder.core.contracts import Incident
+from incident_responder.investigation.diagnostics import MAX_MESSAGE_CHARS, ConfigDrift, RecentLogs, fold_events
+from incident_responder.investigation.investigator import SUPERVISOR, incident_message
 from tests.fakes import NAME_SCHEMA
 
 FN = "orders-api"

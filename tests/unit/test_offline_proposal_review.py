@@ -9,11 +9,17 @@ import anyio
 import pytest
 
 from incident_responder.agent import offline
-from incident_responder.agent.critic import CRITIC, review_message
 from incident_responder.agent.graph import run_agent
-from incident_responder.agent.resolver import REMEDIATION_TOOLS, SYSTEM_PROMPT, proposal_message, resolver_spec
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
-from incident_responder.contracts import ACTION_FOR_FAULT, UNRESOLVABLE_FAULTS, FaultType, Incident, RemediationAction
+from incident_responder.core.contracts import (
+    ACTION_FOR_FAULT,
+    UNRESOLVABLE_FAULTS,
+    FaultType,
+    Incident,
+    RemediationAction,
+)
+from incident_responder.proposal.proposer import REMEDIATION_TOOLS, SYSTEM_PROMPT, proposal_message, resolver_spec
+from incident_responder.review.critic import CRITIC, review_message
 from tests.fakes import NAME_SCHEMA
 
 FN = "orders-api"

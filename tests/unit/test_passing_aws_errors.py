@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError, ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
-from incident_responder.aws import AwsTransientError, is_transient, retry_passing_aws_errors
+from incident_responder.core.aws import AwsTransientError, is_transient, retry_passing_aws_errors
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
 # The handlers the state machine's Task states invoke.

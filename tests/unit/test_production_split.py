@@ -34,7 +34,7 @@ def lab_imports(path: Path) -> list[str]:
 
 
 # The one hand-over: ``responder demo|run|eval|lab|chaos`` runs the lab's parser, imported only then.
-HAND_OVER = {"incident_responder/cli.py": ["incident_responder.lab.cli"]}
+HAND_OVER = {"incident_responder/cli/commands.py": ["incident_responder.lab.cli"]}
 
 
 @pytest.mark.parametrize("path", production_files(), ids=lambda p: str(p.relative_to(REPO)))
@@ -52,7 +52,7 @@ def test_operator_commands_load_no_lab_module():
     """``responder show`` (and its parser) run on production code alone."""
     code = (
         "import sys\n"
-        "from incident_responder import cli\n"
+        "from incident_responder.cli import commands as cli\n"
         "parser = cli.build_parser()\n"
         "parser.parse_known_args(['show', 'some-incident'])\n"
         "loaded = [m for m in sys.modules if m.startswith(('incident_responder.lab', 'chaos', 'moto'))]\n"
@@ -104,8 +104,8 @@ def test_ingest_and_report_load_no_agent_framework(handler):
     """Neither runs a model: ingest starts the lifecycle, report renders what the agents stored (with what it
     imports when it renders: the picture, the evidence paths)."""
     page = [
-        "incident_responder.incident_report",
-        "incident_responder.execution_picture",
+        "incident_responder.reporting.report",
+        "incident_responder.reporting.picture",
         "incident_responder.agent.evidence",
     ]
     loaded = loaded_after_import([handler, *page])

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from incident_responder.contracts import RemediationAction, RemediationProposal
+from incident_responder.core.contracts import RemediationAction, RemediationProposal
 
 IAM = {"role_name": "r", "policy_name": "p", "policy_document": {"Statement": []}}
 
@@ -75,13 +75,13 @@ def test_a_proposal_with_only_unresolvable_faults_is_valid():
 # -- what a hosted model sees: submit_proposal's schema ----------------------------------------------
 def submit_proposal_schema() -> dict:
     from incident_responder.agent.graph import model_tool_schema
-    from incident_responder.agent.resolver import resolver_spec
+    from incident_responder.proposal.proposer import resolver_spec
 
     return model_tool_schema(resolver_spec(None, "i-1").payload_model)
 
 
 def test_submit_proposal_publishes_every_action_types_parameter_names():
-    from incident_responder.contracts import PARAMETERS_FOR_ACTION
+    from incident_responder.core.contracts import PARAMETERS_FOR_ACTION
 
     schema = submit_proposal_schema()
     variants = schema["properties"]["actions"]["items"]["oneOf"]
@@ -104,7 +104,7 @@ def test_what_deterministic_code_decides_is_not_in_the_models_schema():
 
 
 def test_a_submission_setting_risk_or_approval_is_refused():
-    from incident_responder.contracts import ProposalSubmission
+    from incident_responder.core.contracts import ProposalSubmission
 
     sneaky = action("permission_loss", "restore_iam_policy", IAM, requires_approval=False, risk_level="low")
     with pytest.raises(ValidationError, match="requires_approval"):
@@ -115,7 +115,7 @@ def test_a_submission_setting_risk_or_approval_is_refused():
 
 def test_a_null_reservation_survives_into_the_stored_proposal():
     """Deleting the reservation (a baseline without one) is a null that must not be dropped on the way."""
-    from incident_responder.contracts import ProposalSubmission
+    from incident_responder.core.contracts import ProposalSubmission
 
     submission = ProposalSubmission.model_validate(
         {

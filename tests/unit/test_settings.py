@@ -9,8 +9,7 @@ import pytest
 
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
-from incident_responder.agent.supervisor import SUPERVISOR
-from incident_responder.settings import (
+from incident_responder.core.settings import (
     ConfigurationError,
     IngestSettings,
     InvestigateSettings,
@@ -18,6 +17,7 @@ from incident_responder.settings import (
     at_cold_start,
     deadline_buffer_ms,
 )
+from incident_responder.investigation.investigator import SUPERVISOR
 from tests.fakes import logs_provider
 
 INVESTIGATE = {

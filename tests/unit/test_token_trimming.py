@@ -9,13 +9,20 @@ import json
 import jsonschema
 import pytest
 
+from incident_responder.account.log_records import NORMALIZED_HEAD, fold, normalize_message
 from incident_responder.agent.evidence import check_pointer
 from incident_responder.agent.graph import model_tool_schema, quote_untrusted, untrusted_json
 from incident_responder.agent.tools import ToolSpec, model_facing_schema
-from incident_responder.contracts import Diagnosis, ProposalSubmission, ReviewSubmission
-from incident_responder.diagnostics import ConfigDrift, IamState, LambdaConfig, NetworkConfig, RecentLogs, fold_events
+from incident_responder.core.contracts import Diagnosis, ProposalSubmission, ReviewSubmission
+from incident_responder.investigation.diagnostics import (
+    ConfigDrift,
+    IamState,
+    LambdaConfig,
+    NetworkConfig,
+    RecentLogs,
+    fold_events,
+)
 from incident_responder.lab.tokens import token_summary
-from incident_responder.log_records import NORMALIZED_HEAD, fold, normalize_message
 from tests.unit.test_log_parsing import DECOYS, ERRORS, RID
 
 OTHER_RID = "0b9e1c2d-2222-4a00-8b3e-1d2e3f4a5b6c"

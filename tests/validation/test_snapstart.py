@@ -280,7 +280,7 @@ def test_the_lab_refuses_a_state_machine_that_invokes_an_alias_that_does_not_exi
     import boto3
     from moto import mock_aws
 
-    from incident_responder.aws import AwsClients
+    from incident_responder.core.aws import AwsClients
     from incident_responder.lab.stack import _check_lambda_targets
 
     for key, value in {
@@ -328,7 +328,7 @@ def snapstart_runtime(monkeypatch):
     runtime.register_before_snapshot = runtime.before.append
     runtime.register_after_restore = runtime.after.append
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", runtime)
-    from incident_responder import runtime_hooks
+    from incident_responder.core import runtime_hooks
 
     monkeypatch.setattr(runtime_hooks, "_registered", False)
     monkeypatch.setattr(runtime_hooks, "_warmers", [])
@@ -336,7 +336,7 @@ def snapstart_runtime(monkeypatch):
 
 
 def test_without_a_snapstart_runtime_nothing_is_registered(monkeypatch):
-    from incident_responder import runtime_hooks
+    from incident_responder.core import runtime_hooks
 
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", None)  # import fails
     monkeypatch.setattr(runtime_hooks, "_registered", False)
@@ -346,7 +346,7 @@ def test_without_a_snapstart_runtime_nothing_is_registered(monkeypatch):
 
 
 def test_hooks_register_once_and_warmers_run_before_the_snapshot(snapstart_runtime):
-    from incident_responder import runtime_hooks
+    from incident_responder.core import runtime_hooks
 
     ran = []
 
@@ -364,8 +364,9 @@ def test_after_a_restore_clients_credentials_cached_keys_and_seeds_are_new(snaps
     import boto3
     from aws_lambda_powertools.utilities.parameters.base import DEFAULT_PROVIDERS
 
-    from incident_responder import mcp_client, runtime_hooks
-    from incident_responder.aws import AwsClients
+    from incident_responder.core import runtime_hooks
+    from incident_responder.core.aws import AwsClients
+    from incident_responder.mcp_transport import client as mcp_client
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     tls = mcp_client.tls_context()
@@ -412,7 +413,7 @@ def test_an_agent_function_snapshot_holds_its_model_graph_and_contracts(tmp_path
         import sys
         import snapshot_restore_py as runtime
         import handlers.investigate
-        from incident_responder import contracts
+        from incident_responder.core import contracts
         from incident_responder.agent import graph
         assert not contracts.Diagnosis.__pydantic_complete__, "contracts are built on first use"
         assert "incident_responder.agent.offline" not in sys.modules

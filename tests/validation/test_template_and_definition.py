@@ -328,7 +328,7 @@ def test_sam_build_artifacts_import_every_handler(tmp_path):
 
 
 def test_every_terminal_write_in_the_definition_records_when_the_incident_ended():
-    from incident_responder.lifecycle import TERMINAL_STATUSES
+    from incident_responder.state.lifecycle import TERMINAL_STATUSES
 
     states = json.loads(ASL.read_text())["States"]
     terminal_writes = {

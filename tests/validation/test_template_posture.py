@@ -18,8 +18,8 @@ from incident_responder.agent.model_catalog import (
     end_of_life,
     end_of_life_specs,
 )
+from incident_responder.core.settings import AgentSettings, deadline_buffer_ms
 from incident_responder.lab.stack import StackRuleError, load_template, resolve_conditions, translate
-from incident_responder.settings import AgentSettings, deadline_buffer_ms
 
 REPO = Path(__file__).parents[2]
 SAM = load_template()
@@ -523,7 +523,7 @@ def test_an_openai_compatible_model_is_deployable():
         "AGENT_TOKEN_CAP": "100000",
     }
     AgentSettings.from_env({**base, "MODEL_BASE_URL": "https://models.example.com/v1"})
-    from incident_responder.settings import ConfigurationError
+    from incident_responder.core.settings import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="MODEL_BASE_URL"):
         AgentSettings.from_env(base)
@@ -746,7 +746,7 @@ def test_a_chat_channel_receives_news_and_can_run_nothing(parameters, kind):
     assert ref_name(report["Environment"]["Variables"]["CHAT_TOPIC_ARN"]) == "ChatTopic"
     statements = role_statements(ref_name(report["Role"]), template)
     assert allows(statements, "sns:Publish", "ChatTopic")
-    # The approval request function tells the channel an incident waits (never the links: see incident_responder/chat.py).
+    # The approval request function tells the channel an incident waits (never the links: see incident_responder/notify/chat.py).
     request = template["Resources"]["ApprovalRequestFunction"]["Properties"]
     assert ref_name(request["Environment"]["Variables"]["CHAT_TOPIC_ARN"]) == "ChatTopic"
     assert allows(role_statements(ref_name(request["Role"]), template), "sns:Publish", "ChatTopic")
@@ -881,7 +881,7 @@ def test_an_execution_end_that_could_not_be_handled_is_kept_and_alarmed(function
 KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/"
 PARAMETER_ARN = "arn:aws:ssm:us-east-1:123456789012:parameter/"
-# Every call get_function_metrics, get_recent_changes and get_dependencies make (incident_responder/signals.py and
+# Every call get_function_metrics, get_recent_changes and get_dependencies make (incident_responder/account/signals.py and
 # the account_state readers it reuses), on the resource each names.
 SIGNALS_CALLS = [
     ("lambda:GetFunctionConfiguration", FUNCTION_ARN + "orders-api"),

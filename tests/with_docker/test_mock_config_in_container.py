@@ -108,8 +108,8 @@ def machine(localstack):
 
 @pytest.mark.parametrize("case", list(json.loads((FOLDER / "expected.json").read_text())))
 def test_mock_config_case_in_container(machine, case):
-    from incident_responder.alerts import parse_alert
-    from incident_responder.lifecycle import execution_input
+    from incident_responder.intake.alerts import parse_alert
+    from incident_responder.state.lifecycle import execution_input
 
     sfn, ddb, arn = machine
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "alert_id": case})

@@ -6,7 +6,7 @@ tools it was bound to. It never sees injected faults except through tools. Split
 
 - :mod:`.observations` reads the message history (through the tags :mod:`..graph` writes);
 - :mod:`.diagnosis` investigates as a careful SRE would: the symptom picks the first tools, what the
-  logs report (by structure: :mod:`incident_responder.log_records`) picks the next, drift against the
+  logs report (by structure: :mod:`incident_responder.account.log_records`) picks the next, drift against the
   baseline is checked before concluding, and configuration outranks log text;
 - :mod:`.proposal` copies the lookups' ready-made restores and says what a person should look at for
   the faults no action fixes;

@@ -12,11 +12,11 @@ import json
 import re
 from typing import Any
 
+from incident_responder.account.baseline import event_source_mapping_arn
+from incident_responder.account.log_records import ReportRecord, parse_event
 from incident_responder.agent.offline.observations import Observations, SeenError
-from incident_responder.baseline import event_source_mapping_arn
-from incident_responder.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY
-from incident_responder.failure_catalogue import FAILURE_MODES
-from incident_responder.log_records import ReportRecord, parse_event
+from incident_responder.catalogue import FAILURE_MODES
+from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY
 
 # Error types AWS documents for failures the responder does not diagnose yet (docs/failure-catalogue.md): seen
 # in the logs, they are named as such, never taken for a bug in the code.

@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from incident_responder.account.log_records import LogErrorSummary, classify_error_type, summarize
 from incident_responder.agent.graph import (
     ALERT_TEXT_TAG,
     DIAGNOSIS_TAG,
@@ -21,7 +22,6 @@ from incident_responder.agent.graph import (
     TOOL_RESULT_TAG,
     read_blocks,
 )
-from incident_responder.log_records import LogErrorSummary, classify_error_type, summarize
 
 # SQS metrics that say a queue is not being drained.
 QUEUE_METRICS = {"ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible"}

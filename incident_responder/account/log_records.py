@@ -1,0 +1,598 @@
+"""Lambda log events read by their structure: what each event in ``/aws/lambda/<name>`` says.
+
+A function's log group mixes three writers: the function's own code (anything it prints), its runtime
+(Python's ``[ERROR] Type: message`` + traceback, Node.js's ``ERROR\\tInvoke Error \\t{json}``), and the
+Lambda platform (``START``, ``END``, ``REPORT``, ``Task timed out``, ``Runtime exited``). An event is
+classified by the shape its writer gives it, never by a word it contains: a line the code prints
+that merely mentions ``AccessDenied`` or ``Task timed out`` is text, not an error. (A line the code
+forges in exactly a runtime's shape cannot be told apart here; configuration outranks log text in the
+diagnosis for that reason.)
+
+Errors are sorted by where they come from: ``application`` (the function's own code), ``aws_service``
+(an error an AWS SDK reports: the service's error code, or the SDK's own connection errors) and
+``platform`` (the Lambda service ended the invocation), and by what they mean (``category``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, cast
+
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.fields import FieldInfo
+
+from incident_responder.catalogue import signature_categories
+
+Origin = Literal["application", "aws_service", "platform"]
+Category = Literal[
+    "exception",  # the code raised (a bug, or a runtime error about the code: import, syntax, handler)
+    "access_denied",
+    "throttled",
+    "kms",
+    "network",  # could not connect to (or hear back from) an endpoint
+    "timeout",  # the function ran out of its configured time
+    "out_of_memory",
+    "runtime_exit",
+    "service_error",  # any other error code a service returned
+    "storage",  # ran out of /tmp (ephemeral storage)
+]
+Runtime = Literal["python", "nodejs"]
+
+# The three tables below come from the failure catalogue (incident_responder/catalogue/__init__.py): the
+# strings AWS prints for each failure, checked against AWS's documentation (docs/failure-catalogue.md).
+# Error codes AWS services return, by meaning. Both SDKs name the error after the code: botocore as
+# "An error occurred (<code>) when calling the <operation> operation", the JavaScript SDK as the
+# error's name (the runtime's errorType).
+AWS_ERROR_CATEGORIES: dict[str, Category] = cast(dict[str, Category], signature_categories("error_code"))
+# Connection failures the SDKs (and the Node.js network stack under them) report before any service answers.
+NETWORK_ERRORS = {text for text, category in signature_categories("network_error").items() if category == "network"}
+# Errors the Lambda platform reports for an invocation it ended.
+PLATFORM_ERRORS: dict[str, Category] = cast(dict[str, Category], signature_categories("platform_error"))
+# The Node.js runtime's labels for an error that ended an invocation (or its initialisation).
+NODE_UNHANDLED_LABELS = {"Invoke Error", "Uncaught Exception", "Unhandled Promise Rejection"}
+ERROR_LEVELS = {"ERROR", "FATAL", "CRITICAL"}
+
+_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)"
+_REQUEST_ID = r"[0-9A-Za-z-]{8,64}"
+_START = re.compile(rf"^START RequestId: (?P<id>{_REQUEST_ID})(?: Version: (?P<version>\S+))?\s*$")
+_END = re.compile(rf"^END RequestId: (?P<id>{_REQUEST_ID})\s*$")
+_REPORT = re.compile(rf"^REPORT RequestId: (?P<id>{_REQUEST_ID})(?=\t|\s*$)")
+_TIMED_OUT = re.compile(
+    rf"^(?:{_ISO}[ \t]+(?P<id>{_REQUEST_ID})[ \t]+)?Task timed out after (?P<seconds>\d+(?:\.\d+)?) seconds\s*$"
+)
+_EXITED = re.compile(rf"^(?:RequestId: (?P<id>{_REQUEST_ID}) )?Error: Runtime exited ")
+_RUNTIME_ERROR_TYPE = re.compile(r"Runtime\.\w+")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_PY_UNHANDLED = re.compile(r"^\[ERROR\] (?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>[^\r\n]*))?(?:\r\n|\r|\n)Traceback ")
+_PY_LOGGED = re.compile(rf"^\[(?P<level>[A-Z]+)\]\t(?:{_ISO})\t(?P<id>[^\t]*)\t(?P<text>.*)$", re.S)
+_NODE_LOGGED = re.compile(rf"^(?:{_ISO})\t(?P<id>[^\t]*)\t(?P<level>[A-Z]+)\t(?P<text>.*)$", re.S)
+_TRACEBACK = "Traceback (most recent call last):"
+_PY_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>.*))?$")
+_JS_ERROR_HEAD = re.compile(r"^(?P<type>[A-Za-z_$][\w$.]*)(?: \[(?P<code>[A-Z_]+)\])?: (?P<msg>.*)$")
+_BOTOCORE_MESSAGE = re.compile(r"^An error occurred \((?P<code>[\w.]+)\) when calling the (?P<op>\w+) operation")
+_REPORT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*): (?P<value>.+?)(?: (?:ms|MB))?$")
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    """An error one event reports."""
+
+    error_type: str
+    message: str
+    origin: Origin
+    category: Category
+    runtime: Runtime | None = None
+    handled: bool = False  # the code logged it and carried on (an unhandled one ended the invocation)
+    operation: str | None = None  # the AWS API operation, when the SDK names it
+    request_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StartRecord:
+    request_id: str
+    version: str | None
+
+
+@dataclass(frozen=True)
+class EndRecord:
+    request_id: str
+
+
+@dataclass(frozen=True)
+class ReportRecord:
+    """The platform's ``REPORT`` line: what one invocation used."""
+
+    request_id: str
+    duration_ms: float | None = None
+    billed_duration_ms: float | None = None
+    memory_size_mb: int | None = None
+    max_memory_used_mb: int | None = None
+    init_duration_ms: float | None = None
+    status: str | None = None  # newer runtimes: success, error, timeout
+    error_type: str | None = None
+
+
+LogRecord = ErrorRecord | StartRecord | EndRecord | ReportRecord
+
+
+# What Python's OSError says when a write finds the file system full (errno 28, ENOSPC).
+NO_SPACE = "[Errno 28] No space left on device"
+
+
+# -- classification of an error type ---------------------------------------------------------------
+def aws_error_category(error_type: str | None) -> Category | None:
+    """What an AWS error code (or an SDK's connection error) means; None when it is not one."""
+    if not error_type:
+        return None
+    name = error_type.rsplit(".", 1)[-1]
+    if error_type in AWS_ERROR_CATEGORIES or name in AWS_ERROR_CATEGORIES:
+        return AWS_ERROR_CATEGORIES.get(error_type) or AWS_ERROR_CATEGORIES[name]
+    if error_type in NETWORK_ERRORS or name in NETWORK_ERRORS:
+        return "network"
+    return None
+
+
+def service_error_code(error_type: str | None, message: str | None) -> str | None:
+    """The AWS error code behind an error: botocore's ClientError names it only in its message."""
+    if m := _BOTOCORE_MESSAGE.match((message or "").strip()):
+        return m.group("code")
+    return error_type
+
+
+def classify_error_type(error_type: str | None) -> tuple[Origin, Category] | None:
+    """(origin, category) of an error type seen without its log line (e.g. in an alert); None when unknown."""
+    if not error_type:
+        return None
+    if error_type in PLATFORM_ERRORS:
+        return "platform", PLATFORM_ERRORS[error_type]
+    category = aws_error_category(error_type)
+    return ("aws_service", category) if category else None
+
+
+def _python_error(type_name: str, message: str, *, handled: bool, request_id: str | None) -> ErrorRecord:
+    """A Python exception: botocore's ClientError carries the service's code in its message."""
+    message = message.strip()
+    if m := _BOTOCORE_MESSAGE.match(message):
+        code = m.group("code")
+        return ErrorRecord(
+            code,
+            message,
+            "aws_service",
+            aws_error_category(code) or "service_error",
+            "python",
+            handled,
+            m.group("op"),
+            request_id,
+        )
+    short = type_name.rsplit(".", 1)[-1]
+    if category := aws_error_category(type_name):
+        return ErrorRecord(short, message, "aws_service", category, "python", handled, request_id=request_id)
+    if type_name.startswith("botocore.") or type_name.startswith("boto3."):
+        return ErrorRecord(short, message, "aws_service", "service_error", "python", handled, request_id=request_id)
+    if type_name == "OSError" and message.startswith(NO_SPACE):  # ENOSPC: /tmp (ephemeral storage) is full
+        return ErrorRecord(type_name, message, "application", "storage", "python", handled, request_id=request_id)
+    return ErrorRecord(type_name, message, "application", "exception", "python", handled, request_id=request_id)
+
+
+def _js_error(
+    error_type: str, message: str, details: dict[str, Any], *, handled: bool, request_id: str | None
+) -> ErrorRecord:
+    """A JavaScript error: the SDK's (named after the service's code, ``$metadata`` attached), a system
+    error (``code`` ETIMEDOUT...), or the code's own."""
+    code = details.get("code") if isinstance(details.get("code"), str) else None
+    if error_type == "Error" and code and code in NETWORK_ERRORS:
+        error_type = code
+    if error_type in PLATFORM_ERRORS:
+        category: Category = PLATFORM_ERRORS[error_type]
+        return ErrorRecord(error_type, message, "platform", category, "nodejs", handled, request_id=request_id)
+    if category := aws_error_category(error_type) or aws_error_category(code):
+        return ErrorRecord(error_type, message, "aws_service", category, "nodejs", handled, request_id=request_id)
+    if "$metadata" in details or "$fault" in details:
+        return ErrorRecord(
+            error_type, message, "aws_service", "service_error", "nodejs", handled, request_id=request_id
+        )
+    return ErrorRecord(error_type, message, "application", "exception", "nodejs", handled, request_id=request_id)
+
+
+# -- one event -------------------------------------------------------------------------------------
+def parse_event(message: str) -> LogRecord | None:
+    """What one log event reports; None for text (what the code prints that is not an error's shape)."""
+    text = message.rstrip("\r\n")
+    if text.startswith(("START ", "END ", "REPORT ")):
+        return _platform_line(text)
+    if m := _TIMED_OUT.match(text):
+        return ErrorRecord(
+            "Sandbox.Timedout",
+            f"Task timed out after {m.group('seconds')} seconds",
+            "platform",
+            "timeout",
+            request_id=m.group("id"),
+        )
+    if (m := _EXITED.match(text)) and (exited := _runtime_exit(text[m.end() :], m.group("id"))):
+        return exited
+    if m := _PY_UNHANDLED.match(text):
+        return _python_error(m.group("type"), m.group("msg") or "", handled=False, request_id=None)
+    if m := _PY_LOGGED.match(text):
+        return _traceback_in(m.group("text"), request_id=m.group("id") or None)
+    if m := _NODE_LOGGED.match(text):
+        return _node_line(m.group("level"), m.group("text"), m.group("id"))
+    if text.startswith("{"):
+        return _json_line(text)
+    return None
+
+
+def _runtime_exit(rest: str, request_id: str | None) -> ErrorRecord | None:
+    """``with error: <why>`` (or ``without providing a reason``), then the error type: ``Runtime.ExitError``."""
+    lines = [line.strip() for line in _NEWLINE.split(rest.strip())]
+    if len(lines) > 2:
+        return None
+    tokens = " ".join(lines).rsplit(None, 1)
+    error_type = "Runtime.ExitError"
+    if len(tokens) == 2 and _RUNTIME_ERROR_TYPE.fullmatch(tokens[1]):
+        rest, error_type = tokens[0], tokens[1]
+    else:
+        rest = " ".join(lines)
+    if rest.startswith("with error: "):
+        why = rest.removeprefix("with error: ")
+    elif rest == "without providing a reason":
+        why = "no reason given"
+    else:
+        return None
+    killed = "signal: killed" in why or error_type == "Runtime.OutOfMemory"
+    return ErrorRecord(
+        error_type,
+        f"Runtime exited with error: {why}",
+        "platform",
+        "out_of_memory" if killed else "runtime_exit",
+        request_id=request_id,
+    )
+
+
+def _platform_line(text: str) -> LogRecord | None:
+    if m := _START.match(text):
+        return StartRecord(m.group("id"), m.group("version"))
+    if m := _END.match(text):
+        return EndRecord(m.group("id"))
+    if (m := _REPORT.match(text)) and "\n" not in text:
+        fields = {}
+        for part in text[m.end() :].split("\t"):
+            if f := _REPORT_FIELD.match(part.strip()):
+                fields[f.group("key")] = f.group("value")
+        return ReportRecord(
+            m.group("id"),
+            duration_ms=_number(fields.get("Duration")),
+            billed_duration_ms=_number(fields.get("Billed Duration")),
+            memory_size_mb=_integer(fields.get("Memory Size")),
+            max_memory_used_mb=_integer(fields.get("Max Memory Used")),
+            init_duration_ms=_number(fields.get("Init Duration")),
+            status=fields.get("Status"),
+            error_type=fields.get("Error Type"),
+        )
+    return None
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _integer(value: str | None) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None else None
+
+
+def _traceback_in(text: str, *, request_id: str | None) -> ErrorRecord | None:
+    """A Python traceback the code logged (``logger.exception``): its last line names the exception."""
+    lines = _NEWLINE.split(text)
+    if _TRACEBACK not in lines:
+        return None
+    tail = lines[lines.index(_TRACEBACK) + 1 :]
+    frames = 0
+    while frames < len(tail) and tail[frames].startswith((" ", "\t")):
+        frames += 1
+    if not frames or frames >= len(tail) or not (m := _PY_EXCEPTION_LINE.match(tail[frames])):
+        return None
+    return _python_error(m.group("type"), m.group("msg") or "", handled=True, request_id=request_id)
+
+
+def _node_line(level: str, text: str, request_id: str) -> ErrorRecord | None:
+    """``<time>\\t<request id>\\t<LEVEL>\\t<text>``: the runtime's own error report, or an Error the code logged."""
+    if level not in ERROR_LEVELS:
+        return None
+    request = request_id if request_id not in ("", "undefined") else None
+    label, tab, body = text.partition("\t")
+    if tab and label.strip() in NODE_UNHANDLED_LABELS:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("errorType"), str):
+            return None
+        return _js_error(data["errorType"], str(data.get("errorMessage", "")), data, handled=False, request_id=request)
+    # console.error(err) prints the error's stack: "Name: message" then "    at ..." frames.
+    lines = _NEWLINE.split(text)
+    if len(lines) > 1 and lines[1].lstrip().startswith("at ") and (m := _JS_ERROR_HEAD.match(lines[0])):
+        details = {"code": m.group("code")} if m.group("code") else {}
+        if any("$metadata" in line for line in lines):
+            details["$metadata"] = True
+        return _js_error(m.group("type"), m.group("msg"), details, handled=True, request_id=request)
+    return None
+
+
+def _json_line(text: str) -> LogRecord | None:
+    """Lambda's JSON log format: ``platform.*`` records, and error records of either runtime."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    record = data.get("record") if isinstance(data.get("record"), dict) else {}
+    kind = data.get("type")
+    if kind == "platform.start" and isinstance(record.get("requestId"), str):
+        return StartRecord(record["requestId"], record.get("version"))
+    if kind == "platform.report" and isinstance(record.get("requestId"), str):
+        metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+        return ReportRecord(
+            record["requestId"],
+            duration_ms=_number(str(metrics["durationMs"])) if "durationMs" in metrics else None,
+            billed_duration_ms=_number(str(metrics["billedDurationMs"])) if "billedDurationMs" in metrics else None,
+            memory_size_mb=_integer(str(metrics["memorySizeMB"])) if "memorySizeMB" in metrics else None,
+            max_memory_used_mb=_integer(str(metrics["maxMemoryUsedMB"])) if "maxMemoryUsedMB" in metrics else None,
+            init_duration_ms=_number(str(metrics["initDurationMs"])) if "initDurationMs" in metrics else None,
+            status=record.get("status"),
+            error_type=record.get("errorType"),
+        )
+    level = data.get("level", data.get("log_level"))
+    if level not in ERROR_LEVELS:
+        return None
+    error = data.get("message") if isinstance(data.get("message"), dict) else data
+    if not isinstance(error.get("errorType"), str):
+        return None
+    request = data.get("requestId") if isinstance(data.get("requestId"), str) else None
+    message = str(error.get("errorMessage", ""))
+    if "log_level" in data:
+        return _python_error(error["errorType"], message, handled=False, request_id=request)
+    return _js_error(error["errorType"], message, error, handled=False, request_id=request)
+
+
+# -- a window of events ----------------------------------------------------------------------------
+MAX_SUMMARY_MESSAGE = 300
+
+
+class Compact(BaseModel):
+    """A tool result's model, serialized without the fields a reader learns nothing from: None, and a value
+    equal to the field's default (no error, an empty list, ``handled`` false, ``count`` 1). What is left
+    out is the default the schema documents. Fields in ``ALWAYS`` are written whatever their value."""
+
+    ALWAYS: ClassVar[frozenset[str]] = frozenset()
+
+    # No return annotation: with one, pydantic would publish that annotation (any object) as the schema.
+    @model_serializer(mode="wrap")
+    def _without_unset(self, handler: SerializerFunctionWrapHandler):
+        data = handler(self)
+        fields = type(self).model_fields
+        return {key: value for key, value in data.items() if key in self.ALWAYS or not _unset(fields.get(key), value)}
+
+
+def _unset(field: FieldInfo | None, value: Any) -> bool:
+    if field is None:
+        return False
+    return value is None or (not field.is_required() and value == field.get_default(call_default_factory=True))
+
+
+class LogErrorSummary(Compact):
+    """One kind of error in the window: events reporting the same error, from the same origin and version.
+
+    Serialized without the fields left at their default (``handled`` false, no runtime, operation or version)."""
+
+    error_type: str = Field(description="e.g. KeyError, TypeError, AccessDeniedException, Sandbox.Timedout")
+    message: str = Field(description=f"the first occurrence's message (at most {MAX_SUMMARY_MESSAGE} characters)")
+    origin: Origin = Field(description="application (the function's code), aws_service (an SDK), platform (Lambda)")
+    category: Category
+    runtime: Runtime | None = None
+    handled: bool = Field(default=False, description="logged by the code, which carried on (not an invocation failure)")
+    operation: str | None = Field(default=None, description="the AWS API operation, when the SDK names it")
+    function_version: str | None = Field(default=None, description="the version that ran, from the log stream or START")
+    count: int = Field(description="events reporting it (a folded event counts each of its occurrences)")
+    first_event: int = Field(description="index into events")
+    last_event: int = Field(description="index into events")
+
+
+class InvocationSummary(Compact):
+    """What the platform's START and REPORT lines in the window say about the invocations.
+
+    Serialized without the fields that are unset (no figure, no version, no status)."""
+
+    reports: int = 0
+    versions: list[str] = Field(default_factory=list, description="function versions that started (START lines)")
+    max_duration_ms: float | None = None
+    memory_size_mb: int | None = None
+    max_memory_used_mb: int | None = None
+    max_init_duration_ms: float | None = Field(default=None, description="the longest cold start (Init Duration)")
+    timed_out: int = Field(default=0, description="REPORT lines with Status: timeout")
+    at_memory_limit: int = Field(default=0, description="REPORT lines whose Max Memory Used reached the Memory Size")
+    statuses: dict[str, int] = Field(
+        default_factory=dict, description="REPORT lines by Status (newer runtimes: success, error, timeout)"
+    )
+    error_types: dict[str, int] = Field(
+        default_factory=dict, description="REPORT lines by Error Type (e.g. Runtime.OutOfMemory)"
+    )
+
+
+def stream_version(stream_name: str | None) -> str | None:
+    """The version in a Lambda log stream's name: ``2026/11/23/[3]0123abcd`` -> ``3``."""
+    if not stream_name:
+        return None
+    m = re.search(r"/\[([^\]]+)\]", stream_name)
+    return m.group(1) if m else None
+
+
+def _read(messages: Sequence[str], streams: Sequence[str | None] | None) -> list[tuple[LogRecord | None, str | None]]:
+    """Each event's record, and the version that wrote it (its stream's name, or the stream's latest START)."""
+    streams = list(streams) if streams is not None else [None] * len(messages)
+    started: dict[str | None, str | None] = {}  # stream -> the version its latest START names
+    read = []
+    for message, stream in zip(messages, streams, strict=True):
+        record = parse_event(message)
+        if isinstance(record, StartRecord):
+            started[stream] = record.version
+        read.append((record, stream_version(stream) or started.get(stream)))
+    return read
+
+
+def _summaries(
+    read: Sequence[tuple[LogRecord | None, str | None]], positions: Sequence[int]
+) -> tuple[list[LogErrorSummary], InvocationSummary]:
+    """The errors (grouped, in order of first appearance; ``positions``: where each event is reported) and the
+    invocations' figures."""
+    groups: dict[tuple[Any, ...], LogErrorSummary] = {}
+    invocations = InvocationSummary()
+    for (record, version), position in zip(read, positions, strict=True):
+        if isinstance(record, StartRecord):
+            if record.version and record.version not in invocations.versions:
+                invocations.versions.append(record.version)
+        elif isinstance(record, ReportRecord):
+            invocations.reports += 1
+            invocations.timed_out += record.status == "timeout"
+            invocations.max_duration_ms = _maximum(invocations.max_duration_ms, record.duration_ms)
+            invocations.memory_size_mb = _maximum(invocations.memory_size_mb, record.memory_size_mb)
+            invocations.max_memory_used_mb = _maximum(invocations.max_memory_used_mb, record.max_memory_used_mb)
+            invocations.max_init_duration_ms = _maximum(invocations.max_init_duration_ms, record.init_duration_ms)
+            used, size = record.max_memory_used_mb, record.memory_size_mb
+            invocations.at_memory_limit += bool(size and used is not None and used >= size)
+            if record.status:
+                invocations.statuses[record.status] = invocations.statuses.get(record.status, 0) + 1
+            if record.error_type:
+                invocations.error_types[record.error_type] = invocations.error_types.get(record.error_type, 0) + 1
+        elif isinstance(record, ErrorRecord):
+            key = (record.error_type, record.origin, record.runtime, record.handled, version)
+            if key in groups:
+                group = groups[key]
+                group.count += 1
+                group.last_event = max(group.last_event, position)
+            else:
+                groups[key] = LogErrorSummary(
+                    error_type=record.error_type,
+                    message=record.message[:MAX_SUMMARY_MESSAGE],
+                    origin=record.origin,
+                    category=record.category,
+                    runtime=record.runtime,
+                    handled=record.handled,
+                    operation=record.operation,
+                    function_version=version,
+                    count=1,
+                    first_event=position,
+                    last_event=position,
+                )
+    return list(groups.values()), invocations
+
+
+def summarize(
+    messages: Sequence[str], streams: Sequence[str | None] | None = None
+) -> tuple[list[LogErrorSummary], InvocationSummary]:
+    """The errors in a window of events (grouped, in order of first appearance; indices into ``messages``)
+    and the invocations' figures.
+
+    ``streams``: each event's log stream name, which says the version that ran; START lines say it too.
+    """
+    return _summaries(_read(messages, streams), range(len(messages)))
+
+
+# -- folding: the window as a reader needs it ------------------------------------------------------
+# What varies between repeats of one line: times, request and trace ids, hex digests, numbers.
+_VARYING = re.compile(
+    rf"{_ISO}"
+    r"|\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    r"|\b(?=[0-9A-Za-z]*\d)[0-9A-Za-z]{16,}\b"
+    r"|\b[0-9a-fA-F]{8,}\b"
+)
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_ID = "<id>"
+# Only a line's head is normalized (an event may hold 256 KB): beyond it, repeats must match exactly.
+NORMALIZED_HEAD = 4096
+
+
+def normalize_message(text: str, *, numbers: bool = True) -> str:
+    """``text`` with what varies between repeats of one line replaced (times, ids; ``numbers`` too), so
+    that repeats compare equal. Only for comparing: a reader is always shown a line's real text. Past its
+    first NORMALIZED_HEAD characters a line is compared as it is."""
+    text = text.strip()
+    head, tail = text[:NORMALIZED_HEAD], text[NORMALIZED_HEAD:]
+    head = _VARYING.sub(_ID, head)
+    head = _NUMBER.sub("#", head) if numbers else head
+    return f"{head}\x00{tail}" if tail else head
+
+
+@dataclass
+class FoldedEvent:
+    """One line of the window and its repeats: ``first`` / ``last`` index the window's events."""
+
+    first: int
+    last: int
+    count: int = 1
+
+
+def fold_key(record: LogRecord | None, message: str, version: str | None) -> tuple[Any, ...]:
+    """What makes two events repeats of one line. An error is the same error (type, origin, how it was
+    reported, version) with the same message once times and ids are set aside: numbers in an error's
+    message stay (``after 1.00 seconds`` is not ``after 3.00 seconds``), so distinct errors never fold
+    together. Any other line is the same text once times, ids and numbers are set aside; an error never
+    folds with text that merely mentions it."""
+    if isinstance(record, ErrorRecord):
+        return (
+            "error",
+            record.error_type,
+            record.origin,
+            record.category,
+            record.runtime,
+            record.handled,
+            record.operation,
+            version,
+            normalize_message(record.message, numbers=False),
+        )
+    return ("text", version, normalize_message(message))
+
+
+@dataclass
+class FoldedWindow:
+    """A window of events as a reader needs it: the platform's START / END / REPORT lines left out (their
+    figures are in ``invocations``), repeated lines folded into their first occurrence (in order of first
+    appearance), and the errors with ``first_event`` / ``last_event`` indexing ``events``."""
+
+    events: list[FoldedEvent]
+    errors: list[LogErrorSummary]
+    invocations: InvocationSummary
+
+
+def fold(messages: Sequence[str], streams: Sequence[str | None] | None = None) -> FoldedWindow:
+    """Fold a window of events (oldest first); see :class:`FoldedWindow`."""
+    read = _read(messages, streams)
+    events: list[FoldedEvent] = []
+    by_key: dict[tuple[Any, ...], int] = {}
+    positions = []
+    for index, ((record, version), message) in enumerate(zip(read, messages, strict=True)):
+        if isinstance(record, StartRecord | EndRecord | ReportRecord):
+            positions.append(-1)  # not an error: never a position the summaries report
+            continue
+        key = fold_key(record, message, version)
+        if key in by_key:
+            folded = events[by_key[key]]
+            folded.last, folded.count = index, folded.count + 1
+        else:
+            by_key[key] = len(events)
+            events.append(FoldedEvent(first=index, last=index))
+        positions.append(by_key[key])
+    errors, invocations = _summaries(read, positions)
+    return FoldedWindow(events=events, errors=errors, invocations=invocations)
+
+
+def _maximum(current: Any, value: Any) -> Any:
+    if value is None:
+        return current
+    return value if current is None else max(current, value)

@@ -1,0 +1,54 @@
+"""What the MCP tools may answer for: onboarded functions only (a recorded baseline exists).
+
+Checked before any tool reads the account: a malformed name (control characters included), a function
+that was never onboarded, or an ARN naming another account, region or partition is refused with a
+message that says why, and the only AWS call made is the baseline table's own GetItem.
+"""
+
+from __future__ import annotations
+
+import anyio
+from botocore.exceptions import BotoCoreError, ClientError
+
+from incident_responder.account.baseline import baseline_table_name, onboarded_arn
+from incident_responder.account.state import function_name_of
+from incident_responder.core.aws import AwsClients
+
+
+class OutOfScopeError(ValueError):
+    """The tool was asked about a function it must not answer for."""
+
+
+class OnboardedScope:
+    def __init__(self, clients: AwsClients, table: str | None = None):
+        self.clients = clients
+        self.table = table
+
+    def check(self, name_or_arn: str) -> str:
+        """The bare function name, if the tools may answer for it; otherwise OutOfScopeError."""
+        try:
+            name = function_name_of(name_or_arn)
+        except ValueError as exc:
+            raise OutOfScopeError(str(exc)) from None
+        table = self.table or baseline_table_name()
+        try:
+            recorded = onboarded_arn(self.clients, name, table)
+        except (ClientError, BotoCoreError) as exc:
+            raise OutOfScopeError(f"cannot read the baseline table {table!r} to check {name!r}: {exc}") from None
+        if recorded is None:
+            raise OutOfScopeError(
+                f"{name!r} is not onboarded: the tools answer only for functions with a recorded baseline "
+                f"(responder onboard {name})"
+            )
+        if name_or_arn.startswith("arn:"):
+            asked = ":".join(name_or_arn.split(":")[:7])
+            if asked != recorded:
+                raise OutOfScopeError(
+                    f"{name_or_arn!r} is not the onboarded function {name!r} ({recorded or 'no ARN recorded'}): "
+                    "another account, region or partition"
+                )
+        return name
+
+    async def acheck(self, name_or_arn: str) -> str:
+        """:meth:`check` off the event loop (boto3 blocks), for the MCP servers' async tools."""
+        return await anyio.to_thread.run_sync(self.check, name_or_arn)

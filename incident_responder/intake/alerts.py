@@ -1,0 +1,508 @@
+"""Turn an alert (a CloudWatch alarm notification or the project's own alert JSON) into an Incident.
+
+The incident id is derived from what identifies the alert (function, alarm, state-change time), so
+a duplicate delivery of the same alert yields the same id; it is also a valid execution name.
+
+Two kinds of alarm name no function: reading one gives a pending alarm that ingest resolves in the account.
+An alarm on an SQS queue (namespace ``AWS/SQS``, dimension ``QueueName``) gives a :class:`QueueAlarm`: its
+function is the onboarded one whose event source mapping reads the queue. A composite alarm gives a
+:class:`CompositeAlarm`: its function is the one its child alarms in ALARM watch (read with DescribeAlarms).
+Nothing here calls AWS.
+
+Besides the SNS notification, the same alarm change is read in the shape EventBridge publishes ("CloudWatch
+Alarm State Change", e.g. a rule whose target is the incident topic) and the shape an alarm's Lambda action
+sends: both carry Powertools' ``CloudWatchAlarmData``.
+
+    >>> incident = parse_alert({"function_name": "data-processor", "error_type": "KeyError",
+    ...                         "detected_at": "2026-11-23T04:00:00Z"})
+    >>> incident.incident_id  # doctest: +ELLIPSIS
+    'data-processor-20261123T040000-...'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from incident_responder.core.contracts import QUALIFIER_RE, Incident
+
+
+class MalformedAlertError(ValueError):
+    """The alert cannot be turned into an incident; the message says what is wrong."""
+
+
+class FunctionNotNamedError(MalformedAlertError):
+    """A well-formed alarm on a queue, or a composite alarm: which function it concerns is for ingest to find in
+    the account (:func:`incident_responder.intake.ingest.incident_from_alert`)."""
+
+    def __init__(self, pending: QueueAlarm | CompositeAlarm):
+        self.pending = pending
+        if isinstance(pending, QueueAlarm):
+            how = f"watches queue {pending.queue_name}; ingest resolves it through the onboarded functions' event source mappings"
+        else:
+            how = "is a composite alarm; ingest resolves it through its child alarms"
+        super().__init__(f"alarm {pending.alarm.AlarmName!r} names no function: it {how}")
+
+
+class AlertIgnoredError(Exception):
+    """A well-formed notification that is no incident: an alarm's change into OK or INSUFFICIENT_DATA.
+    Ingest logs it and counts it; it is not malformed, so it is never dead-lettered."""
+
+
+class ForeignAlertError(MalformedAlertError):
+    """An alarm of another account or Region than the stack's: its function is not one this stack can see."""
+
+
+# A sender's clock may run a little ahead; an alert from further in the future means nothing.
+CLOCK_SKEW = timedelta(minutes=5)
+# Nor does one from before Lambda existed (fromisoformat reads "1111111111..." as the year 1111).
+EARLIEST = datetime(2014, 11, 13, tzinfo=UTC)
+
+
+class AlarmDimension(BaseModel):
+    # SNS notifications spell them name/value; DescribeAlarms, Name/Value.
+    model_config = ConfigDict(populate_by_name=True)
+    name: str = Field(validation_alias=AliasChoices("name", "Name"))
+    value: str = Field(validation_alias=AliasChoices("value", "Value"))
+
+
+class AlarmMetric(BaseModel):
+    """One metric an alarm reads: the trigger's own, or one of a metric-math or anomaly-detection alarm's."""
+
+    model_config = ConfigDict(extra="allow")
+    MetricName: str | None = None
+    Namespace: str | None = None
+    Dimensions: list[AlarmDimension] = Field(default_factory=list)
+
+
+class AlarmMetricStat(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    Metric: AlarmMetric | None = None
+
+
+class AlarmMetricQuery(BaseModel):
+    """An entry of ``Trigger.Metrics``: a metric (``MetricStat``) or an expression over others."""
+
+    model_config = ConfigDict(extra="allow")
+    Id: str | None = None
+    Expression: str | None = None
+    MetricStat: AlarmMetricStat | None = None
+
+
+class AlarmTrigger(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+    MetricName: str | None = None
+    Namespace: str | None = None
+    Dimensions: list[AlarmDimension] = Field(default_factory=list)
+    # Metric math (e.g. Errors / Invocations) and anomaly detection (ANOMALY_DETECTION_BAND around a metric).
+    Metrics: list[AlarmMetricQuery] = Field(default_factory=list)
+
+    def metrics(self) -> list[AlarmMetric]:
+        """Every metric the alarm reads, the trigger's own first."""
+        own = [AlarmMetric(MetricName=self.MetricName, Namespace=self.Namespace, Dimensions=self.Dimensions)]
+        queried = [q.MetricStat.Metric for q in self.Metrics if q.MetricStat and q.MetricStat.Metric]
+        return [m for m in own if m.Dimensions] + queried
+
+
+class AlarmNotification(BaseModel):
+    """The body CloudWatch publishes to SNS when an alarm changes state (CloudWatch User Guide, "Schema of
+    Amazon SNS notifications when alarms change state")."""
+
+    model_config = ConfigDict(extra="allow")
+    AlarmName: str
+    NewStateValue: str
+    NewStateReason: str | None = None
+    OldStateValue: str | None = None
+    StateChangeTime: str
+    AlarmArn: str | None = None
+    AWSAccountId: str | None = None
+    # A metric alarm has a Trigger; a composite alarm an AlarmRule over other alarms instead, and the children
+    # whose change set it off ([{"Arn": ..., "State": {"Value": "ALARM", ...}}], or bare ARNs).
+    Trigger: AlarmTrigger | None = None
+    AlarmRule: str | None = None
+    TriggeringChildren: list[Any] = Field(default_factory=list)
+
+
+class ProjectAlert(BaseModel):
+    """The project's own alert JSON, for sources that are not CloudWatch alarms."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # Required: together with alert_id it identifies the alert, so duplicates map to one incident.
+    detected_at: str = Field(min_length=10, max_length=40, description="ISO 8601")
+    alert_id: str | None = Field(default=None, max_length=200)
+    error_type: str | None = Field(default=None, max_length=200)
+    error_message: str | None = Field(default=None, max_length=2000)
+    region: str | None = None
+    account_id: str | None = None
+
+
+# SQS queue names: 1-80 of A-Z a-z 0-9 - _, a FIFO queue's ending in .fifo.
+QUEUE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,75}(?:\.fifo)?|[A-Za-z0-9_-]{1,80}")
+
+
+class QueueAlarm(BaseModel):
+    """An alarm on a queue, waiting to be resolved to the function that reads the queue."""
+
+    alarm: AlarmNotification
+    queue_name: str
+    queue_arn: str = Field(description="arn:PARTITION:sqs:REGION:ACCOUNT:NAME, from the alarm's own ARN and account")
+
+    def incident(self, function_name: str, resolved_from: str) -> Incident:
+        """The incident once ``function_name`` is known (the id depends on it, as for any alarm)."""
+        return _incident(self.alarm, function_name, resolved_from=resolved_from)
+
+
+# ALARM("name or ARN") terms of a composite alarm's rule (the quotes are optional for plain names).
+_ALARM_TERM = re.compile(r'(\bNOT\s+)?\bALARM\(\s*(?:"((?:[^"\\]|\\.)*)"|([^\s()"]+))\s*\)')
+# Alarm names are 1-255 characters; a composite's rule names at most 100 alarms.
+MAX_CHILD_ALARMS = 100
+
+
+def alarm_name_of(reference: str) -> str:
+    """The alarm name in a rule's or notification's reference: a name, or an ARN ``...:alarm:NAME``."""
+    return reference.split(":alarm:", 1)[1] if reference.startswith("arn:") and ":alarm:" in reference else reference
+
+
+def rule_children(rule: str) -> list[str]:
+    """The alarms a composite rule needs in ALARM, in order: ``ALARM(a) OR (ALARM("b c") AND OK(d))`` -> a, b c.
+
+    >>> rule_children('ALARM(orders-errors) OR ALARM("arn:aws:cloudwatch:us-east-1:1:alarm:orders throttles") '
+    ...               'AND NOT ALARM(maintenance)')
+    ['orders-errors', 'orders throttles']
+    """
+    names = [alarm_name_of(quoted or plain) for negated, quoted, plain in _ALARM_TERM.findall(rule) if not negated]
+    return list(dict.fromkeys(name for name in names if name))[:MAX_CHILD_ALARMS]
+
+
+class CompositeAlarm(BaseModel):
+    """A composite alarm, waiting to be resolved to the function its child alarms in ALARM watch."""
+
+    alarm: AlarmNotification
+    children: list[str] = Field(description="the child alarms that set it off, else every ALARM() term of its rule")
+    triggered: bool = Field(description="children come from the notification's TriggeringChildren (not the rule)")
+
+    def incident(
+        self, function_name: str, resolved_from: str, qualifier: str | None = None, trigger: AlarmTrigger | None = None
+    ) -> Incident:
+        """The incident once the child alarms have named the function (and the metric they watch)."""
+        return _incident(self.alarm, function_name, resolved_from=resolved_from, qualifier=qualifier, trigger=trigger)
+
+
+def incident_id_for(function_name: str, detected_at: str, discriminator: str) -> str:
+    """``<function>-<yyyymmddTHHMMSS>-<hash>``: at most 80 chars of [A-Za-z0-9_-]."""
+    stamp = re.sub(r"[^0-9T]", "", detected_at.split(".")[0].split("+")[0].rstrip("Z"))[:15]
+    digest = hashlib.sha256(f"{function_name}|{detected_at}|{discriminator}".encode()).hexdigest()[:10]
+    return f"{function_name[:50]}-{stamp}-{digest}"
+
+
+_QUALIFIER = re.compile(QUALIFIER_RE)
+
+
+class Home(NamedTuple):
+    """The account and Region a responder stack watches (from any ARN of the stack's own)."""
+
+    account: str
+    region: str
+
+    @classmethod
+    def of(cls, arn: str) -> Home | None:
+        parts = arn.split(":")
+        return cls(account=parts[4], region=parts[3]) if len(parts) > 5 and parts[0] == "arn" else None
+
+
+def _queue_of(metric: AlarmMetric) -> str | None:
+    if metric.Namespace != "AWS/SQS":
+        return None
+    return next((dim.value for dim in metric.Dimensions if dim.name == "QueueName"), None)
+
+
+def _function_of(alarm_name: str, metric: AlarmMetric) -> tuple[str, str | None] | None:
+    """(function, qualifier) a metric is about: FunctionName, with the alias or version that Lambda's
+    ``Resource`` (``function:qualifier``) or ``ExecutedVersion`` dimension names; or a /aws/lambda/ log group."""
+    dims = {dim.name: dim.value for dim in metric.Dimensions}
+    if "FunctionName" in dims:
+        function, _, qualifier = dims["FunctionName"].partition(":")
+        resource = dims.get("Resource", "")
+        if resource.startswith(f"{function}:"):
+            qualifier = resource.removeprefix(f"{function}:")
+        qualifier = qualifier or dims.get("ExecutedVersion", "")
+        if qualifier and not _QUALIFIER.fullmatch(qualifier):
+            raise MalformedAlertError(
+                f"alarm {alarm_name!r}: {qualifier[:100]!r} is not a Lambda alias or version of {function[:64]!r}"
+            )
+        return function, qualifier or None
+    group = dims.get("LogGroupName", "")
+    return (group.removeprefix("/aws/lambda/"), None) if group.startswith("/aws/lambda/") else None
+
+
+def _check_home(what: str, account: str | None, region: str | None, home: Home | None) -> None:
+    """An alert of another account or Region names a function this stack cannot see, whatever its name."""
+    if home is None or ((not account or account == home.account) and (not region or region == home.region)):
+        return
+    raise ForeignAlertError(
+        f"{what} is from account {account or home.account}, Region {region or home.region}; this responder "
+        f"watches account {home.account} in {home.region}, where a function of the same name is another "
+        "function: deploy a responder in that account and Region, or send this one only its own alarms"
+    )
+
+
+def parse_alert(message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None) -> Incident:
+    """An Incident from an SNS message body (string or already-decoded JSON).
+
+    Whatever the input, this returns an Incident or raises MalformedAlertError with the reason: deep
+    nesting and integers too long to convert are reasons too, never a crash. An alarm on a queue and a composite
+    alarm raise :class:`FunctionNotNamedError` (its ``pending`` says what to resolve): see :func:`read_alert`.
+    A change into OK or INSUFFICIENT_DATA raises :class:`AlertIgnoredError`.
+    """
+    alert = read_alert(message, now, home)
+    if isinstance(alert, QueueAlarm | CompositeAlarm):
+        raise FunctionNotNamedError(alert)
+    return alert
+
+
+def read_alert(
+    message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None
+) -> Incident | QueueAlarm | CompositeAlarm:
+    """An Incident, or a :class:`QueueAlarm` (an alarm that watches a queue) or :class:`CompositeAlarm`, which name
+    no function: ingest resolves them in the account.
+
+    Raises AlertIgnoredError for an alarm's change into a state other than ALARM (checked before anything
+    else the alarm says), ForeignAlertError for an alert of another account or Region than ``home``'s, and
+    MalformedAlertError with the reason for anything else, as :func:`parse_alert` does.
+    """
+    if isinstance(message, str):
+        try:
+            message = json.loads(message)
+        except json.JSONDecodeError as exc:
+            raise MalformedAlertError(f"alert is not JSON: {exc.msg} at position {exc.pos}") from exc
+        except RecursionError:
+            raise MalformedAlertError("alert is nested too deeply to be an alert") from None
+        except ValueError as exc:  # e.g. an integer longer than Python converts (4300 digits)
+            raise MalformedAlertError(f"alert is not usable JSON: {str(exc)[:200]}") from None
+    if not isinstance(message, dict):
+        raise MalformedAlertError("alert must be a JSON object")
+    alert: Incident | QueueAlarm | CompositeAlarm
+    try:
+        if "alarmData" in message or "detail" in message:
+            message = _from_alarm_event(message)
+        if "AlarmName" in message:
+            alert = _from_alarm(AlarmNotification.model_validate(message), home)
+        else:
+            project = ProjectAlert.model_validate(message)
+            _check_home(f"alert for {project.function_name!r}", project.account_id, project.region, home)
+            alert = _from_project_alert(project)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'alert'}: {e['msg']}" for e in exc.errors(include_input=False)[:5]
+        )
+        raise MalformedAlertError(f"alert is not a CloudWatch alarm or a project alert: {problems[:800]}") from None
+    except RecursionError:
+        raise MalformedAlertError("alert is nested too deeply to be an alert") from None
+    detected = alert.detected_at if isinstance(alert, Incident) else alert.alarm.StateChangeTime
+    _check_time(detected, now or datetime.now(UTC))
+    return alert
+
+
+def _check_time(value: str, now: datetime) -> None:
+    """``detected_at`` must be a real ISO 8601 date and time (UTC when no offset is given), not in the future."""
+    try:
+        if len(value) <= 10:
+            raise ValueError("a date without a time")
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is not an ISO 8601 date and time") from None
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if moment < EARLIEST:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is before AWS Lambda existed")
+    if moment > now + CLOCK_SKEW:
+        raise MalformedAlertError(f"detected_at {value[:40]!r} is in the future (now {now:%Y-%m-%dT%H:%M:%SZ})")
+
+
+def fault_signature(incident: Incident) -> str:
+    """What makes two alerts about one function the same fault: the alarm, else the error type.
+
+    Alerts with the same function and signature within the grouping window are one incident.
+    """
+    if incident.alarm_name:
+        return f"alarm:{incident.alarm_name}"
+    return f"error:{incident.error_type or ''}"
+
+
+def _from_alarm_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The SNS notification's fields from the same change as EventBridge publishes it ("CloudWatch Alarm State
+    Change": account, region, resources, detail) or as an alarm's Lambda action sends it (alarmArn, accountId,
+    alarmData); ``detail`` and ``alarmData`` are what Powertools' ``CloudWatchAlarmData`` reads."""
+    # Powertools' data classes package loads every event source's class: only for these shapes.
+    from aws_lambda_powertools.utilities.data_classes.cloud_watch_alarm_event import CloudWatchAlarmData
+
+    if event.get("source") != "aws.cloudwatch" or not isinstance(event.get("alarmData", event.get("detail")), dict):
+        raise MalformedAlertError("alert is an event, but not a CloudWatch alarm's (source aws.cloudwatch)")
+    if "detail" in event and event.get("detail-type") != "CloudWatch Alarm State Change":
+        kind = str(event.get("detail-type"))[:100]
+        raise MalformedAlertError(f"alert is a CloudWatch event of type {kind!r}, not 'CloudWatch Alarm State Change'")
+    data = CloudWatchAlarmData(event.get("alarmData") or event["detail"])
+    resources = event.get("resources")
+    arn = event.get("alarmArn") or (resources[0] if isinstance(resources, list) and resources else None)
+    try:
+        state, previous, configuration = data.state, data.get("previousState"), data.configuration
+        children = (state.reason_data_decoded or {}).get("triggeringAlarms") if configuration.alarm_rule else None
+        body = {
+            "AlarmName": data.alarm_name,
+            "NewStateValue": state.value,
+            "NewStateReason": state.get("reason"),
+            "OldStateValue": previous.get("value") if isinstance(previous, dict) else None,
+            "StateChangeTime": state.timestamp,
+            "AlarmArn": arn,
+            "AWSAccountId": event.get("accountId") or event.get("account"),
+        }
+        if configuration.alarm_rule is not None:
+            body["AlarmRule"] = configuration.alarm_rule
+            body["TriggeringChildren"] = [
+                {"Arn": c.get("arn"), "State": {"Value": (c.get("state") or {}).get("value")}}
+                for c in children or []
+                if isinstance(c, dict)
+            ]
+        else:
+            body["Trigger"] = {"Metrics": [_metric_query(m) for m in configuration.metrics]}
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise MalformedAlertError(f"alert is a CloudWatch alarm event without {str(exc)[:100]}") from None
+    return body
+
+
+def _metric_query(metric: Any) -> dict[str, Any]:
+    """An alarm event's metric (``metricStat.metric``: namespace, name, dimensions as a mapping) as an SNS Trigger's."""
+    stat = metric.get("metricStat") or {}
+    watched = stat.get("metric") or {}
+    dimensions = watched.get("dimensions") or {}
+    return {
+        "Id": metric.get("id"),
+        "Expression": metric.get("expression"),
+        "MetricStat": {
+            "Metric": {
+                "Namespace": watched.get("namespace"),
+                "MetricName": watched.get("name"),
+                "Dimensions": [{"name": k, "value": v} for k, v in dimensions.items()],
+            }
+        }
+        if watched
+        else None,
+    }
+
+
+def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident | QueueAlarm | CompositeAlarm:
+    name = alarm.AlarmName
+    if alarm.NewStateValue != "ALARM":
+        since = f" from {alarm.OldStateValue}" if alarm.OldStateValue else ""
+        raise AlertIgnoredError(
+            f"alarm {name!r} changed to {alarm.NewStateValue[:40]}{since[:50]}: only a change into ALARM opens an incident"
+        )
+    arn = (alarm.AlarmArn or "").split(":")
+    _check_home(
+        f"alarm {name!r}",
+        alarm.AWSAccountId or (arn[4] if len(arn) > 5 else None),
+        arn[3] if len(arn) > 5 else None,
+        home,
+    )
+    if alarm.Trigger is None:
+        if alarm.AlarmRule is not None:
+            return _composite(alarm)
+        raise MalformedAlertError(
+            f"alarm {name!r} has neither a Trigger (a metric alarm) nor an AlarmRule (a composite)"
+        )
+    metrics = alarm.Trigger.metrics()
+    found = {f for f in (_function_of(name, m) for m in metrics) if f}
+    functions = sorted({function for function, _ in found})
+    if len(functions) > 1:
+        raise MalformedAlertError(
+            f"alarm {name!r} reads the metrics of several functions ({', '.join(functions)[:300]}): an incident is "
+            "about one function, so none is chosen; alarm on each function's own metrics"
+        )
+    if functions:
+        qualifiers = {qualifier for _, qualifier in found if qualifier}
+        return _incident(alarm, functions[0], qualifier=qualifiers.pop() if len(qualifiers) == 1 else None)
+    queue = next((q for q in map(_queue_of, metrics) if q), None)
+    if queue is None:
+        raise MalformedAlertError(
+            f"alarm {name!r} has no FunctionName or /aws/lambda/ log group dimension in the metrics it reads, "
+            "nor the QueueName of an AWS/SQS metric"
+        )
+    if not QUEUE_NAME_RE.fullmatch(queue or ""):
+        raise MalformedAlertError(f"alarm {alarm.AlarmName!r}: QueueName {queue[:100]!r} is not an SQS queue name")
+    # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME; the queue is in the alarm's region and account.
+    account = alarm.AWSAccountId or (arn[4] if len(arn) > 5 else "")
+    region = arn[3] if len(arn) > 5 and arn[0] == "arn" and re.fullmatch(r"aws[a-z-]*", arn[1]) else ""
+    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or not re.fullmatch(r"\d{12}", account):
+        raise MalformedAlertError(
+            f"alarm {alarm.AlarmName!r} on queue {queue} has no region (AlarmArn) and account (AWSAccountId) "
+            "to name the queue by its ARN"
+        )
+    return QueueAlarm(alarm=alarm, queue_name=queue, queue_arn=f"arn:{arn[1]}:sqs:{region}:{account}:{queue}")
+
+
+def _composite(alarm: AlarmNotification) -> CompositeAlarm:
+    """The children that set the composite off (TriggeringChildren), else every ALARM() term of its rule."""
+    triggered = []
+    for child in alarm.TriggeringChildren[:MAX_CHILD_ALARMS]:
+        state = child.get("State") if isinstance(child, dict) else None
+        reference = child.get("Arn") if isinstance(child, dict) else child
+        if isinstance(reference, str) and (not isinstance(state, dict) or state.get("Value") in (None, "ALARM")):
+            triggered.append(alarm_name_of(reference))
+    children = list(dict.fromkeys(filter(None, triggered))) or rule_children(alarm.AlarmRule or "")
+    if not children:
+        raise MalformedAlertError(
+            f"alarm {alarm.AlarmName!r} is a composite alarm whose rule ({(alarm.AlarmRule or '')[:200]}) names no "
+            "alarm in ALARM: nothing says which function is failing"
+        )
+    return CompositeAlarm(alarm=alarm, children=children, triggered=bool(triggered))
+
+
+def _incident(
+    alarm: AlarmNotification,
+    function: str,
+    resolved_from: str | None = None,
+    qualifier: str | None = None,
+    trigger: AlarmTrigger | None = None,
+) -> Incident:
+    """``trigger``: what the metric alarm watches (for a composite, the child alarm that named the function)."""
+    region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
+    trigger = trigger or alarm.Trigger or AlarmTrigger()
+    return Incident(
+        incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
+        function_name=function,
+        qualifier=qualifier,
+        source="cloudwatch_alarm",
+        detected_at=alarm.StateChangeTime,
+        resolved_from=resolved_from,
+        alarm_name=alarm.AlarmName,
+        metric_name=_metric_names(trigger),
+        namespace=trigger.Namespace or next((m.Namespace for m in trigger.metrics() if m.Namespace), None),
+        reason=(alarm.NewStateReason or "")[:2000] or None,
+        region=region,
+        account_id=alarm.AWSAccountId,
+    )
+
+
+def _metric_names(trigger: AlarmTrigger) -> str | None:
+    """The metric the alarm watches; for metric math, the metrics it reads (``Errors, Invocations``)."""
+    names = [trigger.MetricName] if trigger.MetricName else [m.MetricName for m in trigger.metrics() if m.MetricName]
+    return ", ".join(dict.fromkeys(names))[:200] or None
+
+
+def _from_project_alert(alert: ProjectAlert) -> Incident:
+    detected = alert.detected_at
+    return Incident(
+        incident_id=incident_id_for(alert.function_name, detected, alert.alert_id or alert.error_type or ""),
+        function_name=alert.function_name,
+        source="alert",
+        detected_at=detected,
+        error_type=alert.error_type,
+        error_message=alert.error_message,
+        region=alert.region,
+        account_id=alert.account_id,
+    )

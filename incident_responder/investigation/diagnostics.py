@@ -1,0 +1,421 @@
+"""The read-only diagnostics tools, as plain functions returning pydantic results.
+
+The MCP server (``mcp/diagnostics/server.py``) only registers these. A result sets its ``error``
+field instead of raising: an AWS error (missing function, access denied to the server's own role,
+unreachable endpoint) is itself evidence for the investigating agent, and a stack trace never
+leaves the server. Results are serialized without the fields left at their default
+(:class:`incident_responder.account.log_records.Compact`): a model reads every result again in every turn.
+Environment variables of the inspected function are never read into a result: :class:`LambdaConfig`
+is built from an allow-list of fields.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import AfterValidator, Field, WithJsonSchema
+
+from incident_responder.account.baseline import (
+    BaselineNotFoundError,
+    Difference,
+    date_differences,
+    diff_configurations,
+    load_baseline,
+)
+from incident_responder.account.log_records import Compact, InvocationSummary, LogErrorSummary, fold
+from incident_responder.account.signals import (
+    Dependencies,
+    FunctionMetrics,
+    RecentChanges,
+    read_dependencies,
+    read_function_metrics,
+    read_recent_changes,
+)
+from incident_responder.account.state import (
+    LAMBDA_NAME_PATTERN,
+    NetworkState,
+    configuration_from,
+    function_name_of,
+    read_network,
+    read_reserved_concurrency,
+    read_role,
+)
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import QUALIFIER_RE
+
+
+def _check_lambda_name(value: str) -> str:
+    function_name_of(value)  # raises a ValueError that says what is expected
+    return value
+
+
+# Validated by a function (for a message a model can act on), published with the pattern in the schema.
+LambdaName = Annotated[
+    str,
+    AfterValidator(_check_lambda_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": LAMBDA_NAME_PATTERN,
+            "description": "Lambda function name (1-64 of A-Z a-z 0-9 _ -) or function ARN",
+        }
+    ),
+]
+Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]
+Hours = Annotated[int, Field(ge=1, le=2160, description="how far back to look, in hours (CloudTrail keeps 90 days)")]
+Qualifier = Annotated[
+    str | None,
+    Field(
+        pattern=rf"^({QUALIFIER_RE})$",
+        description="an alias or version (the incident's qualifier): read what runs behind it; unset: $LATEST",
+    ),
+]
+
+MAX_EVENTS = 30
+MAX_MESSAGE_CHARS = 500
+MAX_STREAMS = 50
+# CloudWatch updates a stream's lastEventTimestamp lazily (documented: eventual, up to an hour), so a
+# stream is read if it could hold events newer than this much before its reported last event.
+STREAM_TIMESTAMP_LAG_MS = 60 * 60 * 1000
+
+
+def describe_error(exc: Exception) -> str:
+    """One line for an AWS failure: the error code and message, never a traceback."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        return f"{err.get('Code', 'ClientError')}: {err.get('Message', str(exc))}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+# -- get_recent_logs ------------------------------------------------------------------------------
+# Said in every tool's description, since a model sees the descriptions, not the output schemas.
+OMITTED_NOTE = "Fields at their default (null, empty, false, 0; a line's count 1) are left out."
+
+
+class LogEvent(Compact):
+    """One line of the window, with its repeats folded into it: ``message`` is the first occurrence's real text."""
+
+    timestamp: str = Field(description="ISO 8601 UTC of the first occurrence")
+    message: str
+    truncated: bool = Field(default=False, description=f"message was cut to {MAX_MESSAGE_CHARS} characters")
+    count: int = Field(
+        default=1, description="occurrences in the window (the same line with other times, ids or numbers)"
+    )
+    last_timestamp: str | None = Field(default=None, description="ISO 8601 UTC of the last occurrence, when count > 1")
+
+
+class RecentLogs(Compact):
+    ALWAYS = frozenset({"events", "errors"})  # no line, or no error, is a finding
+
+    log_group: str
+    window_minutes: int
+    events: list[LogEvent] = Field(
+        default_factory=list,
+        description=f"the newest {MAX_EVENTS} events, oldest first, as lines: repeats folded into the first "
+        "occurrence (count, last_timestamp); the platform's START, END and REPORT lines left out (see invocations)",
+    )
+    errors: list[LogErrorSummary] = Field(
+        default_factory=list,
+        description="the errors those events report, read by their structure (runtime, SDK and platform formats) "
+        "and grouped; first_event / last_event index events",
+    )
+    invocations: InvocationSummary | None = Field(
+        default=None, description="what the platform's START and REPORT lines say (left out: no such line)"
+    )
+    error: str | None = None
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) -> RecentLogs:
+    """The newest 30 log events of ``/aws/lambda/<name>`` in the last ``minutes``, in time order, folded
+    (:func:`incident_responder.account.log_records.fold`): repeats counted into their first occurrence, the platform's
+    START / END / REPORT lines summarized in ``invocations``.
+
+    Reads streams newest-first and stops once no remaining stream can hold a newer event, so the
+    cost and the response size stay bounded whatever the size of the log group.
+    """
+    name = function_name_of(lambda_name)
+    group = f"/aws/lambda/{name}"
+    result = RecentLogs(log_group=group, window_minutes=minutes)
+    start_ms = int(time.time() * 1000) - minutes * 60 * 1000
+    logs = clients.get("logs")
+    collected: list[dict[str, Any]] = []
+    try:
+        streams_read, token = 0, None
+        while streams_read < MAX_STREAMS:
+            kwargs: dict[str, Any] = {"logGroupName": group, "orderBy": "LastEventTime", "descending": True}
+            if token:
+                kwargs["nextToken"] = token
+            page = logs.describe_log_streams(**kwargs)
+            for stream in page.get("logStreams", []):
+                last = stream.get("lastEventTimestamp") or stream.get("creationTime", 0)
+                newest = sorted(e["timestamp"] for e in collected)[-MAX_EVENTS:]
+                floor = max(start_ms, newest[0]) if len(newest) == MAX_EVENTS else start_ms
+                if streams_read >= MAX_STREAMS or last + STREAM_TIMESTAMP_LAG_MS < floor:
+                    streams_read = MAX_STREAMS  # streams come newest first: nothing further can qualify
+                    break
+                streams_read += 1
+                events = logs.get_log_events(
+                    logGroupName=group,
+                    logStreamName=stream["logStreamName"],
+                    startTime=start_ms,
+                    startFromHead=False,
+                    limit=MAX_EVENTS,
+                )["events"]
+                # The stream's name says which version ran: kept to attribute errors to versions.
+                collected += [{**e, "stream": stream["logStreamName"]} for e in events]
+            token = page.get("nextToken")
+            if not token:
+                break
+    except AWS_ERRORS as exc:
+        result.error = describe_error(exc)
+        return result
+    newest = sorted(collected, key=lambda e: e["timestamp"])[-MAX_EVENTS:]
+    result.events, result.errors, result.invocations = fold_events(newest)
+    return result
+
+
+def fold_events(
+    events: list[dict[str, Any]],
+) -> tuple[list[LogEvent], list[LogErrorSummary], InvocationSummary | None]:
+    """A window of CloudWatch events (``timestamp`` in ms, ``message``, ``stream``: the log stream's name, which
+    says the version), oldest first, as get_recent_logs returns it: folded lines, the errors (indexing them)
+    and what the platform's lines say (None when there is no such line)."""
+    # Whole messages are read (a Node.js error's JSON rarely fits in the cut); only what is shown is cut.
+    window = fold([e["message"] for e in events], [e.get("stream") for e in events])
+    lines = []
+    for folded in window.events:
+        first, last = events[folded.first], events[folded.last]
+        lines.append(
+            LogEvent(
+                timestamp=_iso(first["timestamp"]),
+                message=first["message"][:MAX_MESSAGE_CHARS],
+                truncated=len(first["message"]) > MAX_MESSAGE_CHARS,
+                count=folded.count,
+                last_timestamp=_iso(last["timestamp"]) if folded.count > 1 else None,
+            )
+        )
+    invocations = window.invocations
+    return lines, window.errors, invocations if invocations.reports or invocations.versions else None
+
+
+# -- get_iam_state --------------------------------------------------------------------------------
+class IamState(Compact):
+    ALWAYS = frozenset({"attached_policy_arns", "inline_policies"})  # none at all is a finding
+
+    function_name: str
+    role_name: str | None = None
+    role_arn: str | None = None
+    attached_policy_arns: list[str] = Field(default_factory=list)
+    inline_policies: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="inline policy name -> full policy document"
+    )
+    error: str | None = None
+
+
+def get_iam_state(clients: AwsClients, lambda_name: str) -> IamState:
+    """The execution role of the function (read from the function, never assumed) and its policies."""
+    name = function_name_of(lambda_name)
+    try:
+        role_arn = clients.get("lambda").get_function_configuration(FunctionName=name)["Role"]
+        role = read_role(clients, role_arn)
+    except AWS_ERRORS as exc:
+        return IamState(function_name=name, error=describe_error(exc))
+    return IamState(function_name=name, **role.model_dump())
+
+
+# -- get_lambda_config ----------------------------------------------------------------------------
+class LambdaVpcConfig(Compact):
+    SubnetIds: list[str] = Field(default_factory=list)
+    SecurityGroupIds: list[str] = Field(default_factory=list)
+    VpcId: str | None = None
+
+
+class EventSourceMappingInfo(Compact):
+    UUID: str
+    EventSourceArn: str | None = None
+    State: str | None = Field(default=None, description="Enabled, Disabled, Enabling, Disabling, Updating, ...")
+    BatchSize: int | None = None
+
+
+class LambdaConfig(Compact):
+    FunctionName: str
+    FunctionArn: str | None = None
+    Qualifier: str | None = Field(default=None, description="the alias or version asked for (unset: $LATEST)")
+    Version: str | None = Field(default=None, description="the version the qualifier runs, whose settings these are")
+    Runtime: str | None = None
+    Handler: str | None = None
+    Role: str | None = None
+    MemorySize: int | None = None
+    Timeout: int | None = None
+    LastModified: str | None = None
+    State: str | None = None
+    LastUpdateStatus: str | None = None
+    ReservedConcurrentExecutions: int | None = Field(
+        default=None,
+        description="unset: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
+    )
+    VpcConfig: LambdaVpcConfig | None = None
+    KMSKeyArn: str | None = Field(
+        default=None, description="customer-managed key encrypting the environment (unset: an AWS-owned key)"
+    )
+    KMSKeyState: str | None = Field(
+        default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
+    )
+    Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
+    EventSourceMappings: list[EventSourceMappingInfo] = Field(
+        default_factory=list, description="queues and streams that invoke the function"
+    )
+    read_errors: list[str] = Field(
+        default_factory=list, description="parts that could not be read (the rest of the result stands)"
+    )
+    error: str | None = None
+
+
+def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | None = None) -> LambdaConfig:
+    """The function's configuration; with a ``qualifier``, that of the version the alias (or version) names."""
+    name = function_name_of(lambda_name)
+    lam = clients.get("lambda")
+    try:
+        raw = lam.get_function_configuration(FunctionName=name, **({"Qualifier": qualifier} if qualifier else {}))
+        reserved = read_reserved_concurrency(clients, name)
+    except AWS_ERRORS as exc:
+        return LambdaConfig(FunctionName=name, error=describe_error(exc))
+    vpc = raw.get("VpcConfig") or {}
+    # Allow-list only: Environment (and anything else not named here) never leaves the server.
+    config = LambdaConfig(
+        FunctionName=raw["FunctionName"],
+        FunctionArn=raw.get("FunctionArn"),
+        Qualifier=qualifier,
+        Version=raw.get("Version") if qualifier else None,
+        Runtime=raw.get("Runtime"),
+        Handler=raw.get("Handler"),
+        Role=raw.get("Role"),
+        MemorySize=raw.get("MemorySize"),
+        Timeout=raw.get("Timeout"),
+        LastModified=raw.get("LastModified"),
+        State=raw.get("State"),
+        LastUpdateStatus=raw.get("LastUpdateStatus"),
+        ReservedConcurrentExecutions=reserved,
+        VpcConfig=LambdaVpcConfig(
+            SubnetIds=vpc.get("SubnetIds", []), SecurityGroupIds=vpc.get("SecurityGroupIds", []), VpcId=vpc.get("VpcId")
+        )
+        if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
+        else None,
+        KMSKeyArn=raw.get("KMSKeyArn") or None,
+    )
+    # Each further part is read on its own: one the server may not read leaves the others standing.
+    if config.KMSKeyArn:
+        try:
+            config.KMSKeyState = clients.get("kms").describe_key(KeyId=config.KMSKeyArn)["KeyMetadata"].get("KeyState")
+        except AWS_ERRORS as exc:
+            config.read_errors.append(f"KMSKeyState: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_aliases").paginate(FunctionName=name):
+            config.Aliases.update({a["Name"]: a["FunctionVersion"] for a in page["Aliases"]})
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"Aliases: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=name):
+            config.EventSourceMappings += [
+                EventSourceMappingInfo(
+                    UUID=m["UUID"],
+                    EventSourceArn=m.get("EventSourceArn"),
+                    State=m.get("State"),
+                    BatchSize=m.get("BatchSize"),
+                )
+                for m in page["EventSourceMappings"]
+            ]
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
+    return config
+
+
+# -- get_network_config ---------------------------------------------------------------------------
+class NetworkConfig(NetworkState, Compact):
+    ALWAYS = frozenset({"in_vpc"})
+
+    function_name: str
+    in_vpc: bool = False
+    error: str | None = None
+
+
+def get_network_config(clients: AwsClients, lambda_name: str) -> NetworkConfig:
+    """Egress rules of the function's security groups and the NACL entries of its subnets."""
+    name = function_name_of(lambda_name)
+    try:
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name)
+        network = read_network(clients, raw.get("VpcConfig"))
+    except AWS_ERRORS as exc:
+        return NetworkConfig(function_name=name, error=describe_error(exc))
+    return NetworkConfig(function_name=name, **network.model_dump())
+
+
+# -- get_config_drift -----------------------------------------------------------------------------
+class ConfigDrift(Compact):
+    ALWAYS = frozenset({"drifted", "differences"})
+
+    function_name: str
+    qualifier: str | None = Field(default=None, description="the alias or version compared (unset: $LATEST)")
+    version: str | None = Field(default=None, description="the version it runs, whose settings were compared")
+    baseline_captured_at: str | None = None
+    drifted: bool = False
+    differences: list[Difference] = Field(default_factory=list)
+    error: str | None = None
+
+
+def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | None = None) -> ConfigDrift:
+    """Current configuration against the recorded baseline: one difference per changed path, each with
+    when it appeared (``changed_at``) where the account records it. With a ``qualifier``, the settings
+    compared are those of the version the alias (or version) runs: what fails behind it."""
+    name = function_name_of(lambda_name)
+    try:
+        baseline = load_baseline(clients, name)
+        where = {"Qualifier": qualifier} if qualifier else {}
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name, **where)
+        current = configuration_from(clients, raw)
+    except BaselineNotFoundError as exc:
+        return ConfigDrift(function_name=name, qualifier=qualifier, error=str(exc))
+    except AWS_ERRORS as exc:
+        return ConfigDrift(function_name=name, qualifier=qualifier, error=describe_error(exc))
+    # When each difference appeared, where the account can tell; a failed look-up leaves it unset.
+    differences = date_differences(
+        clients, name, diff_configurations(baseline.configuration, current), baseline.captured_at, current
+    )
+    return ConfigDrift(
+        function_name=name,
+        qualifier=qualifier,
+        version=raw.get("Version") if qualifier else None,
+        baseline_captured_at=baseline.captured_at,
+        drifted=bool(differences),
+        differences=differences,
+    )
+
+
+# -- get_function_metrics, get_recent_changes, get_dependencies ------------------------------------------------
+# Read by incident_responder.account.signals (metrics, changes, dependencies); registered as tools like the ones above.
+def get_function_metrics(clients: AwsClients, lambda_name: str, minutes: int = 60) -> FunctionMetrics:
+    """The function's AWS/Lambda metrics over the last ``minutes`` (at most 12 points a series), when each departed
+    from its normal, and the account's concurrency (limits, peak, the top functions)."""
+    return read_function_metrics(clients, lambda_name, minutes)
+
+
+def get_recent_changes(clients: AwsClients, lambda_name: str, hours: int = 24) -> RecentChanges:
+    """CloudTrail's management writes on the function and what it depends on in the last ``hours`` (newest first,
+    at most 20, who made each), and the function's versions and aliases."""
+    return read_recent_changes(clients, lambda_name, hours)
+
+
+def get_dependencies(clients: AwsClients, lambda_name: str) -> Dependencies:
+    """The state of what the function depends on: event source mappings and their queues, other queues, secrets,
+    parameters, the environment's key, tables."""
+    return read_dependencies(clients, lambda_name)

@@ -1,0 +1,96 @@
+"""The operator notification for PROPOSAL_READY, built from validated, typed fields.
+
+Everything structural (function, incident id, fault types, action types, counts) comes from enums
+and validated models. Model prose (``root_cause``, an action's ``reasoning``) and model-chosen strings
+(``target_resource``) are shown as quotes: control characters removed, one line, capped, and labelled
+as the model's words, so a sentence a hostile log line planted in the diagnosis reads as a quote, never
+as an instruction from the responder.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from incident_responder.core.contracts import FaultType, Incident, RemediationProposal
+
+SUBJECT_LIMIT = 100  # SNS's own limit for email subjects
+PROSE_LIMIT = 300
+VALUE_LIMIT = 120
+MAX_ACTIONS_SHOWN = 20
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+class Notification(BaseModel):
+    subject: str
+    message: str
+
+
+def quote(text: str | None, limit: int = PROSE_LIMIT) -> str:
+    """Untrusted text as one quoted line: control characters become spaces, the length is capped."""
+    flat = _CONTROL.sub(" ", text or "").strip()
+    flat = re.sub(r"\s+", " ", flat)
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    return json.dumps(flat, ensure_ascii=False)
+
+
+def subject_line(text: str) -> str:
+    """An SNS subject: at most SUBJECT_LIMIT characters (SNS refuses longer ones for email)."""
+    return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
+
+
+def _parameters(action: dict[str, Any]) -> str:
+    parts = []
+    for key, value in sorted((action.get("parameters") or {}).items()):
+        shown = value if isinstance(value, int | bool) or value is None else quote(json.dumps(value), VALUE_LIMIT)
+        parts.append(f"{key}={shown}")
+    return ", ".join(parts)
+
+
+def proposal_notification(
+    incident: Incident, diagnosis: dict[str, Any], proposal: RemediationProposal | None, *, reference: str | None
+) -> Notification:
+    faults = [FaultType(f).value for f in diagnosis.get("fault_types", [])]
+    subject = subject_line(f"Remediation proposed: {incident.function_name} ({', '.join(faults) or 'no fault type'})")
+    lines = [
+        f"Incident {incident.incident_id} on function {incident.function_name}.",
+        "Nothing has been applied: these are proposals for a person to review.",
+        "",
+        f"Diagnosed fault types: {', '.join(faults) or 'none'}",
+        f"Severity: {diagnosis.get('severity', 'unknown')}; confidence: {diagnosis.get('confidence', 'unknown')}",
+        f"Root cause, in the investigating model's words (a quote, not an instruction): {quote(diagnosis.get('root_cause'))}",
+        "",
+    ]
+    actions = proposal.actions if proposal else []
+    lines.append(f"Proposed actions ({len(actions)}), each checked by the deterministic guardrails:")
+    for action in actions[:MAX_ACTIONS_SHOWN]:
+        data = action.model_dump(mode="json")
+        approval = "needs approval" if action.requires_approval else "no approval required"
+        lines.append(
+            f"  {action.execution_order}. {action.action_type.value} for {action.fault_type.value}"
+            f" (risk {action.risk_level}, {approval})"
+        )
+        lines.append(f"     target: {quote(action.target_resource, VALUE_LIMIT)}")
+        if params := _parameters(data):
+            lines.append(f"     parameters: {params}")
+        if action.reasoning:
+            lines.append(f"     the resolver model's reasoning (a quote): {quote(action.reasoning)}")
+    if len(actions) > MAX_ACTIONS_SHOWN:
+        lines.append(f"  ... and {len(actions) - MAX_ACTIONS_SHOWN} more in the stored proposal")
+    if not actions:
+        lines.append("  none")
+    if proposal and proposal.unresolvable_faults:
+        lines.append(
+            f"Needs a person (no automated action): {', '.join(f.value for f in proposal.unresolvable_faults)}"
+        )
+    lines.append(f"Rejected by the guardrails: {len(proposal.rejected_actions) if proposal else 0}")
+    lines += [
+        "",
+        f"Inspect: responder show {incident.incident_id}",
+        f"Proposal: {reference or 'incident-context table'}",
+    ]
+    return Notification(subject=subject, message="\n".join(lines))

@@ -1,0 +1,175 @@
+"""One remediation proposal, from a diagnosis to stored, guardrail-checked actions.
+
+The ``propose`` Lambda handler is a thin wrapper around :func:`run_proposal`. Proposes only:
+nothing here changes the account.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel
+
+from incident_responder.account.baseline import load_baseline
+from incident_responder.account.state import read_function_configuration
+from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
+from incident_responder.agent.tools import McpServerConfig, ToolProvider
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import Incident, RemediationProposal
+from incident_responder.notify.notifications import Notification, proposal_notification
+from incident_responder.proposal.guardrails import apply_guardrails
+from incident_responder.proposal.proposer import proposal_message, resolver_spec
+from incident_responder.state.store import RecordStore, step_result
+
+INLINE_PROPOSAL_LIMIT = 32 * 1024
+
+
+class ProposalResult(BaseModel):
+    incident_id: str
+    outcome: Literal["PROPOSAL_READY", "NO_PROPOSAL"]
+    end_reason: str
+    proposal: dict[str, Any] | None = None
+    proposal_ref: str | None = None
+    actions: int = 0
+    rejected: int = 0
+    unresolvable_faults: list[str] = []
+    notification: Notification | None = None
+    metrics: dict[str, Any]
+
+
+class DiagnosisUnavailableError(LookupError):
+    """The diagnosis is neither inline nor in the store (an ASL error name: goes to PROPOSAL_FAILED)."""
+
+
+def diagnosis_for(
+    clients: AwsClients, store: RecordStore, incident_id: str, investigation: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The diagnosis, inline or by reference (:func:`~incident_responder.state.store.step_result`)."""
+    return step_result(
+        clients,
+        store,
+        incident_id,
+        kind="investigation",
+        field="diagnosis",
+        result=investigation,
+        missing=DiagnosisUnavailableError,
+    )
+
+
+async def propose(
+    incident: Incident,
+    diagnosis: dict[str, Any],
+    *,
+    clients: AwsClients,
+    model,
+    limits: Limits,
+    baseline_table: str | None = None,
+    servers: list[McpServerConfig] | None = None,
+    provider: ToolProvider | None = None,
+    remaining_ms: Callable[[], int] | None = None,
+) -> AgentRun:
+    # Ground truth for the guardrails, read now from the account and the baseline table.
+    current = read_function_configuration(clients, incident.function_name)
+    recorded = load_baseline(clients, incident.function_name, table=baseline_table)
+    baseline, not_restorable = recorded.configuration, recorded.not_restorable_paths()
+
+    def guard(
+        proposal: RemediationProposal, results: list[dict[str, Any]]
+    ) -> tuple[RemediationProposal, dict[str, Any]]:
+        checked = apply_guardrails(
+            proposal,
+            current,
+            baseline,
+            diagnosed_faults=diagnosis.get("fault_types") or [],
+            clients=clients,
+            qualifier=incident.qualifier,
+            not_restorable=not_restorable,
+        )
+        return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
+
+    return await run_agent_over_mcp(
+        resolver_spec(guard, incident.incident_id, diagnosis.get("fault_types")),
+        proposal_message(incident, diagnosis),
+        model=model,
+        servers=servers,
+        provider=provider,
+        limits=limits,
+        remaining_ms=remaining_ms,
+        function_name=incident.function_name,
+    )
+
+
+def run_proposal(
+    incident: Incident,
+    diagnosis: dict[str, Any],
+    *,
+    model,
+    store: RecordStore,
+    limits: Limits,
+    baseline_table: str | None = None,
+    servers: list[McpServerConfig] | None = None,
+    provider: ToolProvider | None = None,
+    clients: AwsClients | None = None,
+    remaining_ms: Callable[[], int] | None = None,
+) -> tuple[ProposalResult, AgentRun]:
+    clients = clients or AwsClients.shared()
+    run = anyio.run(
+        lambda: propose(
+            incident,
+            diagnosis,
+            clients=clients,
+            model=model,
+            limits=limits,
+            baseline_table=baseline_table,
+            servers=servers,
+            provider=provider,
+            remaining_ms=remaining_ms,
+        )
+    )
+    payload: RemediationProposal | None = run.payload
+    proposal = payload.model_dump(mode="json") if payload is not None else None
+    result = ProposalResult(
+        incident_id=incident.incident_id,
+        outcome="PROPOSAL_READY" if proposal is not None else "NO_PROPOSAL",
+        end_reason=run.end_reason,
+        proposal=proposal,
+        actions=len(proposal["actions"]) if proposal else 0,
+        rejected=len(proposal["rejected_actions"]) if proposal else 0,
+        unresolvable_faults=proposal["unresolvable_faults"] if proposal else [],
+        metrics={
+            "llm_calls": run.llm_calls,
+            "tool_calls": run.tool_calls,
+            "total_tokens": run.usage.total_tokens,
+            "input_tokens": run.usage.input_tokens,
+            "output_tokens": run.usage.output_tokens,
+            "cache_read_tokens": run.usage.cache_read_tokens,
+            "cache_write_tokens": run.usage.cache_write_tokens,
+            "tool_output_bytes": run.tool_output_bytes,
+            "latency_ms": run.latency_ms,
+            "model_ms": run.model_ms,
+            "tool_ms": run.tool_ms,
+        },
+    )
+    stored = store.save(
+        clients,
+        incident.incident_id,
+        "proposal",
+        summary=result.model_dump(mode="json"),
+        chain=run.reasoning_chain(),
+        full={
+            "incident": incident.model_dump(mode="json"),
+            "diagnosis": diagnosis,
+            "result": result.model_dump(mode="json"),
+            "tool_results": run.tool_results,
+        },
+    )
+    reference = stored["artifact_uri"]
+    update: dict[str, Any] = {"proposal_ref": reference}
+    if payload is not None:
+        update["notification"] = proposal_notification(incident, diagnosis, payload, reference=reference)
+    if proposal is not None and len(json.dumps(proposal)) > INLINE_PROPOSAL_LIMIT:
+        update["proposal"] = None
+    return result.model_copy(update=update), run

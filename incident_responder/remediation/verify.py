@@ -1,0 +1,498 @@
+"""VERIFYING: is what the actions changed back at the baseline, and is the function healthy again?
+
+For every applied action two checks: its configuration (``restored`` when what it targets equals the
+function's recorded baseline now, else ``differs``) and the health of the fault it remedied, from a
+health probe. VERIFIED unless a configuration differs or an actioned fault is still seen (NOT_FIXED,
+and the state machine rolls back). What no action could fix goes to ``needs_person`` instead of
+failing the verification: a bug in the function's own code (diagnosed, or the only failure left once
+every actioned configuration is restored), a diagnosed fault nothing was applied for, or another
+fault seen now.
+
+The configuration of a rolled-back alias is restored when it routes to its baseline version with the
+recorded code hash, of a key when its state is the baseline's Enabled, of an event source mapping when
+it is Enabled or Enabling: Lambda reports Enabling for the seconds it takes to resume polling, and the
+action has done all it can; a mapping stuck there shows as a queue that keeps ageing, not here. A secret
+is restored when it exists and is no longer scheduled for deletion, a queue when its visibility timeout is
+the baseline's, ephemeral storage when it is the baseline's size.
+Failures of the function's own code count against a rolled-back deployment unless an application
+error was diagnosed as well (the baseline version's own bug, which the rollback cannot fix).
+
+The deployed probe reads the function's ``AWS/Lambda`` metrics since the apply finished. It cannot
+tell an application's exception from an infrastructure failure; a probe that sees each invocation can
+(:func:`burst_probe`; the lab sets one with :func:`set_health_probe` that invokes its sample workload).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from incident_responder.account.baseline import diff_configurations, load_baseline
+from incident_responder.account.log_records import aws_error_category, service_error_code
+from incident_responder.account.state import FunctionConfiguration, read_function_configuration
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import (
+    ActionType,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
+    FaultType,
+    Incident,
+    RemediationAction,
+    RestoreIamPolicyParams,
+    RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
+    RollbackAliasParams,
+    UpdateFunctionConfigurationParams,
+    incident_from_event,
+)
+from incident_responder.remediation.remediate import (
+    ApplyResult,
+    InvalidRemediationInputError,
+    egress_grants,
+    parse_actions,
+)
+
+Health = Literal["healthy", "unhealthy", "no_traffic"]
+
+
+class InvalidVerificationInputError(ValueError):
+    """What the state machine passed cannot be verified (an ASL error name: no retry)."""
+
+
+# -- health ---------------------------------------------------------------------------------------
+class InvocationSample(BaseModel):
+    """One invocation as a probe that sees invocations saw it (the lab's ``InvocationOutcome`` fits)."""
+
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    status: Literal["succeeded", "failed", "timed_out", "throttled"]
+    error_type: str | None = None
+    error_message: str | None = None
+    logged: bool = True
+
+
+class HealthReport(BaseModel):
+    """How the function behaved since the apply finished."""
+
+    source: str = Field(description="cloudwatch_metrics, or what invoked the function")
+    invocations: int = 0
+    errors: int = 0
+    throttles: int = 0
+    samples: list[InvocationSample] | None = Field(
+        default=None, description="each invocation, when the probe saw them (metrics alone do not)"
+    )
+
+    @property
+    def no_traffic(self) -> bool:
+        return self.invocations == 0 and self.throttles == 0
+
+    def figures(self) -> str:
+        return f"{self.invocations} invocations, {self.errors} errors, {self.throttles} throttles"
+
+
+HealthProbe = Callable[[AwsClients, str, datetime], HealthReport]
+"""``probe(clients, function_name, since)``: the function's health since ``since``."""
+
+
+def _minute_after(moment: datetime) -> datetime:
+    floor = moment.replace(second=0, microsecond=0)
+    return floor if floor == moment else floor + timedelta(minutes=1)
+
+
+def cloudwatch_probe(clients: AwsClients, function_name: str, since: datetime) -> HealthReport:
+    """The deployed probe: sums of ``AWS/Lambda`` Invocations, Errors and Throttles since ``since``.
+
+    Starts at the first whole minute after ``since``: a minute's sum would count failures from before
+    the fix. Metrics arrive a minute or so late, which the state machine's settle wait allows for.
+    """
+    start = _minute_after(since)
+    end = datetime.now(UTC)
+    sums = {"Invocations": 0.0, "Errors": 0.0, "Throttles": 0.0}
+    if end > start:
+        dims = [{"Name": "FunctionName", "Value": function_name}]
+        queries = [
+            {
+                "Id": name.lower(),
+                "MetricStat": {
+                    "Metric": {"Namespace": "AWS/Lambda", "MetricName": name, "Dimensions": dims},
+                    "Period": 60,
+                    "Stat": "Sum",
+                },
+                "ReturnData": True,
+            }
+            for name in sums
+        ]
+        by_id = {name.lower(): name for name in sums}
+        kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
+        while True:
+            page = clients.get("cloudwatch").get_metric_data(**kwargs)
+            for result in page["MetricDataResults"]:
+                sums[by_id[result["Id"]]] += sum(result.get("Values", []))
+            if not page.get("NextToken"):
+                break
+            kwargs["NextToken"] = page["NextToken"]
+    return HealthReport(
+        source="cloudwatch_metrics",
+        invocations=int(sums["Invocations"]),
+        errors=int(sums["Errors"]),
+        throttles=int(sums["Throttles"]),
+    )
+
+
+def burst_probe(invoke: Callable[[AwsClients, str], Iterable[Any]], source: str = "invocation_burst") -> HealthProbe:
+    """A probe that invokes the function now: ``invoke(clients, function_name)`` returns its invocations
+    (objects or dicts with ``status``, ``error_type``, ``error_message``, ``logged``)."""
+
+    def probe(clients: AwsClients, function_name: str, since: datetime) -> HealthReport:
+        samples = [InvocationSample.model_validate(i) for i in invoke(clients, function_name)]
+        ran = [s for s in samples if s.status != "throttled"]
+        return HealthReport(
+            source=source,
+            invocations=len(ran),
+            errors=sum(s.status != "succeeded" for s in ran),
+            throttles=len(samples) - len(ran),
+            samples=samples,
+        )
+
+    return probe
+
+
+_probe: HealthProbe = cloudwatch_probe
+
+
+def set_health_probe(probe: HealthProbe | None) -> None:
+    """Replace the health probe :func:`verify` uses by default (``None``: back to CloudWatch metrics)."""
+    global _probe
+    _probe = probe or cloudwatch_probe
+
+
+def health_probe() -> HealthProbe:
+    return _probe
+
+
+# What each kind of AWS error shows (one table: incident_responder.account.log_records); "throttled" here is a downstream
+# service refusing the function's calls, the function's own throttles are TooManyRequestsException from Lambda.
+# What a write to a full /tmp and a read of a secret scheduled for deletion (or deleted) report.
+NO_SPACE_LEFT = "No space left on device"
+SECRET_GONE = (
+    "because it was marked for deletion",  # GetSecretValue of a secret scheduled for deletion
+    "Secrets Manager can't find the specified secret",
+)
+_FAULT_FOR_CATEGORY = {
+    "kms": FaultType.KMS_KEY_DISABLED,
+    "network": FaultType.NETWORK_BLOCK,
+    "throttled": FaultType.DEPENDENCY_THROTTLING,
+    "access_denied": FaultType.PERMISSION_LOSS,
+}
+
+
+def symptom_of(sample: InvocationSample) -> FaultType | None:
+    """The infrastructure fault an invocation's failure shows, or None: the function's own exception."""
+    etype, message = sample.error_type or "", sample.error_message or ""
+    if sample.status == "throttled" or etype == "TooManyRequestsException":
+        return FaultType.THROTTLING
+    if sample.status == "timed_out" or etype == "Sandbox.Timedout" or "Task timed out" in message:
+        return FaultType.TIMEOUT
+    if etype in ("Runtime.ExitError", "Runtime.OutOfMemory") or "signal: killed" in message:
+        return FaultType.MEMORY_EXHAUSTION
+    if NO_SPACE_LEFT in message:  # ENOSPC: /tmp (ephemeral storage) is full
+        return FaultType.STORAGE_EXHAUSTION
+    if any(m in message for m in SECRET_GONE):
+        return FaultType.DEPENDENCY_MISSING
+    category = aws_error_category(service_error_code(etype, message))
+    if category in _FAULT_FOR_CATEGORY:
+        return _FAULT_FOR_CATEGORY[category]
+    if "AccessDenied" in message or "not authorized" in message:
+        return FaultType.PERMISSION_LOSS
+    if sample.status == "succeeded":
+        # Ran, but its log lines never arrived: the role cannot write its logs.
+        return None if sample.logged else FaultType.PERMISSION_LOSS
+    return None
+
+
+# -- results ----------------------------------------------------------------------------------------
+class VerifyCheck(BaseModel):
+    execution_order: int
+    fault_type: str
+    action_type: str
+    configuration: Literal["restored", "differs"]
+    health: Health
+    detail: str
+
+
+class NeedsPerson(BaseModel):
+    fault_type: str
+    detail: str
+
+
+class VerifyResult(BaseModel):
+    outcome: Literal["VERIFIED", "NOT_FIXED"]
+    checks: list[VerifyCheck] = Field(default_factory=list)
+    needs_person: list[NeedsPerson] = Field(default_factory=list)
+    summary: str
+
+
+# -- configuration ----------------------------------------------------------------------------------
+def _under(path: str, prefixes: list[str]) -> bool:
+    return any(path == p or path.startswith(p + ".") for p in prefixes)
+
+
+def configuration_check(
+    action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
+) -> tuple[bool, str]:
+    """(restored, detail): whether what ``action`` targets equals the baseline now."""
+    p = action.typed_parameters()
+    if isinstance(p, RestoreIamPolicyParams) and p.attach_policy_arn is not None:
+        attached = p.attach_policy_arn in current.role.attached_policy_arns
+        expected = p.attach_policy_arn in baseline.role.attached_policy_arns
+        what = f"managed policy {p.attach_policy_arn}"
+        if attached == expected:
+            return True, f"{what} is {'attached' if attached else 'detached'} as in the baseline"
+        return False, f"{what} is {'attached' if attached else 'not attached'}, unlike the baseline"
+    prefixes: list[str] = []
+    problems: list[str] = []
+    targets: list[str] = []
+    if isinstance(p, RestoreIamPolicyParams):
+        prefixes = [f"role.inline_policies.{p.policy_name}"]
+    elif action.action_type == ActionType.UPDATE_CONCURRENCY:
+        prefixes = ["reserved_concurrency"]
+    elif isinstance(p, UpdateFunctionConfigurationParams):
+        fields = (("timeout", p.timeout), ("memory_size", p.memory_size), ("ephemeral_storage", p.ephemeral_storage))
+        prefixes = [f for f, v in fields if v is not None]
+        if p.ephemeral_storage is not None and current.ephemeral_storage != baseline.ephemeral_storage:
+            # Said here too: a baseline taken before ephemeral storage was recorded shows no drift for it.
+            problems.append(
+                f"ephemeral_storage: baseline {baseline.ephemeral_storage}, now {current.ephemeral_storage}"
+            )
+            prefixes.remove("ephemeral_storage")
+    elif isinstance(p, RestoreNetworkEgressParams):
+        if p.ip_permissions:
+            targets.append(f"the egress of {p.security_group_id}")
+            # Grant by grant: EC2 groups egress rules as it likes, so whole rules do not compare.
+            rules = {g.group_id: g.egress_rules for g in current.network.security_groups}
+            base = {g.group_id: g.egress_rules for g in baseline.network.security_groups}
+            now = set(egress_grants(rules.get(p.security_group_id, [])))
+            before = set(egress_grants(base.get(p.security_group_id, [])))
+            if now != before:
+                problems.append(
+                    f"egress of {p.security_group_id}: {len(before - now)} baseline grant(s) missing, "
+                    f"{len(now - before)} not in the baseline"
+                )
+        acls = {e.network_acl_id for e in p.remove_nacl_entries}
+        prefixes = [
+            f"network.subnets.{s.subnet_id}.entries" for s in current.network.subnets if s.network_acl_id in acls
+        ]
+    elif isinstance(p, RollbackAliasParams):
+        prefixes = [f"aliases.{p.alias_name}"]  # the version it routes to and that version's code hash
+    elif isinstance(p, EnableKmsKeyParams):
+        prefixes = [f"kms_keys.{p.key_arn}"]
+    elif isinstance(p, EnableEventSourceMappingParams):
+        targets.append(f"event source mapping {p.uuid}")
+        before = next((m.state for m in baseline.event_source_mappings if m.uuid == p.uuid), None)
+        now = next((m.state for m in current.event_source_mappings if m.uuid == p.uuid), None)
+        if before != "Enabled" or now not in ("Enabled", "Enabling"):
+            problems.append(f"event source mapping {p.uuid}: baseline {before}, now {now or 'gone'}")
+    elif isinstance(p, RestoreSecretParams):
+        targets.append(f"secret {p.secret_arn}")
+        secret = next((s for s in current.secrets if s.secret_arn == p.secret_arn), None)
+        if secret is None or not secret.exists or secret.deleted_date is not None:
+            state = (
+                "not named by the function's environment"
+                if secret is None
+                else "deleted"
+                if not secret.exists
+                else f"scheduled for deletion on {secret.deleted_date}"
+            )
+            problems.append(f"secret {p.secret_arn}: {state}")
+    elif isinstance(p, RestoreQueueAttributesParams):
+        targets.append(f"the visibility timeout of {p.queue_arn}")
+        mine = [m.uuid for m in baseline.event_source_mappings if m.event_source_arn == p.queue_arn]
+        for uuid in mine:
+            before = next((m.queue_visibility_timeout for m in baseline.event_source_mappings if m.uuid == uuid), None)
+            now = next((m.queue_visibility_timeout for m in current.event_source_mappings if m.uuid == uuid), None)
+            if before is None or now != before:
+                problems.append(
+                    f"queue {p.queue_arn} (mapping {uuid}): visibility timeout baseline {before}, now {now}"
+                )
+        if not mine:
+            problems.append(f"queue {p.queue_arn}: no mapping of the function's baseline reads it")
+    differences = [d for d in diff_configurations(baseline, current) if _under(d.path, prefixes)]
+    problems += [f"{d.path}: baseline {_short(d.baseline)}, now {_short(d.current)}" for d in differences]
+    if problems:
+        return False, "differs from the baseline: " + "; ".join(problems)
+    return True, f"{', '.join(targets + prefixes)} as in the baseline"
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- verify -----------------------------------------------------------------------------------------
+def _fault_health(fault: FaultType, report: HealthReport, app_error_diagnosed: bool) -> tuple[Health, str]:
+    if report.no_traffic:
+        return "no_traffic", "no invocations since the apply"
+    if report.samples is not None:
+        if fault == FaultType.DEPLOYMENT_REGRESSION:
+            # The regression's symptom is the function's own exception.
+            seen = [s for s in report.samples if s.status != "succeeded" and symptom_of(s) is None]
+            if seen and app_error_diagnosed:
+                return "healthy", (
+                    f"{len(seen)} failure(s) left are taken for the diagnosed application error ({report.figures()})"
+                )
+        else:
+            seen = [s for s in report.samples if symptom_of(s) == fault]
+        if seen:
+            kinds = sorted({s.error_type or s.status for s in seen})
+            return "unhealthy", f"{len(seen)} of {len(report.samples)} invocations still show it ({', '.join(kinds)})"
+        return "healthy", f"no invocation shows it ({report.figures()})"
+    # Metrics only: errors cannot be told apart, throttles can.
+    if fault == FaultType.THROTTLING:
+        if report.throttles:
+            return "unhealthy", f"still throttled ({report.figures()})"
+        return "healthy", f"no throttles ({report.figures()})"
+    if report.errors and app_error_diagnosed:
+        return "healthy", f"errors remain, taken for the diagnosed application error ({report.figures()})"
+    if report.errors:
+        return "unhealthy", f"the function still fails ({report.figures()})"
+    return "healthy", f"no errors ({report.figures()})"
+
+
+def _parse(
+    incident: Incident | dict[str, Any], actions: Any, remediation: Any, fault_types: Any
+) -> tuple[Incident, list[RemediationAction], ApplyResult, list[FaultType]]:
+    incident = incident if isinstance(incident, Incident) else incident_from_event({"incident": incident})
+    try:
+        parsed_actions = parse_actions(actions)
+    except InvalidRemediationInputError as exc:
+        raise InvalidVerificationInputError(str(exc)) from exc
+    try:
+        applied = remediation if isinstance(remediation, ApplyResult) else ApplyResult.model_validate(remediation)
+        faults = [FaultType(f) for f in (fault_types or [])]
+    except (ValidationError, ValueError) as exc:
+        raise InvalidVerificationInputError(f"not a remediation result and fault types: {exc}") from exc
+    if applied.outcome != "APPLIED":
+        raise InvalidVerificationInputError(f"only an APPLIED remediation is verified, not {applied.outcome}")
+    return incident, parsed_actions, applied, faults
+
+
+def verify(
+    clients: AwsClients,
+    *,
+    incident: Incident | dict[str, Any],
+    actions: list[RemediationAction] | list[dict[str, Any]],
+    remediation: ApplyResult | dict[str, Any],
+    fault_types: Iterable[str],
+    baseline_table: str | None = None,
+    health: HealthProbe | HealthReport | None = None,
+) -> VerifyResult:
+    """Check every applied action's configuration against the baseline, and the function's health.
+
+    ``health``: a probe (default: the one :func:`set_health_probe` set, else CloudWatch metrics) or a
+    report already taken. AWS errors reading the configuration or metrics propagate (the task retries).
+    """
+    incident, actions, applied, faults = _parse(incident, actions, remediation, fault_types)
+    done = {s.execution_order for s in applied.applied}
+    checked = [a for a in actions if a.execution_order in done]
+    baseline = load_baseline(clients, incident.function_name, baseline_table).configuration
+    current = read_function_configuration(clients, incident.function_name)
+    if isinstance(health, HealthReport):
+        report = health
+    else:
+        since = datetime.fromisoformat(applied.finished_at.replace("Z", "+00:00"))
+        report = (health or _probe)(clients, incident.function_name, since)
+    app_error = FaultType.APPLICATION_ERROR in faults
+
+    checks = []
+    for action in checked:
+        restored, config_detail = configuration_check(action, current, baseline)
+        state, health_detail = _fault_health(action.fault_type, report, app_error)
+        checks.append(
+            VerifyCheck(
+                execution_order=action.execution_order,
+                fault_type=action.fault_type.value,
+                action_type=action.action_type.value,
+                configuration="restored" if restored else "differs",
+                health=state,
+                detail=f"{config_detail}; {health_detail}",
+            )
+        )
+    all_restored = all(c.configuration == "restored" for c in checks)
+    needs = _needs_person(faults, checked, report, app_error, all_restored)
+    fixed = all_restored and all(c.health != "unhealthy" for c in checks)
+    return VerifyResult(
+        outcome="VERIFIED" if fixed else "NOT_FIXED",
+        checks=checks,
+        needs_person=needs,
+        summary=_summary(incident.function_name, fixed, checks, needs, report),
+    )
+
+
+def _needs_person(
+    faults: list[FaultType],
+    checked: list[RemediationAction],
+    report: HealthReport,
+    app_error: bool,
+    all_restored: bool,
+) -> list[NeedsPerson]:
+    actioned = {a.fault_type for a in checked}
+    samples = report.samples or []
+    own = [s for s in samples if s.status != "succeeded" and symptom_of(s) is None]
+    own_kinds = ", ".join(sorted({s.error_type or s.status for s in own}))
+    needs = []
+    if app_error:
+        seen = f"{len(own)} invocation(s) still fail with it ({own_kinds})" if own else "not reproduced by the check"
+        needs.append(
+            NeedsPerson(
+                fault_type=FaultType.APPLICATION_ERROR.value,
+                detail=f"a bug in the function's own code, which no automated action fixes: {seen}",
+            )
+        )
+    elif own and all_restored and FaultType.DEPLOYMENT_REGRESSION not in actioned:
+        # (after a rollback the function's own failures are the regression's: its check reports them)
+        needs.append(
+            NeedsPerson(
+                fault_type=FaultType.APPLICATION_ERROR.value,
+                detail=f"with every actioned configuration restored, {len(own)} invocation(s) still fail with "
+                f"the function's own exception ({own_kinds})",
+            )
+        )
+    for fault in faults:
+        if fault not in actioned and fault != FaultType.APPLICATION_ERROR:
+            needs.append(NeedsPerson(fault_type=fault.value, detail="diagnosed, but no action was applied for it"))
+    others: dict[FaultType, int] = {}
+    for sample in samples:
+        fault = symptom_of(sample)
+        if fault is not None and fault not in actioned and fault not in faults:
+            others[fault] = others.get(fault, 0) + 1
+    for fault, count in others.items():
+        needs.append(
+            NeedsPerson(fault_type=fault.value, detail=f"{count} invocation(s) show it, but it was not diagnosed")
+        )
+    return needs
+
+
+def _summary(
+    function_name: str, fixed: bool, checks: list[VerifyCheck], needs: list[NeedsPerson], report: HealthReport
+) -> str:
+    people = ""
+    if needs:
+        people = "; a person is needed for " + ", ".join(dict.fromkeys(n.fault_type for n in needs))
+    if fixed:
+        state = "had no traffic to judge" if report.no_traffic else "is healthy"
+        actions = ", ".join(c.action_type for c in checks) or "no actions"
+        return (
+            f"Verified: {len(checks)} applied action(s) ({actions}) left the configuration at the baseline "
+            f"and {function_name} {state} ({report.figures()}){people}."
+        )
+    problems = [
+        f"step {c.execution_order} {c.action_type} left the configuration differing from the baseline"
+        for c in checks
+        if c.configuration == "differs"
+    ] + [f"{c.fault_type} is still seen" for c in checks if c.health == "unhealthy"]
+    return f"Not fixed: {', '.join(dict.fromkeys(problems))} ({report.figures()}){people}."
