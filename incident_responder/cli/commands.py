@@ -528,4 +528,3 @@ def main(argv: list[str] | None = None) -> int:
         command = " ".join(filter(None, (args.command, getattr(args, "mcp_command", None))))
         print(f"responder {command}: {message}", file=sys.stderr)
         return code
-
