@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -69,6 +69,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# mypy over the production packages, the handlers, chaos and the MCP servers (pyproject.toml: [tool.mypy]);
+# each server file is checked on its own (both are named server.py, outside any package).
+typecheck: $(STAMP)
+	$(BIN)/mypy -p incident_responder -p handlers -p chaos
+	$(BIN)/mypy mcp/diagnostics/server.py
+	$(BIN)/mypy mcp/remediation/server.py
+
+# The docs site (mkdocs, Material theme) into site/; `make test` runs the same strict build (tests/validation/test_docs.py).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
 validate: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/python -m pytest tests/validation -q
 
@@ -93,7 +104,7 @@ eval-bedrock: $(STAMP)
 eval-replay: $(STAMP)
 	$(BIN)/responder eval scenarios --replay $(CASSETTES)
 
-# Writes bench/results.json and bench/results.md and refreshes the README's table (several minutes).
+# Writes bench/results.json and bench/results.md and refreshes the tables in docs/evaluation.md (several minutes).
 bench: $(STAMP)
 	$(BIN)/python scripts/bench.py
 
@@ -109,7 +120,7 @@ bench-investigation: $(STAMP)
 catalogue: $(STAMP) ; $(BIN)/python scripts/catalogue.py
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .uv build .aws-sam *.egg-info .pytest_cache .ruff_cache out
+	rm -rf $(VENV) $(TOOLS) .uv build .aws-sam *.egg-info .pytest_cache .ruff_cache .mypy_cache out site
 
 # ---------------------------------------------------------------- sam build targets
 # Functions get the project's source, precompiled for the runtime (cold start); the layers get the

@@ -81,7 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chaos.faults import ChaosError, FaultInjector
+    from chaos.errors import ChaosError
+    from chaos.faults import FaultInjector
     from incident_responder.lab.scenario import ScenarioError, load_scenario
 
     try:

@@ -20,20 +20,17 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from incident_responder.approval.approval import (
-    MAX_FORM_BYTES,
+from incident_responder.approval.errors import (
     ApprovalUnavailableError,
-    HttpResponse,
     InvalidApprovalRequestError,  # noqa: F401 - the ASL error name
     MalformedApprovalRequestError,
-    flat,
-    handle_http,
-    render_refusal_page,
-    request_approval,
 )
+from incident_responder.approval.page import MAX_FORM_BYTES, HttpResponse, handle_http, render_refusal_page
+from incident_responder.approval.record import flat
+from incident_responder.approval.request import request_approval
+from incident_responder.approval.telemetry import record_page, record_request, record_unavailable
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
@@ -86,8 +83,7 @@ def request_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         ttl_days=config.incident_ttl_days,
         chat_topic_arn=config.chat_topic_arn,
     )
-    logger.info("approval_requested", extra={"approval_expires_at": expires_at, "actions": len(review["actions"])})
-    metrics.add_metric(name="ApprovalsRequested", unit=MetricUnit.Count, value=1)
+    record_request(logger, metrics, expires_at, len(review["actions"]))
     return {"requested": True, "approval_expires_at": expires_at}
 
 
@@ -146,14 +142,8 @@ def endpoint_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             decided_by=link_identity(http),
         )
     except (ClientError, BotoCoreError) as exc:
-        # Only the error's type and code: a message could echo the request, and the request holds the token.
-        code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
-        logger.error("approval_unavailable", extra={"error_type": type(exc).__name__, "error_code": code})
+        record_unavailable(logger, exc)
         refusal = ApprovalUnavailableError("AWS did not answer as expected; nothing was decided: try the link again")
         response = HttpResponse(refusal.status, render_refusal_page(refusal))
-    logger.info("approval_page", extra={"method": method, "status": response.status})
-    name = (
-        "ApprovalPageShown" if method != "POST" else "ApprovalDecided" if response.status == 200 else "ApprovalRefused"
-    )
-    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    record_page(logger, metrics, method, response.status)
     return response.to_lambda()

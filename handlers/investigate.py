@@ -12,19 +12,16 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 
 from incident_responder.agent.graph import agent_graph
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import retry_passing_aws_errors
-from incident_responder.core.contracts import (
-    InvalidIncidentError,  # noqa: F401 - the ASL error name
-    build_all,
-    incident_from_event,
-)
+from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import InvestigateSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
 from incident_responder.investigation.investigate import run_investigation
+from incident_responder.investigation.telemetry import record_investigation
 
 settings = at_cold_start(InvestigateSettings)
 
@@ -52,42 +49,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         limits=limits,
         remaining_ms=context.get_remaining_time_in_millis,
     )
-    m = result.metrics
-    logger.info(
-        "agent_metrics",
-        extra={
-            "agent_metrics": {
-                "llm_calls": m.llm_calls,
-                "tool_calls": m.tool_calls,
-                "prompt_tokens": m.input_tokens,
-                "completion_tokens": m.output_tokens,
-                "total_tokens": m.total_tokens,
-                "token_budget_left": m.token_budget_left,
-                "tool_output_bytes": m.tool_output_bytes,
-                "latency_ms": m.latency_ms,
-            }
-        },
-    )
-    diagnosis = run.payload
-    logger.info(
-        "agent_reasoning_summary",
-        extra={
-            "agent_reasoning_summary": {
-                "outcome": result.outcome,
-                "end_reason": result.end_reason,
-                "tools_called": result.tools_called,
-                "fault_types": [f.value for f in diagnosis.fault_types] if diagnosis else [],
-                "root_cause": diagnosis.root_cause if diagnosis else None,
-                "severity": diagnosis.severity if diagnosis else None,
-                "grounded_ratio": m.grounded_ratio,
-                "steps": m.llm_calls,
-            }
-        },
-    )
-    metrics.add_metadata(key="outcome", value=result.outcome)
-    metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=m.llm_calls)
-    metrics.add_metric(name="ToolCalls", unit=MetricUnit.Count, value=m.tool_calls)
-    metrics.add_metric(name="TotalTokens", unit=MetricUnit.Count, value=m.total_tokens)
-    metrics.add_metric(name="GroundedRatio", unit=MetricUnit.Percent, value=m.grounded_ratio * 100)
-    metrics.add_metric(name="InvestigationLatency", unit=MetricUnit.Milliseconds, value=m.latency_ms)
+    record_investigation(logger, metrics, result, run.payload)
     return result.model_dump(mode="json")

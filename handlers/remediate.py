@@ -16,25 +16,22 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder.account.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.account.errors import BaselineNotFoundError  # noqa: F401 - the ASL error name
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.core.contracts import (
-    InvalidIncidentError,  # noqa: F401 - the ASL error name
-    build_all,
-    incident_from_event,
-)
+from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import RemediateSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation import remediate as executor
-from incident_responder.remediation.lease import FunctionLeaseHeldError  # noqa: F401 - the ASL error name
-from incident_responder.remediation.remediate import (  # noqa: F401 - the ASL error names
+from incident_responder.remediation.errors import (  # noqa: F401 - the ASL error names
     ApprovalMismatchError,
+    FunctionLeaseHeldError,
     InvalidRemediationInputError,
     LedgerConflictError,
 )
+from incident_responder.remediation.telemetry import record_apply, record_rollback
 
 settings = at_cold_start(RemediateSettings)
 
@@ -73,42 +70,10 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             ttl_days=config.incident_ttl_days,
             baseline_table=config.baseline_table,
         )
-        applied = sum(s.status == "applied" for s in result.steps)
-        logger.info(
-            "remediation_applied",
-            extra={
-                "remediation": {
-                    "outcome": result.outcome,
-                    "steps": {str(s.execution_order): s.status for s in result.steps},
-                    "failed_step": result.failed_step,
-                    "error": result.error,
-                }
-            },
-        )
-        metrics.add_metadata(key="outcome", value=result.outcome)
-        metrics.add_metric(name="ActionsApplied", unit=MetricUnit.Count, value=applied)
-        metrics.add_metric(name="ActionsFailed", unit=MetricUnit.Count, value=int(result.failed_step is not None))
+        record_apply(logger, metrics, result)
         return result.model_dump(mode="json")
 
-    rollback = executor.rollback(
-        clients, table=config.incident_state_table, incident=incident, reason=str(event.get("reason") or "")
-    )
-    logger.info(
-        "remediation_rolled_back",
-        extra={
-            "rollback": {
-                "outcome": rollback.outcome,
-                "reason": str(event.get("reason") or "")[:500],
-                "steps": {str(s.execution_order): s.status for s in rollback.steps},
-                "error": rollback.error,
-            }
-        },
-    )
-    metrics.add_metadata(key="outcome", value=rollback.outcome)
-    metrics.add_metric(
-        name="ActionsUndone", unit=MetricUnit.Count, value=sum(s.status == "undone" for s in rollback.steps)
-    )
-    metrics.add_metric(
-        name="UndoFailed", unit=MetricUnit.Count, value=sum(s.status == "undo_failed" for s in rollback.steps)
-    )
+    reason = str(event.get("reason") or "")
+    rollback = executor.rollback(clients, table=config.incident_state_table, incident=incident, reason=reason)
+    record_rollback(logger, metrics, rollback, reason)
     return rollback.model_dump(mode="json")

@@ -13,19 +13,17 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
 
-from incident_responder.account.baseline import BaselineNotFoundError  # noqa: F401 - the ASL error name
+from incident_responder.account.errors import BaselineNotFoundError  # noqa: F401 - the ASL error name
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
-from incident_responder.core.contracts import (
-    InvalidIncidentError,  # noqa: F401 - the ASL error name
-    build_all,
-    incident_from_event,
-)
+from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import VerifySettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
-from incident_responder.remediation.verify import InvalidVerificationInputError, verify
+from incident_responder.remediation.errors import InvalidVerificationInputError
+from incident_responder.remediation.telemetry import record_verification
+from incident_responder.remediation.verify import verify
 
 settings = at_cold_start(VerifySettings)
 
@@ -56,19 +54,5 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         fault_types=event.get("fault_types") or [],
         baseline_table=settings().baseline_table,
     )
-    logger.info(
-        "verification",
-        extra={
-            "verification": {
-                "outcome": result.outcome,
-                "checks": [c.model_dump(exclude={"detail"}) for c in result.checks],
-                "needs_person": [n.fault_type for n in result.needs_person],
-                "summary": result.summary,
-            }
-        },
-    )
-    metrics.add_metadata(key="outcome", value=result.outcome)
-    metrics.add_metric(name="Verified", unit=MetricUnit.Count, value=int(result.outcome == "VERIFIED"))
-    metrics.add_metric(name="NotFixed", unit=MetricUnit.Count, value=int(result.outcome == "NOT_FIXED"))
-    metrics.add_metric(name="NeedsPerson", unit=MetricUnit.Count, value=len(result.needs_person))
+    record_verification(logger, metrics, result)
     return result.model_dump(mode="json")

@@ -1,13 +1,23 @@
 """AI incident responder for AWS Lambda, orchestrated by AWS Step Functions.
 
-Subpackages and modules:
-    account_state  read-only readers of a function's configuration, IAM and network (one implementation
-                   shared by the diagnostics tools, the baseline, chaos and the lab workload)
-    baseline       record a function's known-good configuration and compare against it (drift)
-    diagnostics    the diagnostics tools behind the MCP server, as plain functions with pydantic results
-    mcp_auth       bearer API key for the MCP servers (SSM SecureString, environment override)
-    scenario       the scenario file format shared by chaos, tests and evaluation
-    lab            the embedded AWS account (moto server) and the sample workload
+The packages follow an incident's lifecycle:
+    intake         an alert becomes at most one incident (RECEIVED)
+    investigation  the investigator agent and its read-only diagnostics tools (INVESTIGATING -> DIAGNOSED)
+    proposal       the proposer agent, the restore lookups and the guardrails (PROPOSING -> PROPOSAL_READY)
+    review         the critic agent and the approval policy (REVIEWING)
+    approval       a person approves exactly what they were shown, once (AWAITING_APPROVAL)
+    remediation    apply, record how to undo, verify, roll back (REMEDIATING -> VERIFYING -> REMEDIATED)
+    notify         what operators are told, and where
+    reporting      one incident as a page, as text, and as the state machine's picture
+and what every stage stands on:
+    core           contracts, settings, AWS clients, statuses, tracing
+    account        read-only readers of the account: configuration, IAM, logs, metrics, baseline and drift
+    catalogue      how Lambda fails, as AWS documents it
+    agent          the agent loop both agents share, the model factory, the offline model
+    state          the incident-state and incident-context stores and the single-table key scheme
+    mcp_transport  the MCP servers' transport and auth, and the one client session
+    cli            the ``responder`` command
+    lab            the embedded AWS account (moto) and the sample workloads: never deployed
 """
 
 __version__ = "0.1.0"

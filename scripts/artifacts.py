@@ -88,7 +88,7 @@ def _layer_ids(value: Any) -> list[str]:
 
 def deployments(build_dir: Path, template: Path | None = None) -> list[dict]:
     """Each function of the template with every layer it may get, and their unzipped total (largest first)."""
-    from incident_responder.lab.stack import load_template  # the lab's reader of template.yaml's short tags
+    from incident_responder.lab.template import load_template  # the lab's reader of template.yaml's short tags
 
     template = template or (build_dir / "template.yaml" if (build_dir / "template.yaml").exists() else None)
     document = load_template(template or REPO / "template.yaml")

@@ -1,7 +1,7 @@
 """`make bench`: how fast, how cheap, how well it scales, against the design it replaces.
 
-Writes bench/results.json and bench/results.md, and replaces the table between the BENCH markers in
-README.md. Every figure comes from this one run on this machine, in the embedded lab, with the
+Writes bench/results.json and bench/results.md, and replaces each table between its BENCH markers
+(``<!-- BENCH:<table>:START -->`` ... ``END``) in docs/evaluation.md. Every figure comes from this one run on this machine, in the embedded lab, with the
 offline model (so "model time" is the offline model's own time; with Bedrock it dominates).
 Figures are medians and ratios; nothing here is a pass/fail test.
 
@@ -123,8 +123,9 @@ def _machine_cpu_seconds() -> float | None:
 
 def bench_throughput(pipeline) -> dict[str, Any]:
     """50 alerts for distinct incidents at once; the wait for them is event-driven (the lab's moto runs here)."""
-    from incident_responder.lab.engine import LAB_CHANGES
+    from incident_responder.lab.changes import LAB_CHANGES
     from incident_responder.lab.scenario import Scenario
+    from incident_responder.state import keys
     from incident_responder.state.lifecycle import TERMINAL_STATUSES
 
     # The fault the alerts are about; the alerts come from outside (no workload burst, whose own alarm
@@ -170,7 +171,7 @@ def bench_throughput(pipeline) -> dict[str, Any]:
         i
         for page in ddb.get_paginator("scan").paginate(TableName=pipeline.stack.physical["IncidentStateTable"])
         for i in page["Items"]
-        if "#" not in i["incident_id"]["S"] and "status" in i  # incidents, not counters, groups or ledgers
+        if keys.is_incident(i["incident_id"]["S"]) and "status" in i  # incidents, not counters, groups or ledgers
     ]
     statuses = [i["status"]["S"] for i in items]
     ids = [i["incident_id"]["S"] for i in items]
@@ -225,8 +226,9 @@ def bench_baseline(pipeline, scenarios) -> dict[str, Any]:
     import anyio
     from langchain_core.messages import HumanMessage, ToolMessage
 
-    from incident_responder.agent.graph import quote_untrusted
-    from incident_responder.agent.offline import Observations, build_diagnosis
+    from incident_responder.agent.offline.diagnosis import build_diagnosis
+    from incident_responder.agent.offline.observations import Observations
+    from incident_responder.agent.protocol import quote_untrusted
     from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
 
     budget_chars = BASELINE_TOKEN_BUDGET * 4
@@ -315,12 +317,13 @@ def bench_artifact_sizes() -> dict[str, Any]:
 def bench_corpus() -> dict[str, Any]:
     """The whole corpus through the closed loop, over the Converse wire at the default model: tokens per incident
     beside accuracy (a saving never hides a loss), and what each incident would cost at the default model's list
-    prices with Bedrock's prompt caching (as the local Converse server accounts for it: lab/converse_gateway.py's
+    prices with Bedrock's prompt caching (as the local Converse server accounts for it: lab/converse/backends.py's
     PromptCache) and without. The conversations are the offline model's; a real model's differ (more turns)."""
     from unittest import mock
 
     from incident_responder.agent.model_catalog import DEFAULT_MODEL, LIST_PRICES, base_model_id
-    from incident_responder.lab.converse_gateway import ConverseGateway, OfflineBackend, PromptCache
+    from incident_responder.lab.converse.backends import OfflineBackend, PromptCache
+    from incident_responder.lab.converse.gateway import ConverseGateway
     from incident_responder.lab.evaluation import evaluate
     from incident_responder.lab.tokens import cost_summary, token_summary
 
@@ -361,15 +364,19 @@ def cost_rows(corpus: dict[str, Any]) -> list[str]:
     ]
 
 
-def markdown(results: dict[str, Any]) -> str:
+DOCS_PAGE = REPO / "docs" / "evaluation.md"
+
+
+def tables(results: dict[str, Any]) -> dict[str, str]:
+    """The docs page's tables, by marker name: lifecycle, scaling, cold-start, sizes."""
     lat, thr, base, corpus = results["latency"], results["throughput"], results["baseline"], results["corpus"]
     workers, serial = thr["workers"], thr["serialized"]
     phases = ", ".join(f"{name} {ms:.0f}" for name, ms in lat["phases_ms_p50"].items())
     tokens = corpus["tokens_per_incident"]
     agents = ", ".join(f"{agent} {stats['median']:.0f}" for agent, stats in corpus["tokens_per_agent"].items())
-    lines = [
-        "| measure | result |",
-        "| --- | --- |",
+    header = ["| measure | result |", "| --- | --- |"]
+    lifecycle = [
+        *header,
         f"| latency, alert -> PROPOSAL_READY ({lat['proposal_ready']}/{lat['incidents']} incidents, one at a time) | p50 {lat['alert_to_proposal_ready_ms_p50']:.0f} ms, p95 {lat['alert_to_proposal_ready_ms_p95']:.0f} ms |",
         f"| ... by phase (p50, ms) | {phases} |",
         f"| ... model / tools (p50) | {lat['model_ms_p50']} / {lat['tool_ms_p50']} ms |",
@@ -381,42 +388,68 @@ def markdown(results: dict[str, Any]) -> str:
         *cost_rows(corpus),
         f"| per incident to PROPOSAL_READY (median) | {lat['per_incident']['llm_calls_median']} model calls, {lat['per_incident']['tool_calls_median']} tool calls, {lat['per_incident']['state_transitions_median']} state transitions |",
     ]
+    scaling = [*header]
     for row in results["scaling"]:
-        lines.append(
+        scaling.append(
             f"| tool output to the model, {row['events_in_group']:,} events in the log group | {row['tool_bytes_to_model']:,} bytes, correct: {row['correct']} |"
         )
-    cold = results["cold_start"]
-    lines.append(
-        f"| cold import `boto3` (python {cold['python']}, bytecode precompiled) | {cold['boto3']['import_s']} s |"
+    scaling.append(
+        f"| agent vs fixed gather ({base['scenarios']} scenarios) | agent: {base['agent']['tool_calls']} calls, {base['agent']['bytes_to_model']:,} bytes, {base['agent']['correct']} correct; "
+        f"fixed: {base['fixed_gather']['tool_calls']} calls, {base['fixed_gather']['bytes_to_model']:,} bytes, {base['fixed_gather']['correct']} correct |"
     )
+    cold = results["cold_start"]
+    cold_rows = [
+        *header,
+        f"| cold import `boto3` (python {cold['python']}, bytecode precompiled) | {cold['boto3']['import_s']} s |",
+    ]
     for floor in cold.get("floors", []):
-        lines.append(
+        cold_rows.append(
             f"| cold import `{floor['module']}` alone (the floor under an agent handler) | {floor['import_s']} s, {floor['ratio']}x boto3 |"
         )
     for row in cold["handlers"]:
         target = "" if row["target"] is None else f" (target <= {row['target']:g}x)"
         first = "" if row["first_call_s"] is None else f"; import + first call {row['first_call_s']} s"
-        lines.append(f"| cold import `{row['handler']}` | {row['import_s']} s, {row['ratio']}x boto3{target}{first} |")
+        cold_rows.append(
+            f"| cold import `{row['handler']}` | {row['import_s']} s, {row['ratio']}x boto3{target}{first} |"
+        )
     sizes = results.get("size", {})
+    size_rows = ["| artifact | unzipped | zipped |", "| --- | ---: | ---: |"]
     for row in sizes.get("artifacts", []):
-        zipped = "" if row.get("zipped_bytes") is None else f", {row['zipped_bytes'] / 2**20:.1f} MB zipped"
-        lines.append(f"| artifact `{row['name']}` ({row['kind']}) | {row['bytes'] / 2**20:.1f} MB unzipped{zipped} |")
+        zipped = "" if row.get("zipped_bytes") is None else f"{row['zipped_bytes'] / 2**20:.1f} MiB"
+        size_rows.append(f"| `{row['name']}` ({row['kind']}) | {row['bytes'] / 2**20:.1f} MiB | {zipped} |")
     if sizes.get("deployments"):
         largest = sizes["deployments"][0]
-        lines.append(
-            f"| largest function with its layers (Lambda limit 250 MB) | {largest['function']}: {largest['bytes'] / 2**20:.1f} MB unzipped |"
+        size_rows.append(
+            f"| largest function with its layers: {largest['function']} (Lambda's limit: 250 MB, counted in MiB) | {largest['bytes'] / 2**20:.1f} MiB | |"
         )
-    lines.append(
-        f"| agent vs fixed gather ({base['scenarios']} scenarios) | agent: {base['agent']['tool_calls']} calls, {base['agent']['bytes_to_model']:,} bytes, {base['agent']['correct']} correct; "
-        f"fixed: {base['fixed_gather']['tool_calls']} calls, {base['fixed_gather']['bytes_to_model']:,} bytes, {base['fixed_gather']['correct']} correct |"
-    )
-    return "\n".join(lines) + "\n"
+    if len(size_rows) == 2:
+        size_rows.append("| no `sam build` output to measure | | |")
+    measured = results.get("measured_at")
+    blocks = {"lifecycle": lifecycle, "scaling": scaling, "cold-start": cold_rows, "sizes": size_rows}
+    out = {name: "\n".join(rows) + "\n" for name, rows in blocks.items()}
+    if measured:
+        out = {name: f"Measured {measured} by `make bench`.\n\n{table}" for name, table in out.items()}
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    """Every table, one after another (bench/results.md)."""
+    return "\n".join(f"### {name}\n\n{table}" for name, table in tables(results).items())
+
+
+def refresh_page(text: str, new_tables: dict[str, str]) -> str:
+    """``text`` with each ``<!-- BENCH:<name>:START -->`` ... ``<!-- BENCH:<name>:END -->`` block replaced."""
+    for name, table in new_tables.items():
+        start, end = f"<!-- BENCH:{name}:START -->", f"<!-- BENCH:{name}:END -->"
+        if start in text and end in text:
+            text = text[: text.index(start) + len(start)] + "\n" + table + text[text.index(end) :]
+    return text
 
 
 def main() -> int:
     import contextlib
 
-    from incident_responder.lab.pipeline import LabPipeline
+    from incident_responder.lab.pipeline.startup import LabPipeline
     from incident_responder.lab.scenario import load_scenario
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
@@ -441,15 +474,12 @@ def main() -> int:
     thr["ratio"] = round(thr["workers"]["incidents_per_second"] / thr["serialized"]["incidents_per_second"], 2)
     results["cold_start"] = bench_cold_start()
     results["size"] = bench_artifact_sizes()
+    results["measured_at"] = time.strftime("%Y-%m-%d", time.gmtime())
     OUT.mkdir(exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2, default=str))
     table = markdown(results)
     (OUT / "results.md").write_text(table)
-    readme = REPO / "README.md"
-    text = readme.read_text()
-    start, end = "<!-- BENCH:START -->", "<!-- BENCH:END -->"
-    if start in text and end in text:
-        readme.write_text(text[: text.index(start) + len(start)] + "\n" + table + text[text.index(end) :])
+    DOCS_PAGE.write_text(refresh_page(DOCS_PAGE.read_text(encoding="utf-8"), tables(results)), encoding="utf-8")
     print(table)
     return 0
 

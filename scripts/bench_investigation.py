@@ -18,14 +18,14 @@ import anyio
 
 from chaos import FaultInjector
 from incident_responder.account.baseline import record_baseline
-from incident_responder.agent.graph import quote_untrusted
+from incident_responder.agent.protocol import quote_untrusted
 from incident_responder.agent.tools import McpToolProvider, load_mcp_servers
 from incident_responder.core.aws import AwsClients
 from incident_responder.intake.alerts import parse_alert
 from incident_responder.investigation.investigate import run_investigation
 from incident_responder.lab import Lab
-from incident_responder.lab.account import create_sample_account
-from incident_responder.lab.workload import DataProcessor
+from incident_responder.lab.account.data_processor import create_sample_account
+from incident_responder.lab.workloads.data_processor import DataProcessor
 from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
 
 CASES = [

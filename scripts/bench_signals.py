@@ -137,7 +137,7 @@ def measure(lab: Lab, clients: AwsClients, size: int) -> list[tuple[str, int, in
     """(tool, size, answer bytes, ms, result) of each tool against a fresh sample account holding ``size`` points of
     each kind."""
     from incident_responder.account.baseline import record_baseline
-    from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.account.data_processor import create_sample_account
 
     lab.reset()
     create_sample_account(clients)

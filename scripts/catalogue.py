@@ -1,4 +1,4 @@
-"""`make catalogue`: write docs/failure-catalogue.md from the failure catalogue (incident_responder/catalogue/__init__.py).
+"""`make catalogue`: write docs/failure-catalogue.md from the failure catalogue (incident_responder/catalogue/).
 
 .venv/bin/python scripts/catalogue.py           # writes the page
 .venv/bin/python scripts/catalogue.py --check   # exits 1 when the committed page is not what it would write
@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from incident_responder.catalogue import AREAS, FAILURE_MODES, FailureMode, Signature, counts
+from incident_responder.catalogue.failure_mode import AREAS, FailureMode, Signature
+from incident_responder.catalogue.queries import FAILURE_MODES, counts
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "failure-catalogue.md"
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page:
             print(
-                f"{relative} is out of date with incident_responder/catalogue/__init__.py: run `{COMMAND}` "
+                f"{relative} is out of date with the failure catalogue (incident_responder/catalogue/): run `{COMMAND}` "
                 "(or `make catalogue`) and commit the page",
                 file=sys.stderr,
             )

@@ -250,7 +250,7 @@ def first_calls(handlers: list[str], runs: int) -> tuple[dict[str, list[dict[str
     lifecycle = [m for m in handlers if m not in MCP_SERVERS]
     if not lifecycle:
         return samples, ended
-    from incident_responder.lab.pipeline import LabPipeline
+    from incident_responder.lab.pipeline.startup import LabPipeline
     from incident_responder.lab.scenario import load_scenario
 
     scenario = load_scenario(FIRST_CALL_SCENARIO)

@@ -97,6 +97,7 @@ def executions(p) -> list[dict[str, Any]]:
 
 def incidents(p) -> dict[str, dict[str, Any]]:
     """Every incident record (not the group and budget items), by incident id."""
+    from incident_responder.state import keys
     from incident_responder.state.lifecycle import get_incident_state
 
     pages = (
@@ -105,7 +106,7 @@ def incidents(p) -> dict[str, dict[str, Any]]:
         .paginate(TableName=p.stack.physical["IncidentStateTable"], ProjectionExpression="incident_id")
     )
     ids = [item["incident_id"]["S"] for page in pages for item in page["Items"]]
-    return {i: get_incident_state(p.clients, i) for i in ids if "#" not in i}
+    return {i: get_incident_state(p.clients, i) for i in ids if keys.is_incident(i)}
 
 
 def wait_for_status(p, incident_id: str, wanted: Callable[[str], bool], timeout: float = CASE_TIMEOUT) -> str:
@@ -169,7 +170,8 @@ def drain_dead_letters(p) -> list[tuple[str, str]]:
 
 def count_lost(p, alerts: list[str], letters: list[tuple[str, str]]) -> int:
     """Alerts accounted for by neither a dead-letter message with a reason nor an incident record."""
-    from incident_responder.intake.alerts import MalformedAlertError, parse_alert
+    from incident_responder.intake.alerts import parse_alert
+    from incident_responder.intake.errors import MalformedAlertError
     from incident_responder.intake.ingest import incident_for_alert
     from incident_responder.state.lifecycle import get_incident_state
 
@@ -303,8 +305,8 @@ def port_closed(port: int, timeout: float = 10.0) -> bool:
 def restart_diagnostics_url(p) -> subprocess.Popen:
     """The diagnostics function URL again, on its port, as LabPipeline.start runs it."""
     from incident_responder.lab.function_url import start_function_url
-    from incident_responder.lab.pipeline import _process_base_env  # the same environment the pipeline gives
-    from incident_responder.lab.stack import function_urls
+    from incident_responder.lab.pipeline.startup import _process_base_env  # the same environment the pipeline gives
+    from incident_responder.lab.template import function_urls
 
     (url,) = [u for u in function_urls() if u.url_id == "DiagnosticsMcpFunctionUrl"]
     name = p.stack.physical[url.function_id]
@@ -342,7 +344,7 @@ def happy_path(p) -> Row:
 
 
 def diagnostics_server_killed(p, cleanup: contextlib.ExitStack) -> Row:
-    from incident_responder.lab.engine import instant_retries
+    from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 
     row = Row(2, "diagnostics MCP server killed")
     port = urlsplit(p.mcp_url).port
@@ -363,7 +365,7 @@ def diagnostics_server_killed(p, cleanup: contextlib.ExitStack) -> Row:
     row.seconds_aside = f" (+{sum(delays):.1f} backoff skipped)"
     row.note = (
         f"{attempts} attempts of investigate (1 + 5 retries), each refused at connect. Run under "
-        f"`incident_responder.lab.engine.instant_retries()`: the ASL's full-jitter backoff asked for {len(delays)} "
+        f"`incident_responder.lab.moto_patches.stepfunctions.instant_retries()`: the ASL's full-jitter backoff asked for {len(delays)} "
         f"waits ({', '.join(f'{d:.1f}' for d in delays)} s; caps 3, 6, 12, 24, 48 s), which the time leaves out. "
         "Deployed, the waits are drawn anew each time: up to 93 s in all, 46.5 s on average."
     )
@@ -402,7 +404,7 @@ def model_denied(p) -> Row:
 def no_tool_called(p) -> Row:
     from langchain_core.messages import AIMessage
 
-    from incident_responder.investigation.investigator import SUBMIT_DIAGNOSIS
+    from incident_responder.agent.protocol import SUBMIT_DIAGNOSIS
 
     row = Row(4, "investigation calls no tool")
     diagnosis = {
@@ -479,7 +481,7 @@ def ten_copies(p) -> Row:
 
 def alarm_storm(p) -> Row:
     from incident_responder.account.baseline import record_baseline
-    from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.account.data_processor import create_sample_account
 
     row = Row(7, "alarm storm: 50 x one alarm + another function")
     p.inject(timeout_scenario())
@@ -608,7 +610,7 @@ def end_row(row: Row, record: Any) -> None:
 def overlapping_incidents(p) -> Row:
     """Another incident holds the function's lease (it is applying or verifying its own change) when this one is
     approved: this one waits, then hands over to a person, and changes nothing."""
-    from incident_responder.lab.engine import instant_retries
+    from incident_responder.lab.moto_patches.stepfunctions import instant_retries
     from incident_responder.lab.scenario import load_scenario
     from incident_responder.remediation import lease as function_lease
 
@@ -669,6 +671,7 @@ def poisoned_baseline(p) -> Row:
 def recurrence_after_the_end(p) -> Row:
     """The same alarm firing again seconds after its incident ended REMEDIATED starts a new incident."""
     from incident_responder.lab.scenario import load_scenario
+    from incident_responder.state import keys
 
     row = Row(13, "recurrence seconds after REMEDIATED")
     scenario = load_scenario(REPO / "scenarios" / "timeout-too-low.yaml")
@@ -683,7 +686,9 @@ def recurrence_after_the_end(p) -> Row:
     second = [i for i in records if i != first_id]
     state = records[second[0]] if second else {}
     groups = p.clients.get("dynamodb").scan(TableName=p.stack.physical["IncidentStateTable"])["Items"]
-    (group,) = [g for g in groups if g["incident_id"]["S"].startswith("group#data-processor#")]
+    (group,) = [
+        g for g in groups if g["incident_id"]["S"].startswith(f"{keys.GROUP_PREFIX}data-processor{keys.SEPARATOR}")
+    ]
     recurrence_of = group.get("recurrence_of", {}).get("S")
     row.status = f"{first.get('status')}, then {state.get('status', '-')}"
     row.seconds = seconds_to_end([s for s in records.values() if s.get("ended_at")])
@@ -742,8 +747,8 @@ def other_account_arn(p) -> Row:
     """A resolver proposing the same function name in another account: refused by the guardrails, never applied."""
     from langchain_core.messages import AIMessage
 
+    from incident_responder.agent.protocol import SUBMIT_PROPOSAL
     from incident_responder.lab.scenario import load_scenario
-    from incident_responder.proposal.proposer import SUBMIT_PROPOSAL
 
     row = Row(15, "target ARN in another account")
     region = p.clients.region
@@ -826,7 +831,7 @@ def quiet() -> None:
 
 def main() -> int:
     quiet()
-    from incident_responder.lab.pipeline import LabPipeline
+    from incident_responder.lab.pipeline.startup import LabPipeline
 
     started = time.monotonic()
     rows: list[Row] = []

@@ -15,7 +15,7 @@ import pytest
 from incident_responder.account.baseline import record_baseline
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab import Lab
-from incident_responder.lab.account import SampleAccount, create_sample_account
+from incident_responder.lab.account.data_processor import SampleAccount, create_sample_account
 
 CANARY_SECRET = "canary-7f3a9e-do-not-leak"
 
@@ -82,9 +82,8 @@ def lab() -> Iterator[Lab]:
 
 @pytest.fixture(scope="session")
 def _engine(lab: Lab):
-    from incident_responder.lab.engine import LambdaDispatcher, install_jsonata
+    from incident_responder.lab.engine import LambdaDispatcher
 
-    install_jsonata()
     dispatcher = LambdaDispatcher().install()
     yield dispatcher
     dispatcher.uninstall()
@@ -162,7 +161,7 @@ LIFECYCLE_ASL = Path(__file__).parents[1] / "statemachine" / "incident_lifecycle
 def lifecycle(clients, lab_env, dispatcher):
     """Deploys the real ASL definition into the lab (``deploy(**substitutions)`` -> the state machine ARN), its
     Lambda tasks pointing at names the test registers on the dispatcher."""
-    from incident_responder.lab.account import create_table
+    from incident_responder.lab.account.resources import create_table
     from incident_responder.lab.engine import substitute
     from incident_responder.state.lifecycle import state_table_name
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from incident_responder.account.baseline import baseline_table_name, record_baseline
 from incident_responder.core.aws import AwsClients
-from incident_responder.lab.account import create_table
+from incident_responder.lab.account.resources import create_table
 
 ORDERS = "orders-api"
 CONSUMER = "queue-consumer"

@@ -11,12 +11,9 @@ import anyio
 from botocore.exceptions import BotoCoreError, ClientError
 
 from incident_responder.account.baseline import baseline_table_name, onboarded_arn
-from incident_responder.account.state import function_name_of
+from incident_responder.account.errors import OutOfScopeError
+from incident_responder.account.names import function_name_of
 from incident_responder.core.aws import AwsClients
-
-
-class OutOfScopeError(ValueError):
-    """The tool was asked about a function it must not answer for."""
 
 
 class OnboardedScope:

@@ -1,8 +1,8 @@
 """Errors an agent run raises for the state machine: the class name is the ASL error name.
 
 Transient ones (McpConnectionError, McpInitError, ModelTransientError) are retried by the state's
-``Retry``; McpAuthError, ModelAuthError and ModelConfigError (:mod:`incident_responder.agent.models`)
-are not: retrying cannot fix credentials or a model id. Anything not classified propagates unchanged.
+``Retry``; McpAuthError, ModelAuthError and ModelConfigError (raised by :mod:`incident_responder.agent.models`
+too) are not: retrying cannot fix credentials or a model id. Anything not classified propagates unchanged.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 
 from botocore.exceptions import ClientError
-
-from incident_responder.agent.models import ModelConfigError
 
 
 class McpConnectionError(Exception):
@@ -34,6 +32,10 @@ class ModelAuthError(Exception):
 
 class ModelTransientError(Exception):
     """The model endpoint is throttling, over a per-minute quota, unavailable or timed out: retry with backoff."""
+
+
+class ModelConfigError(ValueError):
+    """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
 
 
 # Bedrock Runtime's documented errors (Converse, InvokeModel) and the AWS-wide authentication ones.

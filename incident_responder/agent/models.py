@@ -17,12 +17,10 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from incident_responder.agent.errors import ModelConfigError
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-
-class ModelConfigError(ValueError):
-    """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
 
 
 PROVIDERS = ("offline", "bedrock_converse", "openai", "ollama")
@@ -63,7 +61,7 @@ def create_chat_model(
     provider, model_id = parse_spec(spec)
     spec = spec.strip()
     if provider == "offline":
-        from incident_responder.agent.offline import OfflineChatModel
+        from incident_responder.agent.offline.model import OfflineChatModel
 
         return OfflineChatModel()
     if provider == "bedrock_converse":
@@ -107,7 +105,7 @@ def create_chat_model(
 
 # The module each provider's chat model class lives in (what create_chat_model imports for it).
 PROVIDER_MODULES = {
-    "offline": "incident_responder.agent.offline",
+    "offline": "incident_responder.agent.offline.model",
     "bedrock_converse": "langchain_aws",
     "openai": "langchain_openai",
     "ollama": "langchain_ollama",

@@ -26,7 +26,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED
 from pydantic import BaseModel, Field
 
-from incident_responder.account.state import function_name_of
+from incident_responder.account.names import function_name_of
 from incident_responder.agent.errors import McpAuthError, McpConnectionError, McpInitError
 from incident_responder.mcp_transport.client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
 

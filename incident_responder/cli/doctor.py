@@ -81,9 +81,9 @@ def _bedrock_session():
 
 
 def check_model(spec: str) -> list[Check]:
-    from incident_responder.agent.errors import explain
+    from incident_responder.agent.errors import ModelConfigError, explain
     from incident_responder.agent.model_catalog import base_model_id, profile_prefix
-    from incident_responder.agent.models import ModelConfigError, parse_spec
+    from incident_responder.agent.models import parse_spec
 
     try:
         provider, model_id = parse_spec(spec)

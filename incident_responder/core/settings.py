@@ -172,7 +172,7 @@ class AgentSettings(McpAuthSettings):
 
     def limits(self, timeout_ms: int):
         """The agent's limits; the deadline buffer is derived from the function's own timeout."""
-        from incident_responder.agent.graph import Limits
+        from incident_responder.agent.spec import Limits
 
         return Limits(
             recursion_limit=self.agent_recursion_limit,

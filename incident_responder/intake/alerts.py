@@ -21,142 +21,30 @@ sends: both carry Powertools' ``CloudWatchAlarmData``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from incident_responder.core.contracts import QUALIFIER_RE, Incident
-
-
-class MalformedAlertError(ValueError):
-    """The alert cannot be turned into an incident; the message says what is wrong."""
-
-
-class FunctionNotNamedError(MalformedAlertError):
-    """A well-formed alarm on a queue, or a composite alarm: which function it concerns is for ingest to find in
-    the account (:func:`incident_responder.intake.ingest.incident_from_alert`)."""
-
-    def __init__(self, pending: QueueAlarm | CompositeAlarm):
-        self.pending = pending
-        if isinstance(pending, QueueAlarm):
-            how = f"watches queue {pending.queue_name}; ingest resolves it through the onboarded functions' event source mappings"
-        else:
-            how = "is a composite alarm; ingest resolves it through its child alarms"
-        super().__init__(f"alarm {pending.alarm.AlarmName!r} names no function: it {how}")
-
-
-class AlertIgnoredError(Exception):
-    """A well-formed notification that is no incident: an alarm's change into OK or INSUFFICIENT_DATA.
-    Ingest logs it and counts it; it is not malformed, so it is never dead-lettered."""
-
-
-class ForeignAlertError(MalformedAlertError):
-    """An alarm of another account or Region than the stack's: its function is not one this stack can see."""
-
+from incident_responder.intake.errors import (
+    AlertIgnoredError,
+    ForeignAlertError,
+    FunctionNotNamedError,
+    MalformedAlertError,
+)
+from incident_responder.intake.pending import CompositeAlarm, QueueAlarm, alarm_incident, incident_id_for
+from incident_responder.intake.shapes import AlarmMetric, AlarmNotification, ProjectAlert
 
 # A sender's clock may run a little ahead; an alert from further in the future means nothing.
 CLOCK_SKEW = timedelta(minutes=5)
 # Nor does one from before Lambda existed (fromisoformat reads "1111111111..." as the year 1111).
 EARLIEST = datetime(2014, 11, 13, tzinfo=UTC)
 
-
-class AlarmDimension(BaseModel):
-    # SNS notifications spell them name/value; DescribeAlarms, Name/Value.
-    model_config = ConfigDict(populate_by_name=True)
-    name: str = Field(validation_alias=AliasChoices("name", "Name"))
-    value: str = Field(validation_alias=AliasChoices("value", "Value"))
-
-
-class AlarmMetric(BaseModel):
-    """One metric an alarm reads: the trigger's own, or one of a metric-math or anomaly-detection alarm's."""
-
-    model_config = ConfigDict(extra="allow")
-    MetricName: str | None = None
-    Namespace: str | None = None
-    Dimensions: list[AlarmDimension] = Field(default_factory=list)
-
-
-class AlarmMetricStat(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    Metric: AlarmMetric | None = None
-
-
-class AlarmMetricQuery(BaseModel):
-    """An entry of ``Trigger.Metrics``: a metric (``MetricStat``) or an expression over others."""
-
-    model_config = ConfigDict(extra="allow")
-    Id: str | None = None
-    Expression: str | None = None
-    MetricStat: AlarmMetricStat | None = None
-
-
-class AlarmTrigger(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
-    MetricName: str | None = None
-    Namespace: str | None = None
-    Dimensions: list[AlarmDimension] = Field(default_factory=list)
-    # Metric math (e.g. Errors / Invocations) and anomaly detection (ANOMALY_DETECTION_BAND around a metric).
-    Metrics: list[AlarmMetricQuery] = Field(default_factory=list)
-
-    def metrics(self) -> list[AlarmMetric]:
-        """Every metric the alarm reads, the trigger's own first."""
-        own = [AlarmMetric(MetricName=self.MetricName, Namespace=self.Namespace, Dimensions=self.Dimensions)]
-        queried = [q.MetricStat.Metric for q in self.Metrics if q.MetricStat and q.MetricStat.Metric]
-        return [m for m in own if m.Dimensions] + queried
-
-
-class AlarmNotification(BaseModel):
-    """The body CloudWatch publishes to SNS when an alarm changes state (CloudWatch User Guide, "Schema of
-    Amazon SNS notifications when alarms change state")."""
-
-    model_config = ConfigDict(extra="allow")
-    AlarmName: str
-    NewStateValue: str
-    NewStateReason: str | None = None
-    OldStateValue: str | None = None
-    StateChangeTime: str
-    AlarmArn: str | None = None
-    AWSAccountId: str | None = None
-    # A metric alarm has a Trigger; a composite alarm an AlarmRule over other alarms instead, and the children
-    # whose change set it off ([{"Arn": ..., "State": {"Value": "ALARM", ...}}], or bare ARNs).
-    Trigger: AlarmTrigger | None = None
-    AlarmRule: str | None = None
-    TriggeringChildren: list[Any] = Field(default_factory=list)
-
-
-class ProjectAlert(BaseModel):
-    """The project's own alert JSON, for sources that are not CloudWatch alarms."""
-
-    model_config = ConfigDict(extra="forbid")
-    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    # Required: together with alert_id it identifies the alert, so duplicates map to one incident.
-    detected_at: str = Field(min_length=10, max_length=40, description="ISO 8601")
-    alert_id: str | None = Field(default=None, max_length=200)
-    error_type: str | None = Field(default=None, max_length=200)
-    error_message: str | None = Field(default=None, max_length=2000)
-    region: str | None = None
-    account_id: str | None = None
-
-
 # SQS queue names: 1-80 of A-Z a-z 0-9 - _, a FIFO queue's ending in .fifo.
 QUEUE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,75}(?:\.fifo)?|[A-Za-z0-9_-]{1,80}")
-
-
-class QueueAlarm(BaseModel):
-    """An alarm on a queue, waiting to be resolved to the function that reads the queue."""
-
-    alarm: AlarmNotification
-    queue_name: str
-    queue_arn: str = Field(description="arn:PARTITION:sqs:REGION:ACCOUNT:NAME, from the alarm's own ARN and account")
-
-    def incident(self, function_name: str, resolved_from: str) -> Incident:
-        """The incident once ``function_name`` is known (the id depends on it, as for any alarm)."""
-        return _incident(self.alarm, function_name, resolved_from=resolved_from)
-
 
 # ALARM("name or ARN") terms of a composite alarm's rule (the quotes are optional for plain names).
 _ALARM_TERM = re.compile(r'(\bNOT\s+)?\bALARM\(\s*(?:"((?:[^"\\]|\\.)*)"|([^\s()"]+))\s*\)')
@@ -178,27 +66,6 @@ def rule_children(rule: str) -> list[str]:
     """
     names = [alarm_name_of(quoted or plain) for negated, quoted, plain in _ALARM_TERM.findall(rule) if not negated]
     return list(dict.fromkeys(name for name in names if name))[:MAX_CHILD_ALARMS]
-
-
-class CompositeAlarm(BaseModel):
-    """A composite alarm, waiting to be resolved to the function its child alarms in ALARM watch."""
-
-    alarm: AlarmNotification
-    children: list[str] = Field(description="the child alarms that set it off, else every ALARM() term of its rule")
-    triggered: bool = Field(description="children come from the notification's TriggeringChildren (not the rule)")
-
-    def incident(
-        self, function_name: str, resolved_from: str, qualifier: str | None = None, trigger: AlarmTrigger | None = None
-    ) -> Incident:
-        """The incident once the child alarms have named the function (and the metric they watch)."""
-        return _incident(self.alarm, function_name, resolved_from=resolved_from, qualifier=qualifier, trigger=trigger)
-
-
-def incident_id_for(function_name: str, detected_at: str, discriminator: str) -> str:
-    """``<function>-<yyyymmddTHHMMSS>-<hash>``: at most 80 chars of [A-Za-z0-9_-]."""
-    stamp = re.sub(r"[^0-9T]", "", detected_at.split(".")[0].split("+")[0].rstrip("Z"))[:15]
-    digest = hashlib.sha256(f"{function_name}|{detected_at}|{discriminator}".encode()).hexdigest()[:10]
-    return f"{function_name[:50]}-{stamp}-{digest}"
 
 
 _QUALIFIER = re.compile(QUALIFIER_RE)
@@ -425,7 +292,7 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
         )
     if functions:
         qualifiers = {qualifier for _, qualifier in found if qualifier}
-        return _incident(alarm, functions[0], qualifier=qualifiers.pop() if len(qualifiers) == 1 else None)
+        return alarm_incident(alarm, functions[0], qualifier=qualifiers.pop() if len(qualifiers) == 1 else None)
     queue = next((q for q in map(_queue_of, metrics) if q), None)
     if queue is None:
         raise MalformedAlertError(
@@ -460,38 +327,6 @@ def _composite(alarm: AlarmNotification) -> CompositeAlarm:
             "alarm in ALARM: nothing says which function is failing"
         )
     return CompositeAlarm(alarm=alarm, children=children, triggered=bool(triggered))
-
-
-def _incident(
-    alarm: AlarmNotification,
-    function: str,
-    resolved_from: str | None = None,
-    qualifier: str | None = None,
-    trigger: AlarmTrigger | None = None,
-) -> Incident:
-    """``trigger``: what the metric alarm watches (for a composite, the child alarm that named the function)."""
-    region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
-    trigger = trigger or alarm.Trigger or AlarmTrigger()
-    return Incident(
-        incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
-        function_name=function,
-        qualifier=qualifier,
-        source="cloudwatch_alarm",
-        detected_at=alarm.StateChangeTime,
-        resolved_from=resolved_from,
-        alarm_name=alarm.AlarmName,
-        metric_name=_metric_names(trigger),
-        namespace=trigger.Namespace or next((m.Namespace for m in trigger.metrics() if m.Namespace), None),
-        reason=(alarm.NewStateReason or "")[:2000] or None,
-        region=region,
-        account_id=alarm.AWSAccountId,
-    )
-
-
-def _metric_names(trigger: AlarmTrigger) -> str | None:
-    """The metric the alarm watches; for metric math, the metrics it reads (``Errors, Invocations``)."""
-    names = [trigger.MetricName] if trigger.MetricName else [m.MetricName for m in trigger.metrics() if m.MetricName]
-    return ", ".join(dict.fromkeys(names))[:200] or None
 
 
 def _from_project_alert(alert: ProjectAlert) -> Incident:

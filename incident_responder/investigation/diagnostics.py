@@ -1,10 +1,10 @@
-"""The read-only diagnostics tools, as plain functions returning pydantic results.
+"""INVESTIGATING: the read-only diagnostics tools, as plain functions returning pydantic results.
 
 The MCP server (``mcp/diagnostics/server.py``) only registers these. A result sets its ``error``
 field instead of raising: an AWS error (missing function, access denied to the server's own role,
 unreachable endpoint) is itself evidence for the investigating agent, and a stack trace never
 leaves the server. Results are serialized without the fields left at their default
-(:class:`incident_responder.account.log_records.Compact`): a model reads every result again in every turn.
+(:class:`incident_responder.account.compact.Compact`): a model reads every result again in every turn.
 Environment variables of the inspected function are never read into a result: :class:`LambdaConfig`
 is built from an allow-list of fields.
 """
@@ -12,67 +12,24 @@ is built from an allow-list of fields.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import AfterValidator, Field, WithJsonSchema
+from pydantic import Field
 
-from incident_responder.account.baseline import (
-    BaselineNotFoundError,
-    Difference,
-    date_differences,
-    diff_configurations,
-    load_baseline,
-)
-from incident_responder.account.log_records import Compact, InvocationSummary, LogErrorSummary, fold
-from incident_responder.account.signals import (
-    Dependencies,
-    FunctionMetrics,
-    RecentChanges,
-    read_dependencies,
-    read_function_metrics,
-    read_recent_changes,
-)
-from incident_responder.account.state import (
-    LAMBDA_NAME_PATTERN,
-    NetworkState,
-    configuration_from,
-    function_name_of,
-    read_network,
-    read_reserved_concurrency,
-    read_role,
-)
+from incident_responder.account.baseline import load_baseline
+from incident_responder.account.changes import RecentChanges, read_recent_changes
+from incident_responder.account.compact import Compact
+from incident_responder.account.dependencies import Dependencies, read_dependencies
+from incident_responder.account.drift import Difference, date_differences, diff_configurations
+from incident_responder.account.errors import AWS_ERRORS, BaselineNotFoundError, describe_error
+from incident_responder.account.log_window import InvocationSummary, LogErrorSummary, fold
+from incident_responder.account.metrics import FunctionMetrics, read_function_metrics
+from incident_responder.account.names import function_name_of
+from incident_responder.account.network import NetworkState, read_network
+from incident_responder.account.role import read_role
+from incident_responder.account.state import configuration_from, read_reserved_concurrency
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import QUALIFIER_RE
-
-
-def _check_lambda_name(value: str) -> str:
-    function_name_of(value)  # raises a ValueError that says what is expected
-    return value
-
-
-# Validated by a function (for a message a model can act on), published with the pattern in the schema.
-LambdaName = Annotated[
-    str,
-    AfterValidator(_check_lambda_name),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": LAMBDA_NAME_PATTERN,
-            "description": "Lambda function name (1-64 of A-Z a-z 0-9 _ -) or function ARN",
-        }
-    ),
-]
-Minutes = Annotated[int, Field(ge=1, le=1440, description="how far back to look, in minutes")]
-Hours = Annotated[int, Field(ge=1, le=2160, description="how far back to look, in hours (CloudTrail keeps 90 days)")]
-Qualifier = Annotated[
-    str | None,
-    Field(
-        pattern=rf"^({QUALIFIER_RE})$",
-        description="an alias or version (the incident's qualifier): read what runs behind it; unset: $LATEST",
-    ),
-]
+from incident_responder.core.encoding import iso
 
 MAX_EVENTS = 30
 MAX_MESSAGE_CHARS = 500
@@ -80,17 +37,6 @@ MAX_STREAMS = 50
 # CloudWatch updates a stream's lastEventTimestamp lazily (documented: eventual, up to an hour), so a
 # stream is read if it could hold events newer than this much before its reported last event.
 STREAM_TIMESTAMP_LAG_MS = 60 * 60 * 1000
-
-
-def describe_error(exc: Exception) -> str:
-    """One line for an AWS failure: the error code and message, never a traceback."""
-    if isinstance(exc, ClientError):
-        err = exc.response.get("Error", {})
-        return f"{err.get('Code', 'ClientError')}: {err.get('Message', str(exc))}"
-    return f"{type(exc).__name__}: {exc}"
-
-
-AWS_ERRORS = (ClientError, BotoCoreError)
 
 
 # -- get_recent_logs ------------------------------------------------------------------------------
@@ -131,13 +77,9 @@ class RecentLogs(Compact):
     error: str | None = None
 
 
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def get_recent_logs(clients: AwsClients, lambda_name: str, minutes: int = 10) -> RecentLogs:
     """The newest 30 log events of ``/aws/lambda/<name>`` in the last ``minutes``, in time order, folded
-    (:func:`incident_responder.account.log_records.fold`): repeats counted into their first occurrence, the platform's
+    (:func:`incident_responder.account.log_window.fold`): repeats counted into their first occurrence, the platform's
     START / END / REPORT lines summarized in ``invocations``.
 
     Reads streams newest-first and stops once no remaining stream can hold a newer event, so the
@@ -197,11 +139,11 @@ def fold_events(
         first, last = events[folded.first], events[folded.last]
         lines.append(
             LogEvent(
-                timestamp=_iso(first["timestamp"]),
+                timestamp=iso(first["timestamp"] / 1000, "milliseconds"),
                 message=first["message"][:MAX_MESSAGE_CHARS],
                 truncated=len(first["message"]) > MAX_MESSAGE_CHARS,
                 count=folded.count,
-                last_timestamp=_iso(last["timestamp"]) if folded.count > 1 else None,
+                last_timestamp=iso(last["timestamp"] / 1000, "milliseconds") if folded.count > 1 else None,
             )
         )
     invocations = window.invocations
@@ -402,7 +344,7 @@ def get_config_drift(clients: AwsClients, lambda_name: str, qualifier: str | Non
 
 
 # -- get_function_metrics, get_recent_changes, get_dependencies ------------------------------------------------
-# Read by incident_responder.account.signals (metrics, changes, dependencies); registered as tools like the ones above.
+# Read by incident_responder.account (metrics, changes, dependencies); registered as tools like the ones above.
 def get_function_metrics(clients: AwsClients, lambda_name: str, minutes: int = 60) -> FunctionMetrics:
     """The function's AWS/Lambda metrics over the last ``minutes`` (at most 12 points a series), when each departed
     from its normal, and the account's concurrency (limits, peak, the top functions)."""

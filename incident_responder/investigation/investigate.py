@@ -12,7 +12,8 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
+from incident_responder.agent.graph import run_agent_over_mcp
+from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident

@@ -9,17 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 from incident_responder.agent.evidence import verify_diagnosis
-from incident_responder.agent.graph import (
+from incident_responder.agent.protocol import (
     ALERT_TEXT_TAG,
     INCIDENT_TAG,
+    SUBMIT_DIAGNOSIS,
     TOOL_RESULT_TAG,
-    AgentSpec,
     quote_block,
     quote_untrusted_block,
 )
+from incident_responder.agent.spec import AgentSpec
 from incident_responder.core.contracts import Diagnosis, FaultType, Incident, incident_facts
-
-SUBMIT_DIAGNOSIS = "submit_diagnosis"
 
 SYSTEM_PROMPT = f"""You are an SRE investigating a failing AWS Lambda function. Work only from evidence.
 

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from incident_responder.cli.commands import LAB_COMMANDS
+from incident_responder.cli.arguments import LAB_COMMANDS, ArgumentParser
 
 MODEL_HELP = (
     "the agents' model: offline (rule-based, the default here), bedrock_converse:<model-id> (your AWS "
@@ -37,7 +37,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from incident_responder.lab.demo import show_record
-    from incident_responder.lab.pipeline import LabPipeline, write_artifacts
+    from incident_responder.lab.pipeline.artifacts import write_artifacts
+    from incident_responder.lab.pipeline.startup import LabPipeline
     from incident_responder.lab.scenario import ScenarioError, load_scenario
 
     try:
@@ -85,9 +86,9 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
     from incident_responder.account.baseline import record_baseline
     from incident_responder.core.aws import AwsClients
     from incident_responder.lab import Lab
-    from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.account.data_processor import create_sample_account
+    from incident_responder.lab.environment import NOT_FOR_THE_LAB
     from incident_responder.lab.model_route import resolve_model_route
-    from incident_responder.lab.server import NOT_FOR_THE_LAB
 
     # Installed before anything starts: every exit path then runs the context managers that stop the
     # function URL processes (an unhandled SIGTERM would leave them orphaned).
@@ -112,7 +113,7 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
                     f"SSM {sample.api_key_parameter} itself): {sample.api_key}"
                 )
             return _serve_lab(exports, follow=False)
-        from incident_responder.lab.pipeline import LabPipeline
+        from incident_responder.lab.pipeline.startup import LabPipeline
 
         _quiet(args)
         # A person answers here (the link in the lab's inbox, or `responder approve`): a person's timeout.
@@ -145,7 +146,7 @@ def _cmd_lab_up(args: argparse.Namespace) -> int:
 
 
 def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
-    from incident_responder.lab.server import NOT_FOR_THE_LAB
+    from incident_responder.lab.environment import NOT_FOR_THE_LAB
 
     print("lab running; in another shell:")
     print(f"  unset {' '.join(NOT_FOR_THE_LAB)}")
@@ -166,8 +167,9 @@ def _serve_lab(exports: dict[str, str], *, follow: bool) -> int:
 
 def _cmd_lab_invoke(args: argparse.Namespace) -> int:
     from incident_responder.core.aws import AwsClients
-    from incident_responder.intake.ingest import incident_for_alert, incident_from_alert
-    from incident_responder.lab.workload import workload_for
+    from incident_responder.intake.ingest import incident_for_alert
+    from incident_responder.intake.resolve import incident_from_alert
+    from incident_responder.lab.workloads.selection import workload_for
 
     clients = AwsClients()
     result = workload_for(clients, args.function).invoke(
@@ -204,8 +206,8 @@ APPROVAL_ARGUMENT: dict = {
 def _cmd_eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from incident_responder.agent.models import ModelConfigError
-    from incident_responder.lab.cassettes import CassetteError
+    from incident_responder.agent.errors import ModelConfigError
+    from incident_responder.lab.converse.errors import CassetteError
     from incident_responder.lab.evaluation import evaluate
     from incident_responder.lab.scenario import ScenarioError
 
@@ -282,7 +284,6 @@ def _quiet(args: argparse.Namespace) -> None:
 def build_parser(command: str) -> argparse.ArgumentParser:
     """The parser of one lab command, as ``responder COMMAND`` shows it."""
     from chaos.cli import add_arguments as add_chaos_arguments
-    from incident_responder.cli.commands import ArgumentParser
 
     p = ArgumentParser(prog=f"responder {command}", description=LAB_COMMANDS[command])
     if command == "demo":
@@ -366,7 +367,8 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 
 def main(command: str, argv: list[str]) -> int:
     args = build_parser(command).parse_args(argv)
-    from incident_responder.agent.models import ModelConfigError, parse_spec
+    from incident_responder.agent.errors import ModelConfigError
+    from incident_responder.agent.models import parse_spec
 
     try:
         if getattr(args, "model", None) is not None:

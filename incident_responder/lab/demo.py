@@ -15,7 +15,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from incident_responder.lab.pipeline import IncidentRecord, LabPipeline, write_artifacts
+from incident_responder.lab.pipeline.artifacts import write_artifacts
+from incident_responder.lab.pipeline.record import IncidentRecord
+from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Scenario
 
 FAULTS = {

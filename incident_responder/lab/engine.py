@@ -1,19 +1,15 @@
-"""moto's Step Functions interpreter, completed for the lab.
+"""RUNNING the state machine's Lambda tasks in the lab: each routed to the in-process handler of its function.
 
-moto runs the real ASL (a port of LocalStack's interpreter) but leaves gaps this module fills,
-in the process that hosts the moto server:
+moto runs the real ASL (a port of LocalStack's interpreter); the gaps it leaves in the interpreter are filled
+in moto_patches/stepfunctions.py. This module fills the last one:
 
-* JSONata: moto parses it but ships no evaluator; :func:`install_jsonata` wires in jsonata-python
-  (jsonata_eval.py: the expression parsed once, the execution's data passed as bindings).
-* SendTaskFailure: moto's request handler drops the ``cause``, which the ASL reads for a rejection's
-  reason; :func:`install_jsonata` also passes it through, as AWS does.
 * Lambda tasks: moto's Docker-less Lambda only echoes. :class:`LambdaDispatcher` routes each task to
   the in-process handler registered for that function name, with the function's environment, and
   reports an exception as the Python runtime does (``FunctionError: Unhandled``, ``errorType`` =
   the class name), so ``ErrorEquals`` sees the handler's exception class.
 
 Known differences from AWS (stated in the README): a timed-out handler is not killed (its thread
-finishes in the background); retry backoff sleeps for real unless :func:`instant_retries` is used.
+finishes in the background); retry backoff sleeps for real unless moto_patches/stepfunctions.py's ``instant_retries`` is used.
 """
 
 from __future__ import annotations
@@ -25,10 +21,14 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from incident_responder.lab.changes import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
+from incident_responder.lab.lambda_context import LambdaContext
+from incident_responder.lab.moto_patches.awslambda import route_sns_deliveries
+from incident_responder.lab.moto_patches.stepfunctions import route_lambda_tasks
 
 Handler = Callable[[dict[str, Any], Any], Any]
 _ENV_LOCK = threading.RLock()  # handlers read os.environ; one function's environment at a time
@@ -42,207 +42,6 @@ def restore_environment(saved: dict[str, str]) -> None:
     for key, value in saved.items():
         if os.environ.get(key) != value:
             os.environ[key] = value
-
-
-def install_jsonata() -> None:
-    from moto.stepfunctions.parser.asl.jsonata import jsonata as moto_jsonata
-
-    from incident_responder.lab.jsonata_eval import evaluate
-
-    # moto's own eval_jsonata_expression calls this module global (the modules that imported the function
-    # by name call it too); the attribute is replaced as well for any caller that looks it up late.
-    moto_jsonata._eval_jsonata = evaluate
-    moto_jsonata.eval_jsonata_expression = evaluate
-    logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
-    _declare_strings_escaped()
-    _pass_task_failure_cause()
-    _parse_each_definition_once()
-    _reuse_task_clients()
-    _announce_execution_changes()
-
-
-def _declare_strings_escaped() -> None:
-    """moto declares each variable an expression reads as ``$name:=<literal>;``, a string as ``'"' + value + '"'``
-    unescaped: a value holding a double quote or a backslash (AWS error texts quote names) then broke every
-    expression reading it, so the state failed (a status write, the operator alarm). Step Functions itself reads
-    such values fine, so the lab declares strings as JSON string literals, which JSONata reads the same way."""
-    from moto.stepfunctions.parser.asl.eval import states, variable_store
-    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
-
-    def escaped(bindings: dict[str, Any]) -> str:
-        return "".join(f"{name}:={to_json_str(value, separators=(',', ':'))};" for name, value in bindings.items())
-
-    # The two modules that build declarations imported the function by name.
-    states.encode_jsonata_variable_declarations = escaped
-    variable_store.encode_jsonata_variable_declarations = escaped
-
-
-def _reuse_task_clients() -> None:
-    """moto's Task states (DynamoDB, SNS, SQS, Lambda ...) create a new boto3 client for every task they run,
-    ~10 ms of the lab process's CPU each; clients are thread-safe, so one per region and service serves all
-    (a state that names its own credentials still gets a client of its own)."""
-    import sys
-
-    from moto.stepfunctions.parser.asl.utils import boto_client
-
-    create = getattr(boto_client.boto_client_for, "_lab_creates", boto_client.boto_client_for)
-    clients: dict[tuple[str, str, str], Any] = {}
-    lock = threading.Lock()
-
-    def reused(region: str, service: str, state_credentials: Any = None) -> Any:
-        if state_credentials is not None:
-            return create(region, service, state_credentials)
-        from moto.settings import moto_server_port
-
-        key = (region, service, moto_server_port())
-        with lock:
-            if key not in clients:
-                clients[key] = create(region, service)
-            return clients[key]
-
-    reused._lab_creates = create  # type: ignore[attr-defined]
-    boto_client.boto_client_for = reused
-    for name, module in list(sys.modules.items()):  # the modules that imported it by name
-        if name.startswith("moto.stepfunctions.parser") and getattr(module, "boto_client_for", None) is create:
-            module.boto_client_for = reused
-
-
-_programs: dict[str, Any] = {}
-_programs_lock = threading.Lock()
-
-
-def _program(definition: str) -> Any:
-    """The definition parsed by moto's ANTLR parser, once per definition (~0.4 s of CPU each time, in the lab's
-    process, which runs every execution). A definition that fails to parse raises and is not kept."""
-    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
-
-    with _programs_lock:
-        program = _programs.get(definition)
-    if program is None:
-        program = AmazonStateLanguageParser.parse(definition)[0]
-        with _programs_lock:
-            program = _programs.setdefault(definition, program)
-    return program
-
-
-def _parse_each_definition_once() -> None:
-    """moto parsed a definition to validate it at every (re)deploy, and again for every execution: both use
-    :func:`_program`. A parsed program keeps no state of an execution (that lives in each execution's
-    Environment), except the Map state's iteration pools: a definition with a Map or Parallel state is parsed
-    per execution, as moto does. Validation errors still come from moto's own validator."""
-    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
-    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
-
-    if getattr(ExecutionWorker._get_evaluation_entrypoint, "lab_cached", False):
-        return
-    validate = StepFunctionsParserBackend.__dict__["_validate_definition"].__func__
-
-    def validate_once(definition: str) -> None:
-        try:
-            _program(definition)
-        except Exception:  # noqa: BLE001 - moto's validator reports it (InvalidDefinition), as the API does
-            validate(definition=definition)
-            raise
-
-    def entrypoint(self: Any) -> Any:
-        definition = self._evaluation_details.state_machine_details.definition
-        if '"Map"' in definition or '"Parallel"' in definition:
-            return AmazonStateLanguageParser.parse(definition)[0]
-        return _program(definition)
-
-    entrypoint.lab_cached = True  # type: ignore[attr-defined]
-    StepFunctionsParserBackend._validate_definition = staticmethod(validate_once)
-    ExecutionWorker._get_evaluation_entrypoint = entrypoint
-
-
-class Changes:
-    """Counts of changes in the lab's moto that waiters sleep on, instead of asking moto again and again:
-    ``execution`` (an execution's history grew or it ended) and ``table`` (a DynamoDB write, an incident's
-    status among them; server.py bumps it)."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._counts: dict[str, int] = {}
-
-    def bump(self, kind: str) -> None:
-        with self._changed:
-            self._counts[kind] = self._counts.get(kind, 0) + 1
-            self._changed.notify_all()
-
-    def seen(self, *kinds: str) -> tuple[int, ...]:
-        with self._changed:
-            return tuple(self._counts.get(kind, 0) for kind in kinds)
-
-    def wait(self, seen: tuple[int, ...], *kinds: str, timeout: float) -> tuple[int, ...]:
-        """The counts of ``kinds`` once one differs from ``seen``, or after ``timeout`` seconds."""
-        with self._changed:
-            self._changed.wait_for(lambda: self.seen(*kinds) != seen, timeout=max(0.0, timeout))
-            return self.seen(*kinds)
-
-
-LAB_CHANGES = Changes()
-# How long a waiter sleeps without news before it looks anyway: moto may run in another process (a lab
-# started by `responder lab up`), where no change reaches this one.
-UNANNOUNCED_LOOK_SECONDS = 0.5
-
-
-def _announce_execution_changes() -> None:
-    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
-    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
-
-    if getattr(EventManager.add_event, "lab_announced", False):
-        return
-    add_event, terminated = EventManager.add_event, BaseExecutionWorkerCommunication.terminated
-
-    def announced_add_event(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return add_event(self, *args, **kwargs)
-        finally:
-            LAB_CHANGES.bump("execution")
-
-    def announced_terminated(self: Any) -> None:
-        try:
-            terminated(self)
-        finally:
-            LAB_CHANGES.bump("execution")
-
-    announced_add_event.lab_announced = True  # type: ignore[attr-defined]
-    EventManager.add_event = announced_add_event
-    BaseExecutionWorkerCommunication.terminated = announced_terminated
-
-
-def _pass_task_failure_cause() -> None:
-    from moto.core.responses import EmptyResult
-    from moto.stepfunctions.responses import StepFunctionResponse
-
-    def send_task_failure(self: Any) -> Any:
-        self.stepfunction_backend.send_task_failure(
-            self._get_param("taskToken"), error=self._get_param("error"), cause=self._get_param("cause")
-        )
-        return EmptyResult()
-
-    StepFunctionResponse.send_task_failure = send_task_failure
-
-
-@dataclass
-class LambdaContext:
-    """What a Python Lambda handler's ``context`` offers, for in-process calls."""
-
-    function_name: str
-    timeout_seconds: int = 900
-    memory_limit_in_mb: int = 1024
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    invoked_function_arn: str = ""
-    _deadline: float = field(default=0.0, repr=False)
-
-    def __post_init__(self) -> None:
-        self._deadline = time.monotonic() + self.timeout_seconds
-        if not self.invoked_function_arn:
-            self.invoked_function_arn = f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
 @dataclass
@@ -390,13 +189,6 @@ class LambdaDispatcher:
         self.deliver_async(name, event, lambda evt, exc: _to_dead_letter(target, evt, exc))
 
     def install(self) -> LambdaDispatcher:
-        from moto.awslambda_simple.models import LambdaSimpleBackend
-        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-
-        if self._original is None:
-            self._original = lambda_eval_utils._invoke_lambda_function
-            self._original_sns = LambdaSimpleBackend.send_sns_message
-        lambda_eval_utils._invoke_lambda_function = self._dispatch
         dispatcher = self
 
         def send_sns_message(
@@ -408,17 +200,17 @@ class LambdaDispatcher:
             dispatcher.invoke_async(name, sns_event(message, subject, backend.region_name, backend.account_id))
             return None
 
-        LambdaSimpleBackend.send_sns_message = send_sns_message
+        original = route_lambda_tasks(self._dispatch)
+        original_sns = route_sns_deliveries(send_sns_message)
+        if self._original is None:  # what moto called before the first install
+            self._original, self._original_sns = original, original_sns
         return self
 
     def uninstall(self) -> None:
         self.close()
-        from moto.awslambda_simple.models import LambdaSimpleBackend
-        from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
-
         if self._original is not None:
-            lambda_eval_utils._invoke_lambda_function = self._original
-            LambdaSimpleBackend.send_sns_message = self._original_sns
+            route_lambda_tasks(self._original)
+            route_sns_deliveries(self._original_sns)
 
 
 def sns_event(message: str, subject: str | None, region: str, account: str) -> dict[str, Any]:
@@ -465,22 +257,6 @@ def _to_dead_letter(target_arn: str | None, event: dict[str, Any], error: Except
             "ErrorMessage": {"DataType": "String", "StringValue": str(error)[:1000] or type(error).__name__}
         },
     )
-
-
-@contextmanager
-def instant_retries() -> Iterator[list[float]]:
-    """Retry backoff without the wait (tests); yields the delays that were asked for."""
-    from types import SimpleNamespace
-
-    from moto.stepfunctions.parser.asl.component.common.retry import retrier_decl
-
-    delays: list[float] = []
-    original = retrier_decl.time
-    retrier_decl.time = SimpleNamespace(sleep=delays.append)
-    try:
-        yield delays
-    finally:
-        retrier_decl.time = original
 
 
 def invoked_function(target: str) -> tuple[str, str | None]:

@@ -17,7 +17,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from incident_responder.core.contracts import FaultType
-from incident_responder.lab.pipeline import IncidentRecord, LabPipeline
+from incident_responder.lab.pipeline.record import IncidentRecord
+from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
 from incident_responder.lab.tokens import token_summary
 
@@ -141,7 +142,7 @@ def run_scenario(
     incident's history, picture and report are written there, before the next scenario clears the stores)."""
     record = pipeline.run(scenario, approval=approval)
     if out_dir is not None:
-        from incident_responder.lab.pipeline import write_artifacts
+        from incident_responder.lab.pipeline.artifacts import write_artifacts
 
         write_artifacts(pipeline, record, out_dir)
     mitigated: bool | None = None
@@ -225,10 +226,10 @@ def evaluate(
     with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/.
 
     ``record``: each scenario's model calls kept in ``record``/<scenario>.json; ``replay``: answered from there
-    instead, with no model and no credentials (lab/cassettes.py); ``max_cost_usd``: a ``bedrock_converse:`` run stops
+    instead, with no model and no credentials (lab/converse/); ``max_cost_usd``: a ``bedrock_converse:`` run stops
     calling the model there (default: what the run may cost at most, at the model's list prices).
     ``on_start(line)``: where the model calls go and what they may cost, before the lab starts."""
-    from incident_responder.lab.cassettes import EvalModel
+    from incident_responder.lab.converse.eval_model import EvalModel
 
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
     names = [scenario.name for _, scenario in corpus]

@@ -38,7 +38,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from incident_responder.lab.server import LAB_ACCOUNT_ID, LAB_REGION
+from incident_responder.lab.environment import LAB_ACCOUNT_ID, LAB_REGION
 
 MAX_CLOCK_SKEW_SECONDS = 15 * 60  # what AWS tolerates between X-Amz-Date and its own clock
 LAB_CALLER_ROLE = "lab-caller"
@@ -180,7 +180,7 @@ class FunctionUrl:
     def __call__(
         self, method: str, target: str, headers: dict[str, str], body: bytes
     ) -> tuple[int, dict[str, str], bytes]:
-        from incident_responder.lab.engine import LambdaContext
+        from incident_responder.lab.lambda_context import LambdaContext
 
         parts = urlsplit(target)
         iam = None

@@ -57,7 +57,7 @@ def split_declarations(rich_expression: str) -> tuple[str, dict[str, Any]] | Non
         except ValueError:
             return None  # a function declaration (intrinsics) or some other non-JSON value
         literal = body[value_at:end]
-        # Strings are declared as JSON literals (engine._declare_strings_escaped) or, by moto alone, unescaped
+        # Strings are declared as JSON literals (moto_patches/stepfunctions._declare_strings_escaped) or, by moto alone, unescaped
         # ('"' + value + '"'): only exact when they read back one of those ways.
         if isinstance(value, str) and literal not in (json.dumps(value), f'"{value}"'):
             return None

@@ -23,7 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from incident_responder.agent.models import ModelConfigError, parse_spec
+from incident_responder.agent.errors import ModelConfigError
+from incident_responder.agent.models import parse_spec
 
 MODEL_PROFILE = "responder-model"  # the profile name in the lab's private credentials file
 
@@ -36,7 +37,7 @@ class ModelRoute:
     parameters: dict[str, str] = field(default_factory=dict)
     description: str = "offline (no endpoint)"
     # bedrock_converse: the user's frozen credentials (access key, secret, token), for a process that forwards the
-    # functions' calls itself (responder eval: lab/cassettes.py)
+    # functions' calls itself (responder eval: lab/converse/)
     credentials: tuple[str, str, str | None] | None = field(default=None, repr=False)
     _directory: tempfile.TemporaryDirectory | None = None
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from incident_responder.lab.errors import FunctionError
+
 # Imported by the fork server before it forks any worker: the third-party packages and the project's modules
 # the handlers use (none of which reads the environment at import). The handler modules themselves (their
 # Logger, settings and clients read the function's environment) are imported in each worker.
@@ -48,7 +50,8 @@ PRELOAD = [
     "incident_responder.investigation.investigate",
     "incident_responder.proposal.propose",
     "incident_responder.review.review",
-    "incident_responder.approval.approval",
+    "incident_responder.approval.request",
+    "incident_responder.approval.page",
     "incident_responder.remediation.remediate",
     "incident_responder.remediation.verify",
     "incident_responder.agent.graph",
@@ -57,15 +60,6 @@ PRELOAD = [
 DEFAULT_MAX_WORKERS = 8
 _context: Any = None
 _context_lock = threading.Lock()
-
-
-class FunctionError(Exception):
-    """A handler failed in its worker: Lambda's ``Unhandled`` error, with the handler's own error type."""
-
-    def __init__(self, error_type: str, message: str, stack: list[str] | None = None):
-        super().__init__(message)
-        self.error_type = error_type
-        self.stack = stack or []
 
 
 class _Zygote:
@@ -298,14 +292,14 @@ def _error(exc: BaseException) -> dict[str, Any]:
 def _serve(conn: Connection, handler: str, environment: dict[str, str], host: list[str], context: list[Any]) -> None:
     """A worker's life: the function's environment, its handler imported (init), then requests until closed."""
     global _host
-    from incident_responder.lab.engine import LambdaContext
+    from incident_responder.lab.lambda_context import LambdaContext
 
     _host = conn
     os.environ.clear()
     os.environ.update(environment)
     try:
         if "workload_burst" in host:
-            from incident_responder.remediation.verify import burst_probe, set_health_probe
+            from incident_responder.remediation.health import burst_probe, set_health_probe
 
             set_health_probe(burst_probe(lambda clients, function: host_call("workload_burst", function)))
         module_name, _, attribute = handler.rpartition(".")

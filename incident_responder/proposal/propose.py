@@ -15,12 +15,14 @@ from pydantic import BaseModel
 
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.state import read_function_configuration
-from incident_responder.agent.graph import AgentRun, Limits, run_agent_over_mcp
+from incident_responder.agent.graph import run_agent_over_mcp
+from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident, RemediationProposal
 from incident_responder.notify.notifications import Notification, proposal_notification
-from incident_responder.proposal.guardrails import apply_guardrails
+from incident_responder.proposal.errors import DiagnosisUnavailableError
+from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.proposal.proposer import proposal_message, resolver_spec
 from incident_responder.state.store import RecordStore, step_result
 
@@ -38,10 +40,6 @@ class ProposalResult(BaseModel):
     unresolvable_faults: list[str] = []
     notification: Notification | None = None
     metrics: dict[str, Any]
-
-
-class DiagnosisUnavailableError(LookupError):
-    """The diagnosis is neither inline nor in the store (an ASL error name: goes to PROPOSAL_FAILED)."""
 
 
 def diagnosis_for(

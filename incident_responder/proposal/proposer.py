@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from incident_responder.agent.graph import (
+from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
+    LOOKUP_FOR_FAULT,
+    REMEDIATION_TOOLS,
+    SUBMIT_PROPOSAL,
     TOOL_RESULT_TAG,
-    AgentSpec,
     quote_untrusted_block,
 )
+from incident_responder.agent.spec import AgentSpec
 from incident_responder.core.contracts import (
     ACTION_FOR_FAULT,
     UNRESOLVABLE_FAULTS,
@@ -24,23 +27,7 @@ from incident_responder.core.contracts import (
 )
 from incident_responder.investigation.investigator import incident_blocks
 
-SUBMIT_PROPOSAL = "submit_proposal"
 RESOLVER_RECURSION_LIMIT = 8
-# The remediation lookup that computes each fault's restore from the baseline.
-LOOKUP_FOR_FAULT = {
-    "permission_loss": "get_iam_restore_info",
-    "kms_key_disabled": "get_kms_restore_info",
-    "throttling": "get_concurrency_restore_info",
-    "event_source_disabled": "get_event_source_restore_info",
-    "network_block": "get_network_restore_info",
-    "deployment_regression": "get_alias_restore_info",
-    "timeout": "get_function_config_restore_info",
-    "memory_exhaustion": "get_function_config_restore_info",
-    "dependency_missing": "get_secret_restore_info",
-    "event_source_misconfigured": "get_queue_restore_info",
-    "storage_exhaustion": "get_function_config_restore_info",
-}
-REMEDIATION_TOOLS = frozenset(LOOKUP_FOR_FAULT.values())
 
 
 def lookups_for(faults: Iterable[Any] | None) -> frozenset[str]:

@@ -16,27 +16,21 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.encoding import iso
+from incident_responder.remediation.errors import FunctionLeaseHeldError
+from incident_responder.state import keys
 
-LEASE_PREFIX = "lease#"
 # Apply (300 s), settle and verify (120 s and the settle), roll back (300 s), with their retries: a holder
 # that lives ends well inside this; one that dies frees the function when it runs out.
 LEASE_SECONDS = 1800
 
 
-class FunctionLeaseHeldError(RuntimeError):
-    """Another incident is remediating this function: nothing was applied (the state machine waits, then hands over)."""
-
-
 def lease_key(function_name: str) -> dict[str, Any]:
-    return {"incident_id": {"S": f"{LEASE_PREFIX}{function_name}"}}
+    return {"incident_id": {"S": keys.lease(function_name)}}
 
 
 def _now() -> int:
     return int(datetime.now(UTC).timestamp())
-
-
-def _iso(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def take(clients: AwsClients, table: str, function_name: str, incident_id: str, seconds: int = LEASE_SECONDS) -> None:
@@ -53,7 +47,7 @@ def take(clients: AwsClients, table: str, function_name: str, incident_id: str, 
                 ":me": {"S": incident_id},
                 ":until": {"N": str(now + seconds)},
                 ":now": {"N": str(now)},
-                ":at": {"S": _iso(now)},
+                ":at": {"S": iso(now)},
                 ":expires": {"N": str(now + seconds + 86400)},  # DynamoDB TTL tidies an item left behind
             },
         )
@@ -74,7 +68,7 @@ def holder(clients: AwsClients, table: str, function_name: str) -> dict[str, str
     )
     if not item or "holder" not in item or int(item["lease_until"]["N"]) < _now():
         return None
-    return {"holder": item["holder"]["S"], "lease_until": _iso(int(item["lease_until"]["N"]))}
+    return {"holder": item["holder"]["S"], "lease_until": iso(int(item["lease_until"]["N"]))}
 
 
 def release(clients: AwsClients, table: str, function_name: str, incident_id: str) -> bool:
@@ -85,7 +79,7 @@ def release(clients: AwsClients, table: str, function_name: str, incident_id: st
             Key=lease_key(function_name),
             UpdateExpression="REMOVE holder, lease_until SET released_by = :me, released_at = :at",
             ConditionExpression="holder = :me",
-            ExpressionAttributeValues={":me": {"S": incident_id}, ":at": {"S": _iso(_now())}},
+            ExpressionAttributeValues={":me": {"S": incident_id}, ":at": {"S": iso(_now())}},
         )
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":

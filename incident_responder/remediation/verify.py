@@ -19,20 +19,21 @@ error was diagnosed as well (the baseline version's own bug, which the rollback 
 
 The deployed probe reads the function's ``AWS/Lambda`` metrics since the apply finished. It cannot
 tell an application's exception from an infrastructure failure; a probe that sees each invocation can
-(:func:`burst_probe`; the lab sets one with :func:`set_health_probe` that invokes its sample workload).
+(:func:`~incident_responder.remediation.health.burst_probe`; the lab sets one with
+:func:`~incident_responder.remediation.health.set_health_probe` that invokes its sample workload).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
-from incident_responder.account.baseline import diff_configurations, load_baseline
-from incident_responder.account.log_records import aws_error_category, service_error_code
+from incident_responder.account.baseline import load_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import FunctionConfiguration, read_function_configuration
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
@@ -50,169 +51,12 @@ from incident_responder.core.contracts import (
     UpdateFunctionConfigurationParams,
     incident_from_event,
 )
-from incident_responder.remediation.remediate import (
-    ApplyResult,
-    InvalidRemediationInputError,
-    egress_grants,
-    parse_actions,
-)
+from incident_responder.remediation.changes.network import egress_grants
+from incident_responder.remediation.errors import InvalidRemediationInputError, InvalidVerificationInputError
+from incident_responder.remediation.health import HealthProbe, HealthReport, health_probe, symptom_of
+from incident_responder.remediation.remediate import ApplyResult, parse_actions
 
 Health = Literal["healthy", "unhealthy", "no_traffic"]
-
-
-class InvalidVerificationInputError(ValueError):
-    """What the state machine passed cannot be verified (an ASL error name: no retry)."""
-
-
-# -- health ---------------------------------------------------------------------------------------
-class InvocationSample(BaseModel):
-    """One invocation as a probe that sees invocations saw it (the lab's ``InvocationOutcome`` fits)."""
-
-    model_config = ConfigDict(extra="ignore", from_attributes=True)
-
-    status: Literal["succeeded", "failed", "timed_out", "throttled"]
-    error_type: str | None = None
-    error_message: str | None = None
-    logged: bool = True
-
-
-class HealthReport(BaseModel):
-    """How the function behaved since the apply finished."""
-
-    source: str = Field(description="cloudwatch_metrics, or what invoked the function")
-    invocations: int = 0
-    errors: int = 0
-    throttles: int = 0
-    samples: list[InvocationSample] | None = Field(
-        default=None, description="each invocation, when the probe saw them (metrics alone do not)"
-    )
-
-    @property
-    def no_traffic(self) -> bool:
-        return self.invocations == 0 and self.throttles == 0
-
-    def figures(self) -> str:
-        return f"{self.invocations} invocations, {self.errors} errors, {self.throttles} throttles"
-
-
-HealthProbe = Callable[[AwsClients, str, datetime], HealthReport]
-"""``probe(clients, function_name, since)``: the function's health since ``since``."""
-
-
-def _minute_after(moment: datetime) -> datetime:
-    floor = moment.replace(second=0, microsecond=0)
-    return floor if floor == moment else floor + timedelta(minutes=1)
-
-
-def cloudwatch_probe(clients: AwsClients, function_name: str, since: datetime) -> HealthReport:
-    """The deployed probe: sums of ``AWS/Lambda`` Invocations, Errors and Throttles since ``since``.
-
-    Starts at the first whole minute after ``since``: a minute's sum would count failures from before
-    the fix. Metrics arrive a minute or so late, which the state machine's settle wait allows for.
-    """
-    start = _minute_after(since)
-    end = datetime.now(UTC)
-    sums = {"Invocations": 0.0, "Errors": 0.0, "Throttles": 0.0}
-    if end > start:
-        dims = [{"Name": "FunctionName", "Value": function_name}]
-        queries = [
-            {
-                "Id": name.lower(),
-                "MetricStat": {
-                    "Metric": {"Namespace": "AWS/Lambda", "MetricName": name, "Dimensions": dims},
-                    "Period": 60,
-                    "Stat": "Sum",
-                },
-                "ReturnData": True,
-            }
-            for name in sums
-        ]
-        by_id = {name.lower(): name for name in sums}
-        kwargs: dict[str, Any] = {"MetricDataQueries": queries, "StartTime": start, "EndTime": end}
-        while True:
-            page = clients.get("cloudwatch").get_metric_data(**kwargs)
-            for result in page["MetricDataResults"]:
-                sums[by_id[result["Id"]]] += sum(result.get("Values", []))
-            if not page.get("NextToken"):
-                break
-            kwargs["NextToken"] = page["NextToken"]
-    return HealthReport(
-        source="cloudwatch_metrics",
-        invocations=int(sums["Invocations"]),
-        errors=int(sums["Errors"]),
-        throttles=int(sums["Throttles"]),
-    )
-
-
-def burst_probe(invoke: Callable[[AwsClients, str], Iterable[Any]], source: str = "invocation_burst") -> HealthProbe:
-    """A probe that invokes the function now: ``invoke(clients, function_name)`` returns its invocations
-    (objects or dicts with ``status``, ``error_type``, ``error_message``, ``logged``)."""
-
-    def probe(clients: AwsClients, function_name: str, since: datetime) -> HealthReport:
-        samples = [InvocationSample.model_validate(i) for i in invoke(clients, function_name)]
-        ran = [s for s in samples if s.status != "throttled"]
-        return HealthReport(
-            source=source,
-            invocations=len(ran),
-            errors=sum(s.status != "succeeded" for s in ran),
-            throttles=len(samples) - len(ran),
-            samples=samples,
-        )
-
-    return probe
-
-
-_probe: HealthProbe = cloudwatch_probe
-
-
-def set_health_probe(probe: HealthProbe | None) -> None:
-    """Replace the health probe :func:`verify` uses by default (``None``: back to CloudWatch metrics)."""
-    global _probe
-    _probe = probe or cloudwatch_probe
-
-
-def health_probe() -> HealthProbe:
-    return _probe
-
-
-# What each kind of AWS error shows (one table: incident_responder.account.log_records); "throttled" here is a downstream
-# service refusing the function's calls, the function's own throttles are TooManyRequestsException from Lambda.
-# What a write to a full /tmp and a read of a secret scheduled for deletion (or deleted) report.
-NO_SPACE_LEFT = "No space left on device"
-SECRET_GONE = (
-    "because it was marked for deletion",  # GetSecretValue of a secret scheduled for deletion
-    "Secrets Manager can't find the specified secret",
-)
-_FAULT_FOR_CATEGORY = {
-    "kms": FaultType.KMS_KEY_DISABLED,
-    "network": FaultType.NETWORK_BLOCK,
-    "throttled": FaultType.DEPENDENCY_THROTTLING,
-    "access_denied": FaultType.PERMISSION_LOSS,
-}
-
-
-def symptom_of(sample: InvocationSample) -> FaultType | None:
-    """The infrastructure fault an invocation's failure shows, or None: the function's own exception."""
-    etype, message = sample.error_type or "", sample.error_message or ""
-    if sample.status == "throttled" or etype == "TooManyRequestsException":
-        return FaultType.THROTTLING
-    if sample.status == "timed_out" or etype == "Sandbox.Timedout" or "Task timed out" in message:
-        return FaultType.TIMEOUT
-    if etype in ("Runtime.ExitError", "Runtime.OutOfMemory") or "signal: killed" in message:
-        return FaultType.MEMORY_EXHAUSTION
-    if NO_SPACE_LEFT in message:  # ENOSPC: /tmp (ephemeral storage) is full
-        return FaultType.STORAGE_EXHAUSTION
-    if any(m in message for m in SECRET_GONE):
-        return FaultType.DEPENDENCY_MISSING
-    category = aws_error_category(service_error_code(etype, message))
-    if category in _FAULT_FOR_CATEGORY:
-        return _FAULT_FOR_CATEGORY[category]
-    if "AccessDenied" in message or "not authorized" in message:
-        return FaultType.PERMISSION_LOSS
-    if sample.status == "succeeded":
-        # Ran, but its log lines never arrived: the role cannot write its logs.
-        return None if sample.logged else FaultType.PERMISSION_LOSS
-    return None
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -393,8 +237,9 @@ def verify(
 ) -> VerifyResult:
     """Check every applied action's configuration against the baseline, and the function's health.
 
-    ``health``: a probe (default: the one :func:`set_health_probe` set, else CloudWatch metrics) or a
-    report already taken. AWS errors reading the configuration or metrics propagate (the task retries).
+    ``health``: a probe (default: the one :func:`~incident_responder.remediation.health.set_health_probe` set,
+    else CloudWatch metrics) or a report already taken. AWS errors reading the configuration or metrics
+    propagate (the task retries).
     """
     incident, actions, applied, faults = _parse(incident, actions, remediation, fault_types)
     done = {s.execution_order for s in applied.applied}
@@ -405,7 +250,7 @@ def verify(
         report = health
     else:
         since = datetime.fromisoformat(applied.finished_at.replace("Z", "+00:00"))
-        report = (health or _probe)(clients, incident.function_name, since)
+        report = (health or health_probe())(clients, incident.function_name, since)
     app_error = FaultType.APPLICATION_ERROR in faults
 
     checks = []

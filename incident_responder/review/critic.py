@@ -3,7 +3,7 @@
 Same loop as the other agents (:mod:`incident_responder.agent.graph`), its own prompt, the read-only
 remediation lookups and the terminal tool ``submit_review``. Its evidence pointers are verified
 mechanically against this review's tool results (:func:`incident_responder.agent.evidence.verify_review`),
-and its verdicts are only advice: the approval policy (:func:`incident_responder.review.review.apply_review_policy`)
+and its verdicts are only advice: the approval policy (:func:`incident_responder.review.policy.apply_review_policy`)
 may make any of them stricter, never more lenient.
 """
 
@@ -13,18 +13,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from incident_responder.agent.evidence import verify_review
-from incident_responder.agent.graph import (
+from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     PROPOSAL_TAG,
+    SUBMIT_REVIEW,
     TOOL_RESULT_TAG,
-    AgentSpec,
     quote_untrusted_block,
 )
+from incident_responder.agent.spec import AgentSpec
 from incident_responder.core.contracts import Incident, RemediationAction, ReviewSubmission, Verdict
 from incident_responder.investigation.investigator import incident_blocks
 from incident_responder.proposal.proposer import diagnosis_facts, lookups_for
 
-SUBMIT_REVIEW = "submit_review"
 CRITIC_RECURSION_LIMIT = 8
 # What the critic is shown of each action: what it changes, never the resolver's risk or approval flags.
 ACTION_FIELDS = ("execution_order", "fault_type", "action_type", "target_resource", "parameters", "reasoning")

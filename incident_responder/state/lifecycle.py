@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
+from incident_responder.core.encoding import iso
 
 DEFAULT_STATE_TABLE = "incident-state"
 # Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
@@ -125,7 +126,7 @@ def mark_failed(
                 ":reason": {"S": reason[:500]},
                 ":category": {"S": category},
                 ":from": {"S": from_status},
-                ":now": {"S": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")},
+                ":now": {"S": iso(datetime.now(UTC), "milliseconds")},
             },
         )
     except ddb.exceptions.ConditionalCheckFailedException:

@@ -13,23 +13,14 @@ import anyio
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
+from incident_responder.account.changes import RecentChanges
+from incident_responder.account.dependencies import Dependencies
+from incident_responder.account.metrics import FunctionMetrics
 from incident_responder.account.scope import OnboardedScope
 from incident_responder.core.aws import AwsClients
 from incident_responder.investigation import diagnostics
-from incident_responder.investigation.diagnostics import (
-    ConfigDrift,
-    Dependencies,
-    FunctionMetrics,
-    Hours,
-    IamState,
-    LambdaConfig,
-    LambdaName,
-    Minutes,
-    NetworkConfig,
-    Qualifier,
-    RecentChanges,
-    RecentLogs,
-)
+from incident_responder.investigation.arguments import Hours, LambdaName, Minutes, Qualifier
+from incident_responder.investigation.diagnostics import ConfigDrift, IamState, LambdaConfig, NetworkConfig, RecentLogs
 from incident_responder.mcp_transport.app import create_server
 
 INSTRUCTIONS = (

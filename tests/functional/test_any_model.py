@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from incident_responder.account.baseline import diff_configurations, load_baseline, record_baseline
+from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
 from incident_responder.core.contracts import (
     ActionType,
@@ -34,10 +35,12 @@ from incident_responder.core.contracts import (
     ProposalSubmission,
     actions_digest,
 )
-from incident_responder.lab.account import create_sample_account
-from incident_responder.proposal.guardrails import apply_guardrails, drift_paths
+from incident_responder.lab.account.data_processor import create_sample_account
+from incident_responder.proposal.guardrails.checks import drift_paths
+from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.remediation import lease as function_lease
 from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.ledger import Ledger
 from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"
@@ -332,7 +335,7 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
     own |= {world.sample.security_group_id, world.sample.network_acl_id}
     assert all(a.target_resource in own for a in kept), [a.target_resource for a in kept]
     # 3. Every change is in the ledger, with its prior.
-    ledger = executor.Ledger(clients, TABLE, incident.incident_id)
+    ledger = Ledger(clients, TABLE, incident.incident_id)
     entries = ledger.entries()
     covering = [p for e in entries if e.progress != "failed" for p in drift_paths(e.action.typed_parameters(), before)]
     for path in moved:

@@ -16,24 +16,22 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from incident_responder.approval.approval import (
-    SECURITY_HEADERS,
+from incident_responder.approval.decision import decide
+from incident_responder.approval.errors import (
     ApprovalAlreadyUsedError,
     ApprovalError,
     ApprovalExpiredError,
     ApprovalNoLongerPendingError,
     ApprovalNotFoundError,
     ApprovalTamperedError,
-    decide,
-    decode_token,
-    encode_token,
-    handle_http,
-    load_record,
-    record_key,
 )
+from incident_responder.approval.page import SECURITY_HEADERS, handle_http
+from incident_responder.approval.record import load_approval_record
+from incident_responder.approval.tokens import decode_token, encode_token
 from incident_responder.cli import commands as cli
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.lab.engine import wait_for_execution
+from incident_responder.state import keys
 from incident_responder.state.lifecycle import history
 
 TABLE = "incident-state"
@@ -164,7 +162,7 @@ class Waiting:
 def approvals(clients, lab_env, dispatcher, monkeypatch):
     """The approval request function registered in the lab, and a way to start executions waiting on it."""
     from handlers.approval import request_handler
-    from incident_responder.lab.account import create_table
+    from incident_responder.lab.account.resources import create_table
 
     monkeypatch.setenv("INCIDENT_STATE_TABLE", TABLE)
     create_table(clients, "IncidentStateTable", TABLE)
@@ -278,7 +276,7 @@ def test_the_request_stores_the_token_hashed_bound_to_the_actions_shown(clients,
     before = datetime.now(UTC)
     waiting = approvals(timeout_seconds=900)
     item = clients.get("dynamodb").get_item(
-        TableName=TABLE, Key={"incident_id": {"S": record_key(waiting.incident_id)}}
+        TableName=TABLE, Key={"incident_id": {"S": keys.approval(waiting.incident_id)}}
     )
     item = item["Item"]
     assert item["token_hash"]["S"] == hashlib.sha256(waiting.token.encode()).hexdigest()
@@ -340,7 +338,7 @@ def test_approve_resumes_the_execution_with_the_decision(clients, approvals):
     output = ApprovalDecision.model_validate_json(execution["output"])
     assert output == result
     assert (output.decision, output.channel, output.actions_digest) == ("approve", "link", waiting.digest)
-    record = load_record(clients, TABLE, waiting.incident_id)
+    record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert record.used and (record.decision, record.channel) == ("approve", "link")
     assert (record.decided_by, record.decided_at) == (result.decided_by, result.decided_at)
     # Replayed: the same link again decides nothing.
@@ -359,7 +357,7 @@ def test_reject_fails_the_task_with_approval_rejected(clients, approvals):
     failed = [e["taskFailedEventDetails"] for e in events if e["type"] == "TaskFailed"]
     assert [f["error"] for f in failed] == ["ApprovalRejected"]
     assert entered(clients, waiting) == ["Wait for approval", "REJECTED"] and execution["status"] == "SUCCEEDED"
-    record = load_record(clients, TABLE, waiting.incident_id)
+    record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert (record.decision, record.reason, record.used) == ("reject", "not during the sale thanks", True)
     assert ApprovalDecision.model_validate_json(failed[0]["cause"]) == result
 
@@ -375,7 +373,7 @@ def test_an_altered_link_is_refused_and_decides_nothing(clients, approvals):
         decide_link(clients, waiting, incident_id=waiting.incident_id + "-other")
     # The record itself altered (the actions changed, the digest kept): no longer what the person saw.
     ddb = clients.get("dynamodb")
-    key = {"incident_id": {"S": record_key(waiting.incident_id)}}
+    key = {"incident_id": {"S": keys.approval(waiting.incident_id)}}
     actions = json.loads(ddb.get_item(TableName=TABLE, Key=key)["Item"]["actions_json"]["S"])
     actions[1]["parameters"]["reserved_concurrent_executions"] = 0
     ddb.update_item(
@@ -387,14 +385,14 @@ def test_an_altered_link_is_refused_and_decides_nothing(clients, approvals):
     with pytest.raises(ApprovalTamperedError, match="stored actions"):
         decide_link(clients, waiting)
     assert status(clients, waiting) == "RUNNING"
-    assert load_record(clients, TABLE, waiting.incident_id).used is False
+    assert load_approval_record(clients, TABLE, waiting.incident_id).used is False
 
 
 def test_an_expired_request_is_refused(clients, approvals):
     waiting = approvals(timeout_seconds=60)
     with pytest.raises(ApprovalExpiredError, match="expired at"):
         decide_link(clients, waiting, now=datetime.now(UTC) + timedelta(seconds=61))
-    assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
+    assert status(clients, waiting) == "RUNNING" and not load_approval_record(clients, TABLE, waiting.incident_id).used
 
 
 def test_a_token_step_functions_no_longer_waits_on_is_a_clear_refusal(clients, approvals):
@@ -404,7 +402,7 @@ def test_a_token_step_functions_no_longer_waits_on_is_a_clear_refusal(clients, a
     finish(clients, waiting)
     with pytest.raises(ApprovalNoLongerPendingError, match="expired or was already answered"):
         decide_link(clients, waiting)
-    record = load_record(clients, TABLE, waiting.incident_id)
+    record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert record.used and "InvalidToken" in record.delivery_error
     with pytest.raises(ApprovalNoLongerPendingError):  # and so it stays, not "already decided"
         decide_link(clients, waiting, decision="reject")
@@ -441,7 +439,7 @@ def test_two_clicks_at_once_decide_once(clients, approvals):
     assert len(decided) == 1 and len(refused) == 1, outcomes
     assert isinstance(refused[0], ApprovalAlreadyUsedError | ApprovalNoLongerPendingError)
     execution = finish(clients, waiting)
-    record = load_record(clients, TABLE, waiting.incident_id)
+    record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert record.decision == decided[0].decision and record.decided_by == decided[0].decided_by
     assert execution["status"] == "SUCCEEDED"
     assert entered(clients, waiting)[-1] == ("REJECTED" if decided[0].decision == "reject" else "REMEDIATING")
@@ -459,7 +457,7 @@ def test_get_never_decides_and_post_decides_once(clients, approvals):
     for method in ("GET", "GET", "HEAD"):  # a mail scanner prefetching the link, twice
         shown = page(clients, method, waiting.query)
         assert shown.status == 200 and shown.headers == SECURITY_HEADERS
-    assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
+    assert status(clients, waiting) == "RUNNING" and not load_approval_record(clients, TABLE, waiting.incident_id).used
     body = shown.body
     assert waiting.digest in body and "restore_iam_policy" in body and "update_concurrency" in body
     assert "&quot;reserved_concurrent_executions&quot;: 10" in body  # pretty JSON, escaped
@@ -486,11 +484,11 @@ def test_a_reject_link_edited_to_approve_is_refused_and_decides_nothing(clients,
     assert shown.status == 403 and "decision" in shown.body
     posted = page(clients, "POST", edited, edited)
     assert posted.status == 403 and "Nothing was decided" in posted.body
-    assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
+    assert status(clients, waiting) == "RUNNING" and not load_approval_record(clients, TABLE, waiting.incident_id).used
     assert page(clients, "POST", {**waiting.query, "decision": "reject"}, {}).status == 403
     # The links as sent still decide: the reject link rejects.
     assert page(clients, "POST", reject, reject).status == 200
-    assert load_record(clients, TABLE, waiting.incident_id).decision == "reject"
+    assert load_approval_record(clients, TABLE, waiting.incident_id).decision == "reject"
 
 
 def test_every_refusal_is_a_page_with_its_status(clients, approvals):
@@ -509,10 +507,10 @@ def test_every_refusal_is_a_page_with_its_status(clients, approvals):
     assert page(clients, "DELETE", q).status == 405
     for refused in (altered, late):
         assert refused.headers["content-security-policy"].startswith("default-src 'none'")
-    assert status(clients, waiting) == "RUNNING" and not load_record(clients, TABLE, waiting.incident_id).used
+    assert status(clients, waiting) == "RUNNING" and not load_approval_record(clients, TABLE, waiting.incident_id).used
     rejected = page(clients, "POST", waiting.reject_query, {"reason": "<b>not now</b>"})
     assert rejected.status == 200 and "&lt;b&gt;not now&lt;/b&gt;" in rejected.body
-    assert load_record(clients, TABLE, waiting.incident_id).reason == "<b>not now</b>"
+    assert load_approval_record(clients, TABLE, waiting.incident_id).reason == "<b>not now</b>"
 
 
 def test_the_endpoint_through_the_labs_function_url(clients, approvals, lab_env):
@@ -540,7 +538,7 @@ def test_the_endpoint_through_the_labs_function_url(clients, approvals, lab_env)
         )
         assert posted.status_code == 200 and "<h1>Rejected</h1>" in posted.text
         finish(clients, waiting)
-        record = load_record(clients, TABLE, waiting.incident_id)
+        record = load_approval_record(clients, TABLE, waiting.incident_id)
         assert (record.decision, record.reason, record.channel) == ("reject", "wrong role", "link")
         assert record.decided_by.startswith("approval link") and "127.0.0.1" in record.decided_by
         assert "Firefox/140" in record.decided_by
@@ -605,7 +603,7 @@ def test_cli_reject_and_confirmation(clients, approvals, capsys, monkeypatch):
     code, _, err = run_main(capsys, ["approve", waiting.incident_id, "--reject", "--reason", "wrong role", "--yes"])
     assert code == 0, err
     finish(clients, waiting)
-    record = load_record(clients, TABLE, waiting.incident_id)
+    record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert (record.decision, record.reason, record.channel) == ("reject", "wrong role", "cli")
 
 
@@ -620,8 +618,8 @@ def test_cli_refuses_an_expired_request_before_asking(clients, approvals, capsys
 def test_the_endpoint_never_logs_the_token(clients, approvals, capsys, caplog, monkeypatch):
     """The link is the credential: neither the handler's logs nor its errors carry it."""
     from handlers.approval import endpoint_handler
-    from incident_responder.lab.engine import LambdaContext
     from incident_responder.lab.function_url import function_url_event
+    from incident_responder.lab.lambda_context import LambdaContext
 
     waiting = approvals()
     capsys.readouterr()
@@ -640,4 +638,4 @@ def test_the_endpoint_never_logs_the_token(clients, approvals, capsys, caplog, m
     logged = out + err + "".join(repr(vars(r)) for r in caplog.records)
     assert "approval_page" in logged and "approval_unavailable" in logged
     assert waiting.query["token"] not in logged and waiting.token not in logged
-    assert load_record(clients, TABLE, waiting.incident_id).decided_by.endswith("user agent Mozilla/5.0 (X11)")
+    assert load_approval_record(clients, TABLE, waiting.incident_id).decided_by.endswith("user agent Mozilla/5.0 (X11)")

@@ -7,9 +7,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from incident_responder.agent.errors import ModelAuthError, ModelTransientError
+from incident_responder.agent.errors import ModelAuthError, ModelConfigError, ModelTransientError
 from incident_responder.agent.graph import run_agent
-from incident_responder.agent.models import ModelConfigError, create_chat_model
+from incident_responder.agent.models import create_chat_model
 from incident_responder.investigation.investigator import SUPERVISOR
 from tests.fakes import diagnosis, logs_provider
 

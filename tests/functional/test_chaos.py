@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from chaos import ChaosError, FaultInjector
-from incident_responder.account.baseline import diff_configurations
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
 from incident_responder.investigation.diagnostics import get_config_drift
 

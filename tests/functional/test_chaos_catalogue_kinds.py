@@ -9,10 +9,12 @@ import json
 import pytest
 
 from chaos import FaultInjector
-from incident_responder.account.baseline import diff_configurations, record_baseline
+from incident_responder.account.baseline import record_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
-from incident_responder.lab.account import create_orders_api, create_queue_consumer
-from incident_responder.lab.workload import workload_for
+from incident_responder.lab.account.orders_api import create_orders_api
+from incident_responder.lab.account.queue_consumer import create_queue_consumer
+from incident_responder.lab.workloads.selection import workload_for
 
 CASES = [
     ("data-processor", "env_var_removed", {"name": "INPUT_BUCKET"}, "environment.INPUT_BUCKET"),

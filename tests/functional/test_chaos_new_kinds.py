@@ -11,12 +11,14 @@ import sys
 import pytest
 
 from chaos import ChaosError, FaultInjector
-from incident_responder.account.baseline import diff_configurations, record_baseline
+from incident_responder.account.baseline import record_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
 from incident_responder.investigation.diagnostics import get_config_drift
-from incident_responder.lab.account import create_orders_api, create_queue_consumer
+from incident_responder.lab.account.orders_api import create_orders_api
+from incident_responder.lab.account.queue_consumer import create_queue_consumer
 from incident_responder.lab.runtimes import NodeRuntime, read_handler_source, thrown_error
-from incident_responder.lab.workload import table_write_load
+from incident_responder.lab.workloads.orders_api import table_write_load
 
 CASES = [
     ("orders-api", "bad_deploy", {}),
@@ -217,7 +219,7 @@ def test_cli_round_trip_with_new_kinds(clients, workloads, lab_env, tmp_path):
 # -- the lab pipeline with the three workloads --------------------------------------------------------
 @pytest.fixture(scope="module")
 def pipeline(lab):
-    from incident_responder.lab.pipeline import LabPipeline
+    from incident_responder.lab.pipeline.startup import LabPipeline
 
     with LabPipeline.start(lab=lab, workers=True, parameters={"RemediationMode": "propose_only"}) as running:
         yield running
@@ -228,7 +230,9 @@ def test_pipeline_onboards_all_three_and_probes_each_with_its_own_workload(pipel
 
     from incident_responder.account.baseline import load_baseline
     from incident_responder.lab.scenario import Setup
-    from incident_responder.lab.workload import DataProcessor, OrdersApi, QueueConsumer
+    from incident_responder.lab.workloads.data_processor import DataProcessor
+    from incident_responder.lab.workloads.orders_api import OrdersApi
+    from incident_responder.lab.workloads.queue_consumer import QueueConsumer
 
     clients = pipeline.clients
     assert pipeline.workload_names == ["data-processor", "orders-api", "queue-consumer"]

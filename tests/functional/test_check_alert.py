@@ -11,7 +11,7 @@ import pytest
 
 from incident_responder.cli.commands import main
 from incident_responder.core.aws import AwsClients
-from incident_responder.lab.account import create_function_alarms
+from incident_responder.lab.account.resources import create_function_alarms
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "alarms"
 INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]

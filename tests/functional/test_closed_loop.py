@@ -13,9 +13,10 @@ import time
 
 import pytest
 
-from incident_responder.approval.approval import task_token_from_history
+from incident_responder.approval.decision import task_token_from_history
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
-from incident_responder.lab.engine import instant_retries, wait_for_execution
+from incident_responder.lab.engine import wait_for_execution
+from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 from incident_responder.remediation import lease as function_lease
 from incident_responder.reporting.report import collect, render_html
 from incident_responder.state.lifecycle import (

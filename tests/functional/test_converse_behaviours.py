@@ -1,4 +1,4 @@
-"""What real models do, over the Converse wire format: a scripted model (lab/converse_gateway.py) answers the agent
+"""What real models do, over the Converse wire format: a scripted model (lab/converse/) answers the agent
 loop through ChatBedrockConverse and botocore exactly as Bedrock would, and the loop copes with each behaviour."""
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ import boto3
 import pytest
 from pydantic import BaseModel, Field
 
-from incident_responder.agent.graph import AgentSpec, run_agent
+from incident_responder.agent.graph import run_agent
 from incident_responder.agent.model_catalog import Prices
 from incident_responder.agent.models import create_chat_model
+from incident_responder.agent.spec import AgentSpec
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
-from incident_responder.lab.converse_gateway import ConverseGateway, ScriptedBackend, answer, text, tool_use
+from incident_responder.lab.converse.backends import ScriptedBackend, answer, text, tool_use
+from incident_responder.lab.converse.gateway import ConverseGateway
 
 FUNCTION = "orders-api"
 

@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage
 
 from incident_responder.agent.errors import ModelAuthError
 from incident_responder.agent.graph import run_agent
+from incident_responder.agent.protocol import SUBMIT_REVIEW
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
 from incident_responder.core.contracts import (
     VERDICT_STRICTNESS,
@@ -24,9 +25,9 @@ from incident_responder.core.contracts import (
     actions_digest,
 )
 from incident_responder.intake.alerts import parse_alert
-from incident_responder.lab.workload import DataProcessor
-from incident_responder.review.critic import CRITIC, SUBMIT_REVIEW, review_message
-from incident_responder.review.review import AUTO_APPROVER, apply_review_policy
+from incident_responder.lab.workloads.data_processor import DataProcessor
+from incident_responder.review.critic import CRITIC, review_message
+from incident_responder.review.policy import AUTO_APPROVER, apply_review_policy
 from incident_responder.state.store import load_record
 from tests.fakes import (
     NAME_SCHEMA,
@@ -473,7 +474,7 @@ def test_review_message_quotes_the_proposal_and_the_diagnosis_as_untrusted_data(
     ids=["same-as-lookup", "differs", "no-drift", "lookup-error"],
 )
 def test_offline_critic_judges_each_action_by_its_lookup(lookup, expected, reason, pointer):
-    from incident_responder.agent.offline import OfflineChatModel
+    from incident_responder.agent.offline.model import OfflineChatModel
 
     name = "get_concurrency_restore_info"
     provider = InMemoryToolProvider({name: (ToolSpec(name, name, NAME_SCHEMA), lambda lambda_name: lookup)})

@@ -27,7 +27,7 @@ def test_demo_runs_end_to_end(tmp_path):
     for state in (
         "RECEIVED",
         "INVESTIGATING",
-        "Run supervisor agent",
+        "Run investigator agent",
         "DIAGNOSED",
         "PROPOSING",
         "PROPOSAL_READY",

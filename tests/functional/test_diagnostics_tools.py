@@ -10,9 +10,10 @@ from botocore.stub import Stubber
 
 from chaos import FaultInjector
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.encoding import iso
 from incident_responder.investigation import diagnostics
 from incident_responder.lab.log_volume import fill_log_group
-from incident_responder.lab.workload import DataProcessor
+from incident_responder.lab.workloads.data_processor import DataProcessor
 from tests.conftest import CANARY_SECRET
 
 FN = "data-processor"
@@ -169,7 +170,10 @@ def test_logs_are_the_newest_30_in_time_order_folded_and_cut_to_500_chars(client
     # first occurrence, with the count and the last occurrence's time.
     (line,) = result.events
     assert line.count == 30 and line.message == oldest[1][:500] and line.truncated
-    assert (line.timestamp, line.last_timestamp) == (diagnostics._iso(oldest[0]), diagnostics._iso(newest[0]))
+    assert (line.timestamp, line.last_timestamp) == (
+        iso(oldest[0] / 1000, "milliseconds"),
+        iso(newest[0] / 1000, "milliseconds"),
+    )
     assert len(json.dumps(result.model_dump())) < 1000
 
 

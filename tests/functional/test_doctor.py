@@ -1,5 +1,5 @@
 """`responder doctor` against the lab, as against an account: every check passing, then each one failing with its
-fix. Bedrock's control plane and runtime are a local double (lab/converse_gateway.py) named by the standard
+fix. Bedrock's control plane and runtime are a local double (lab/converse/) named by the standard
 AWS_ENDPOINT_URL_BEDROCK / AWS_ENDPOINT_URL_BEDROCK_RUNTIME; everything else is the lab's moto."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import pytest
 from incident_responder.account.baseline import ONBOARDED_TAG
 from incident_responder.agent.model_catalog import DEFAULT_MODEL, DEFAULT_MODEL_ID
 from incident_responder.cli.doctor import FAIL, PASS, WARN, report, run_doctor
-from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, OfflineBackend, ScriptedBackend
-from incident_responder.lab.pipeline import LabPipeline
+from incident_responder.lab.converse.backends import OfflineBackend, ScriptedBackend
+from incident_responder.lab.converse.errors import ConverseError
+from incident_responder.lab.converse.gateway import ConverseGateway
+from incident_responder.lab.pipeline.startup import LabPipeline
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,8 @@ from types import SimpleNamespace
 import pytest
 
 from chaos import FaultInjector
-from incident_responder.account.baseline import Baseline, diff_configurations, load_baseline, record_baseline
+from incident_responder.account.baseline import Baseline, load_baseline, record_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration, read_reserved_concurrency
 from incident_responder.core.contracts import (
     ApprovalDecision,
@@ -25,11 +26,22 @@ from incident_responder.core.contracts import (
     RemediationAction,
     actions_digest,
 )
-from incident_responder.lab.account import create_sample_account, create_table
-from incident_responder.proposal import lookups as remediation
+from incident_responder.lab.account.data_processor import create_sample_account
+from incident_responder.lab.account.resources import create_table
+from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
+from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
+from incident_responder.proposal.lookups.iam import get_iam_restore_info
+from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.remediation import lease as function_lease
 from incident_responder.remediation import remediate as executor
-from incident_responder.remediation.remediate import ApprovalMismatchError, InvalidRemediationInputError, egress_grants
+from incident_responder.remediation.changes.concurrency import _Concurrency
+from incident_responder.remediation.changes.network import egress_grants
+from incident_responder.remediation.errors import (
+    ApprovalMismatchError,
+    FunctionLeaseHeldError,
+    InvalidRemediationInputError,
+)
+from incident_responder.state import keys
 
 FN = "data-processor"
 TABLE = "incident-state"
@@ -120,7 +132,7 @@ def free_functions(clients) -> None:
     ddb = clients.get("dynamodb")
     for page in ddb.get_paginator("scan").paginate(TableName=TABLE, ProjectionExpression="incident_id"):
         for item in page["Items"]:
-            if item["incident_id"]["S"].startswith("lease#"):
+            if item["incident_id"]["S"].startswith(keys.LEASE_PREFIX):
                 ddb.delete_item(TableName=TABLE, Key=item)
 
 
@@ -151,10 +163,10 @@ def inject(clients, *faults: tuple[str, dict]) -> None:
 
 
 LOOKUPS = {
-    "iam": remediation.get_iam_restore_info,
-    "concurrency": remediation.get_concurrency_restore_info,
-    "network": remediation.get_network_restore_info,
-    "config": remediation.get_function_config_restore_info,
+    "iam": get_iam_restore_info,
+    "concurrency": get_concurrency_restore_info,
+    "network": get_network_restore_info,
+    "config": get_function_config_restore_info,
 }
 
 
@@ -191,7 +203,7 @@ def run_apply(clients, incident, chosen, **overrides):
 
 
 def ledger_item(clients, incident, order: int) -> dict:
-    key = {"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}}
+    key = {"incident_id": {"S": keys.ledger_step(incident.incident_id, order)}}
     return clients.get("dynamodb").get_item(TableName=TABLE, Key=key, ConsistentRead=True).get("Item")
 
 
@@ -310,7 +322,7 @@ def test_every_action_type_applies_with_its_exact_prior_state_recorded(env):
     assert int(item["expires_at"]["N"]) > datetime.now(UTC).timestamp() + 6 * 86400
     assert "status" not in item
     head = clients.get("dynamodb").get_item(
-        TableName=TABLE, Key={"incident_id": {"S": f"remediation#{incident.incident_id}"}}
+        TableName=TABLE, Key={"incident_id": {"S": keys.ledger_head(incident.incident_id)}}
     )["Item"]
     assert head["actions_digest"]["S"] == actions_digest(actions) and "status" not in head
     # The dump is the handler's output as the spec gives it.
@@ -337,7 +349,7 @@ def test_a_retried_apply_repeats_nothing_and_a_recorded_step_is_applied_again_sa
     for order in (1, 2, 3):
         clients.get("dynamodb").update_item(
             TableName=TABLE,
-            Key={"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}},
+            Key={"incident_id": {"S": keys.ledger_step(incident.incident_id, order)}},
             UpdateExpression="SET progress = :p",
             ExpressionAttributeValues={":p": {"S": "recorded"}},
         )
@@ -503,7 +515,7 @@ def test_an_undo_the_live_state_does_not_confirm_is_a_failure(env, monkeypatch):
     assert run_apply(clients, incident, actions).outcome == "APPLIED"
     # An undo that "succeeds" but leaves another value: the read-back catches it.
     monkeypatch.setattr(
-        executor._Concurrency,
+        _Concurrency,
         "restore",
         lambda self, c, p, prior: c.get("lambda").put_function_concurrency(
             FunctionName=FN, ReservedConcurrentExecutions=3
@@ -557,7 +569,7 @@ def test_a_step_that_may_have_run_is_left_alone_unless_it_is_at_its_prior(env):
     # A task that died between recording and applying: nothing says whether the 10 there is this incident's.
     clients.get("dynamodb").update_item(
         TableName=TABLE,
-        Key={"incident_id": {"S": f"remediation#{incident.incident_id}#1"}},
+        Key={"incident_id": {"S": keys.ledger_step(incident.incident_id, 1)}},
         UpdateExpression="SET progress = :p REMOVE after_json",
         ExpressionAttributeValues={":p": {"S": "recorded"}},
     )
@@ -573,7 +585,7 @@ def test_one_remediation_at_a_time_per_function(env):
     actions = restore_actions(clients, "concurrency")
     a, b = new_incident(), new_incident()
     assert run_apply(clients, a, actions).outcome == "APPLIED"
-    with counting(clients, "lambda") as calls, pytest.raises(function_lease.FunctionLeaseHeldError) as held:
+    with counting(clients, "lambda") as calls, pytest.raises(FunctionLeaseHeldError) as held:
         run_apply(clients, b, actions)
     assert f"incident {a.incident_id} is remediating {FN}" in str(held.value)
     assert writes(calls) == {} and ledger_item(clients, b, 1) is None

@@ -14,10 +14,14 @@ import pytest
 
 from incident_responder.account.baseline import record_baseline
 from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
+from incident_responder.proposal.lookups.queues import get_queue_restore_info
+from incident_responder.proposal.lookups.secrets import get_secret_restore_info
 from incident_responder.remediation import remediate as executor
-from incident_responder.remediation.remediate import recovery_window_days
-from incident_responder.remediation.verify import HealthReport, InvocationSample, symptom_of
+from incident_responder.remediation.changes.registry import CHANGES
+from incident_responder.remediation.changes.secrets import recovery_window_days
+from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
+from incident_responder.state import keys
 from tests.functional.test_executor import approval, counting, ledger_item, prior
 from tests.functional.test_executor_new_actions import run_verify
 from tests.functional.test_guardrails_catalogue_actions import (
@@ -59,9 +63,9 @@ def new_incident(function: str) -> Incident:
 
 
 LOOKUPS = {
-    "secret": remediation.get_secret_restore_info,
-    "queue": remediation.get_queue_restore_info,
-    "storage": remediation.get_function_config_restore_info,
+    "secret": get_secret_restore_info,
+    "queue": get_queue_restore_info,
+    "storage": get_function_config_restore_info,
 }
 
 
@@ -95,7 +99,7 @@ def mark_recorded(clients, incident, order: int) -> None:
     """As if the task died after recording the step's prior state, before marking it applied."""
     clients.get("dynamodb").update_item(
         TableName=STATE_TABLE,
-        Key={"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}},
+        Key={"incident_id": {"S": keys.ledger_step(incident.incident_id, order)}},
         UpdateExpression="SET progress = :p",
         ExpressionAttributeValues={":p": {"S": "recorded"}},
     )
@@ -312,7 +316,7 @@ def test_the_undo_keeps_the_recovery_window_describe_secret_tells():
     assert recovery_window_days({**described, "DeletedDate": requested + timedelta(days=45)}) is None
     assert recovery_window_days({"ARN": arn, "LastChangedDate": requested}) is None
 
-    change, params = executor.CHANGES["restore_secret"], secret_params(arn)
+    change, params = CHANGES["restore_secret"], secret_params(arn)
     secrets = _Secrets(described)
     recorded = change.capture(_Clients(secrets), params)
     assert recorded["recovery_window_days"] == 12
@@ -330,7 +334,7 @@ def test_without_the_recovery_window_the_undo_uses_the_minimum_and_the_ledger_sa
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:orders-api/payment-key-AbCdEf"
     changed = datetime(2026, 11, 21, 10, 0, 0, tzinfo=UTC)
     secrets = _Secrets({"ARN": arn, "LastChangedDate": changed, "DeletedDate": changed + timedelta(days=3, hours=7)})
-    change, params = executor.CHANGES["restore_secret"], secret_params(arn)
+    change, params = CHANGES["restore_secret"], secret_params(arn)
     recorded = change.capture(_Clients(secrets), params)
     assert recorded["recovery_window_days"] is None and recorded["deletion_date"] == "2026-11-24T17:00:00Z"
     assert recorded["undo"] == (

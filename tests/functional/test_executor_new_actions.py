@@ -11,10 +11,16 @@ from datetime import UTC, datetime
 import pytest
 
 from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.proposal import lookups as remediation
+from incident_responder.proposal.lookups.alias import get_alias_restore_info
+from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
+from incident_responder.proposal.lookups.kms import get_kms_restore_info
 from incident_responder.remediation import remediate as executor
+from incident_responder.remediation.changes import event_source_mappings
+from incident_responder.remediation.changes.registry import CHANGES
+from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.remediation.remediate import ApplyResult
-from incident_responder.remediation.verify import HealthReport, InvocationSample, symptom_of, verify
+from incident_responder.remediation.verify import verify
+from incident_responder.state import keys
 from tests.functional.test_executor import approval, counting, ledger_item, prior
 from tests.wider_account import CONSUMER, ORDERS, STATE_TABLE, build_wider_account
 
@@ -36,9 +42,9 @@ def new_incident(function: str) -> Incident:
 
 
 LOOKUPS = {
-    "alias": remediation.get_alias_restore_info,
-    "kms": remediation.get_kms_restore_info,
-    "event_source": remediation.get_event_source_restore_info,
+    "alias": get_alias_restore_info,
+    "kms": get_kms_restore_info,
+    "event_source": get_event_source_restore_info,
 }
 
 
@@ -68,7 +74,7 @@ def mark_recorded(clients, incident, order: int) -> None:
     """As if the task died after recording the step's prior state, before marking it applied."""
     clients.get("dynamodb").update_item(
         TableName=STATE_TABLE,
-        Key={"incident_id": {"S": f"remediation#{incident.incident_id}#{order}"}},
+        Key={"incident_id": {"S": keys.ledger_step(incident.incident_id, order)}},
         UpdateExpression="SET progress = :p",
         ExpressionAttributeValues={":p": {"S": "recorded"}},
     )
@@ -219,8 +225,8 @@ def test_enabling_a_mapping_waits_while_lambda_is_still_moving_it(world, monkeyp
         return {**response, "State": next(states, response["State"])}
 
     monkeypatch.setattr(world.clients.get("lambda"), "get_event_source_mapping", reported)
-    monkeypatch.setattr(executor, "_sleep", slept.append)
-    detail = executor.CHANGES[action.action_type].apply(world.clients, action.typed_parameters())
+    monkeypatch.setattr(event_source_mappings, "_sleep", slept.append)
+    detail = CHANGES[action.action_type].apply(world.clients, action.typed_parameters())
     assert detail == f"enabled event source mapping {world.mapping_uuid} of {CONSUMER}"
     assert slept == [2.0, 2.0] and world.mapping_state() == "Enabled"
 
@@ -313,7 +319,8 @@ def test_a_key_still_refused_by_the_lambda_service_is_not_fixed(world):
 
 def test_a_mapping_lambda_reports_enabling_counts_as_restored(world):
     from incident_responder.account.baseline import load_baseline
-    from incident_responder.account.state import EventSourceMappingState, read_function_configuration
+    from incident_responder.account.event_sources import EventSourceMappingState
+    from incident_responder.account.state import read_function_configuration
     from incident_responder.remediation.verify import configuration_check
 
     incident, actions, result = applied(world, "event_source")

@@ -18,14 +18,19 @@ from typing import Any
 
 import pytest
 
-from incident_responder.account.baseline import baseline_table_name, diff_configurations, load_baseline, record_baseline
+from incident_responder.account.baseline import baseline_table_name, load_baseline, record_baseline
+from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import ActionVerdict, ProposalSubmission, RemediationAction
-from incident_responder.lab.account import create_table
-from incident_responder.proposal import lookups as remediation
-from incident_responder.proposal.guardrails import RISK_FOR_ACTION, check_action, drift_paths
-from incident_responder.review.review import apply_review_policy
+from incident_responder.lab.account.resources import create_table
+from incident_responder.proposal.guardrails.checks import check_action, drift_paths
+from incident_responder.proposal.guardrails.policy import RISK_FOR_ACTION
+from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
+from incident_responder.proposal.lookups.queues import get_queue_restore_info
+from incident_responder.proposal.lookups.secrets import get_secret_restore_info
+from incident_responder.review.policy import apply_review_policy
+from incident_responder.state import keys
 from tests.fakes import guard
 
 ORDERS = "orders-api"  # its environment names the secret
@@ -133,7 +138,7 @@ class Catalogue:
         ddb = self.clients.get("dynamodb")  # leases an apply left held (a test that applies without rolling back)
         for page in ddb.get_paginator("scan").paginate(TableName=STATE_TABLE, ProjectionExpression="incident_id"):
             for item in page["Items"]:
-                if item["incident_id"]["S"].startswith("lease#"):
+                if item["incident_id"]["S"].startswith(keys.LEASE_PREFIX):
                     ddb.delete_item(TableName=STATE_TABLE, Key=item)
         self.lab.clear_failures()
 
@@ -252,12 +257,12 @@ def test_the_baseline_records_the_secret_the_queue_visibility_and_the_ephemeral_
 
 # -- lookups: a real difference, and the exact baseline restore ------------------------------------------------
 def test_secret_lookup_cancels_the_scheduled_deletion_of_the_functions_own_secret(world):
-    quiet = remediation.get_secret_restore_info(world.clients, ORDERS)
+    quiet = get_secret_restore_info(world.clients, ORDERS)
     assert (quiet.drifted, quiet.actions, quiet.secrets, quiet.error) == (False, [], [], None)
 
     world.schedule_deletion()
     world.schedule_deletion(world.other_secret_arn)  # someone else's secret: nothing the function names
-    info = remediation.get_secret_restore_info(world.clients, ORDERS)
+    info = get_secret_restore_info(world.clients, ORDERS)
     assert info.drifted and info.error is None and info.not_in_baseline == []
     (secret,) = info.secrets
     assert (secret.secret_arn, secret.variable, secret.current_state, secret.baseline_state, secret.refused) == (
@@ -282,10 +287,10 @@ def test_secret_lookup_cancels_the_scheduled_deletion_of_the_functions_own_secre
 
 
 def test_queue_lookup_puts_back_the_baseline_visibility_timeout_of_the_functions_own_queue(world):
-    assert remediation.get_queue_restore_info(world.clients, CONSUMER).actions == []
+    assert get_queue_restore_info(world.clients, CONSUMER).actions == []
     world.set_visibility(10)
     world.set_visibility(5, world.other_queue_url)  # a queue the function does not read
-    info = remediation.get_queue_restore_info(world.clients, CONSUMER)
+    info = get_queue_restore_info(world.clients, CONSUMER)
     (queue,) = info.queues
     assert (
         queue.uuid,
@@ -305,17 +310,19 @@ def test_queue_lookup_puts_back_the_baseline_visibility_timeout_of_the_functions
     checked = guard(world.clients, *submitted(info), function=CONSUMER)
     assert [(a.risk_level, a.requires_approval) for a in checked.actions] == [("medium", True)]
     # The function without a mapping has no queue to speak of.
-    assert remediation.get_queue_restore_info(world.clients, ORDERS).model_dump(
-        include={"drifted", "queues", "actions"}
-    ) == {"drifted": False, "queues": [], "actions": []}
+    assert get_queue_restore_info(world.clients, ORDERS).model_dump(include={"drifted", "queues", "actions"}) == {
+        "drifted": False,
+        "queues": [],
+        "actions": [],
+    }
 
 
 def test_function_config_lookup_restores_ephemeral_storage_only_below_the_baseline(world):
-    quiet = remediation.get_function_config_restore_info(world.clients, PROCESSOR)
+    quiet = get_function_config_restore_info(world.clients, PROCESSOR)
     assert (quiet.current_ephemeral_storage, quiet.baseline_ephemeral_storage, quiet.actions) == (TMP_MB, TMP_MB, [])
 
     world.set_tmp(512)
-    info = remediation.get_function_config_restore_info(world.clients, PROCESSOR)
+    info = get_function_config_restore_info(world.clients, PROCESSOR)
     assert info.changes == {"EphemeralStorage": {"Size": TMP_MB}} and info.refused == []
     (action,) = info.actions
     assert (action.fault_type, action.action_type) == ("storage_exhaustion", "update_function_configuration")
@@ -325,7 +332,7 @@ def test_function_config_lookup_restores_ephemeral_storage_only_below_the_baseli
 
     # A larger /tmp exhausts nothing: reported, never shrunk back.
     world.set_tmp(2048)
-    info = remediation.get_function_config_restore_info(world.clients, PROCESSOR)
+    info = get_function_config_restore_info(world.clients, PROCESSOR)
     assert info.actions == [] and info.changes == {}
     assert "more than the baseline's 1024 MB" in info.refused[0]
     reasons = reasons_of(guard(world.clients, restore_tmp(), function=PROCESSOR))
@@ -344,7 +351,7 @@ def test_a_secret_deleted_for_good_or_never_recorded_available_is_not_restored(w
     try:
         record_baseline(world.clients, ORDERS)
         world.clients.get("secretsmanager").delete_secret(SecretId=arn, ForceDeleteWithoutRecovery=True)
-        info = remediation.get_secret_restore_info(world.clients, ORDERS)
+        info = get_secret_restore_info(world.clients, ORDERS)
         (secret,) = info.secrets
         assert (secret.current_state, secret.baseline_state, info.actions) == ("deleted", "available", [])
         assert "RestoreSecret cannot bring it back" in secret.refused
@@ -354,7 +361,7 @@ def test_a_secret_deleted_for_good_or_never_recorded_available_is_not_restored(w
         # Recorded while scheduled for deletion: never "restored" to available.
         world.schedule_deletion()
         record_baseline(world.clients, ORDERS)
-        info = remediation.get_secret_restore_info(world.clients, ORDERS)
+        info = get_secret_restore_info(world.clients, ORDERS)
         assert info.actions == [] and not info.drifted
         reasons = reasons_of(guard(world.clients, restore_secret(world.secret_arn), function=ORDERS))
         assert "was not available in the baseline" in reasons[0]
@@ -370,7 +377,7 @@ def test_a_baseline_visibility_shorter_than_the_function_timeout_is_never_restor
     world.rerecord.add(CONSUMER)
     record_baseline(world.clients, CONSUMER)  # a baseline taken while misconfigured
     world.set_visibility(20)
-    info = remediation.get_queue_restore_info(world.clients, CONSUMER)
+    info = get_queue_restore_info(world.clients, CONSUMER)
     (queue,) = info.queues
     assert info.actions == [] and "shorter than the function's timeout (30 s)" in queue.refused
     reasons = reasons_of(guard(world.clients, restore_queue(world.queue_arn, 10), function=CONSUMER))
@@ -452,7 +459,7 @@ def test_nothing_to_restore_is_rejected(world, make, function, reason):
 
 
 def test_a_queue_is_named_by_its_arn_or_its_url_and_a_secret_by_its_full_arn_only(world):
-    from incident_responder.account.state import queue_url_of
+    from incident_responder.account.event_sources import queue_url_of
 
     faulted(world)
     for target in (world.queue_arn, queue_url_of(world.queue_arn)):
@@ -535,5 +542,5 @@ def test_a_restored_secret_always_needs_a_person_and_ephemeral_storage_may_be_ap
 
 
 def test_lookups_for_a_function_never_onboarded_are_errors(world):
-    for lookup in (remediation.get_secret_restore_info, remediation.get_queue_restore_info):
+    for lookup in (get_secret_restore_info, get_queue_restore_info):
         assert lookup(world.clients, "billing").error.startswith("ResourceNotFoundException")

@@ -10,9 +10,12 @@ import pytest
 
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.core.contracts import ProposalSubmission, RemediationAction, RemediationProposal
-from incident_responder.proposal import lookups as remediation
-from incident_responder.proposal.guardrails import RISK_FOR_ACTION, check_action
-from incident_responder.review.review import apply_review_policy
+from incident_responder.proposal.guardrails.checks import check_action
+from incident_responder.proposal.guardrails.policy import RISK_FOR_ACTION
+from incident_responder.proposal.lookups.alias import get_alias_restore_info
+from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
+from incident_responder.proposal.lookups.kms import get_kms_restore_info
+from incident_responder.review.policy import apply_review_policy
 from tests.fakes import guard
 from tests.wider_account import CONSUMER, ORDERS, QUEUE, build_wider_account, code
 
@@ -71,7 +74,7 @@ def test_the_baseline_records_the_alias_key_and_mapping(world):
 
 
 def test_alias_lookup_rolls_back_to_the_baseline_version_with_both_code_hashes(world):
-    assert remediation.get_alias_restore_info(world.clients, ORDERS).model_dump(exclude={"baseline_captured_at"}) == {
+    assert get_alias_restore_info(world.clients, ORDERS).model_dump(exclude={"baseline_captured_at"}) == {
         "function_name": ORDERS,
         "drifted": False,
         "aliases": [],
@@ -81,7 +84,7 @@ def test_alias_lookup_rolls_back_to_the_baseline_version_with_both_code_hashes(w
         "error": None,
     }
     world.move_alias("2")
-    info = remediation.get_alias_restore_info(world.clients, ORDERS)
+    info = get_alias_restore_info(world.clients, ORDERS)
     assert info.drifted and info.error is None and info.baseline_captured_at
     (alias,) = info.aliases
     assert (alias.alias_name, alias.current_version, alias.baseline_version) == ("live", "2", "1")
@@ -99,7 +102,7 @@ def test_alias_lookup_refuses_when_the_baseline_version_is_gone_or_not_the_recor
     lam = world.clients.get("lambda")
     world.move_alias("2")
     lam.delete_function(FunctionName=ORDERS, Qualifier="1")
-    info = remediation.get_alias_restore_info(world.clients, ORDERS)
+    info = get_alias_restore_info(world.clients, ORDERS)
     (alias,) = info.aliases
     assert info.drifted and info.actions == [] and alias.baseline_version_code_sha256_now is None
     assert alias.refused == "baseline version 1 no longer exists: nothing to roll back to"
@@ -118,13 +121,13 @@ def test_alias_lookup_refuses_when_the_baseline_version_is_gone_or_not_the_recor
     lam.update_function_code(FunctionName=ORDERS, ZipFile=code("exports.handler = async () => 'v2';"))
     lam.publish_version(FunctionName=ORDERS)
     lam.create_alias(FunctionName=ORDERS, Name="live", FunctionVersion="2")
-    info = remediation.get_alias_restore_info(world.clients, ORDERS)
+    info = get_alias_restore_info(world.clients, ORDERS)
     (alias,) = info.aliases
     assert info.actions == [] and alias.baseline_version_code_sha256_now not in (None, world.v1_sha)
     assert "code hash is not the one the baseline recorded" in alias.refused
     # A model that submits the rollback anyway: the baseline alone cannot tell, the account can.
     from incident_responder.account.state import read_function_configuration
-    from incident_responder.proposal.guardrails import apply_guardrails
+    from incident_responder.proposal.guardrails.policy import apply_guardrails
 
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": [rollback()]})
     current = read_function_configuration(world.clients, ORDERS)
@@ -136,9 +139,9 @@ def test_alias_lookup_refuses_when_the_baseline_version_is_gone_or_not_the_recor
 
 
 def test_kms_lookup_enables_only_the_functions_recorded_key(world):
-    assert not remediation.get_kms_restore_info(world.clients, ORDERS).drifted
+    assert not get_kms_restore_info(world.clients, ORDERS).drifted
     world.disable_key()
-    info = remediation.get_kms_restore_info(world.clients, ORDERS)
+    info = get_kms_restore_info(world.clients, ORDERS)
     (key,) = info.keys
     assert (key.key_arn, key.current_state, key.baseline_state, key.refused) == (
         world.key_arn,
@@ -166,7 +169,7 @@ def test_kms_lookup_never_proposes_a_key_the_baseline_did_not_record(world):
     older = load_baseline(world.clients, ORDERS).configuration.model_copy(update={"kms_keys": []})
     ddb.put_item(TableName=baseline_table_name(), Item={**item, "configuration": {"S": older.model_dump_json()}})
     world.disable_key()
-    info = remediation.get_kms_restore_info(world.clients, ORDERS)
+    info = get_kms_restore_info(world.clients, ORDERS)
     assert info.drifted and info.actions == []
     (restore,) = info.keys
     assert (restore.key_arn, restore.current_state, restore.baseline_state) == (world.key_arn, "Disabled", None)
@@ -176,9 +179,9 @@ def test_kms_lookup_never_proposes_a_key_the_baseline_did_not_record(world):
 
 
 def test_event_source_lookup_enables_the_functions_own_disabled_mapping(world):
-    assert not remediation.get_event_source_restore_info(world.clients, CONSUMER).drifted
+    assert not get_event_source_restore_info(world.clients, CONSUMER).drifted
     world.disable_mapping()
-    info = remediation.get_event_source_restore_info(world.clients, CONSUMER)
+    info = get_event_source_restore_info(world.clients, CONSUMER)
     (mapping,) = info.mappings
     assert (mapping.uuid, mapping.event_source_arn, mapping.current_state, mapping.baseline_state) == (
         world.mapping_uuid,
@@ -192,16 +195,16 @@ def test_event_source_lookup_enables_the_functions_own_disabled_mapping(world):
     checked = guard(world.clients, *submitted(info), function=CONSUMER)
     assert [(a.risk_level, a.requires_approval) for a in checked.actions] == [("medium", True)]
     # The other function has no mapping: nothing to say about the queue there.
-    assert remediation.get_event_source_restore_info(world.clients, ORDERS).model_dump(
+    assert get_event_source_restore_info(world.clients, ORDERS).model_dump(
         include={"drifted", "actions", "mappings"}
     ) == {"drifted": False, "actions": [], "mappings": []}
 
 
 def test_lookups_for_a_function_never_onboarded_are_errors(world):
     for lookup in (
-        remediation.get_alias_restore_info,
-        remediation.get_kms_restore_info,
-        remediation.get_event_source_restore_info,
+        get_alias_restore_info,
+        get_kms_restore_info,
+        get_event_source_restore_info,
     ):
         assert lookup(world.clients, "billing").error.startswith("ResourceNotFoundException")
 
@@ -278,7 +281,7 @@ def test_latest_is_never_a_rollback_target(world):
     action = RemediationAction.model_construct(**rollback(version="$LATEST"), risk_level="medium")
     proposal = RemediationProposal.model_construct(incident_id="i-1", actions=[action], rejected_actions=[])
     from incident_responder.account.state import read_function_configuration
-    from incident_responder.proposal.guardrails import apply_guardrails
+    from incident_responder.proposal.guardrails.policy import apply_guardrails
 
     checked = apply_guardrails(
         proposal,
@@ -296,7 +299,7 @@ def test_a_mapping_added_after_onboarding_is_not_the_functions_to_enable(world):
     url = sqs.create_queue(QueueName="late-queue")["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     late = lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=CONSUMER, Enabled=False)["UUID"]
-    info = remediation.get_event_source_restore_info(world.clients, CONSUMER)
+    info = get_event_source_restore_info(world.clients, CONSUMER)
     assert info.not_in_baseline == [late] and info.actions == []
     reasons = reasons_of(guard(world.clients, enable_mapping(late), function=CONSUMER))
     assert "is not one of the function's mappings recorded in the baseline" in reasons[0]
@@ -326,7 +329,7 @@ def test_what_the_baseline_did_not_have_enabled_is_never_enabled(world):
     mapping = reasons_of(guard(world.clients, enable_mapping(world.mapping_uuid), function=CONSUMER))
     assert "was Disabled in the baseline, not Enabled" in key[0]
     assert "was Disabled in the baseline, not Enabled" in mapping[0]
-    assert remediation.get_kms_restore_info(world.clients, ORDERS).drifted is False
+    assert get_kms_restore_info(world.clients, ORDERS).drifted is False
 
 
 def test_targets_may_be_named_by_arn_or_id(world):

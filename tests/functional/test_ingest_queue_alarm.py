@@ -13,19 +13,11 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
 from incident_responder.account.baseline import baseline_table_name, record_baseline
-from incident_responder.intake.alerts import (
-    FunctionNotNamedError,
-    MalformedAlertError,
-    QueueAlarm,
-    parse_alert,
-    read_alert,
-)
-from incident_responder.intake.ingest import (
-    UnresolvedAlertError,
-    functions_reading,
-    incident_from_alert,
-    ingest_alert,
-)
+from incident_responder.intake.alerts import parse_alert, read_alert
+from incident_responder.intake.errors import FunctionNotNamedError, MalformedAlertError, UnresolvedAlertError
+from incident_responder.intake.ingest import ingest_alert
+from incident_responder.intake.pending import QueueAlarm
+from incident_responder.intake.resolve import functions_reading, incident_from_alert
 from tests.wider_account import CONSUMER, QUEUE, STATE_TABLE, build_wider_account, code
 
 EVENTS = Path(__file__).parents[2] / "events"

@@ -12,7 +12,7 @@ import pytest
 from chaos import FaultInjector
 from incident_responder.agent.errors import McpAuthError, McpConnectionError
 from incident_responder.intake.alerts import parse_alert
-from incident_responder.lab.workload import DataProcessor
+from incident_responder.lab.workloads.data_processor import DataProcessor
 from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
 from incident_responder.state.store import load_record
 from tests.fakes import ScriptedChatModel, call, diagnosis, investigate_as_deployed, set_agent_environment

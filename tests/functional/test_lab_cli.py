@@ -286,7 +286,7 @@ def test_mcp_call_with_a_wrong_key(clients, sample, lab_env):
     ],
 )
 def test_which_ends_of_a_run_are_failures(incident_id, status, failed):
-    from incident_responder.lab.pipeline import IncidentRecord
+    from incident_responder.lab.pipeline.record import IncidentRecord
 
     record = IncidentRecord(incident_id=incident_id, status=status, metrics={}, execution={})
     assert record.failed is failed

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from incident_responder.lab.hostile_alerts import hostile_alerts
-from incident_responder.lab.pipeline import LabPipeline, write_artifacts
+from incident_responder.lab.pipeline.artifacts import write_artifacts
+from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Scenario, Setup, load_scenario
+from incident_responder.state import keys
 from incident_responder.state.lifecycle import get_incident_state, states_entered
 from tests.functional.test_state_machine import HAPPY
 from tests.report_checks import assert_report
@@ -143,7 +145,7 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     paths = write_artifacts(pipeline, record, tmp_path)
     assert json.loads(paths["history"].read_text())[0]["type"] == "ExecutionStarted"
     svg = paths["picture"].read_text()
-    assert svg.startswith("<svg") and "Run supervisor agent" in svg and "#2e7d32" in svg
+    assert svg.startswith("<svg") and "Run investigator agent" in svg and "#2e7d32" in svg
     # The report, from the stores: the evidence beside the tool output it quotes (from the artifact in S3).
     page = paths["report"].read_text()
     assert_report(page, "PROPOSAL_READY")
@@ -191,7 +193,7 @@ def test_ten_copies_of_one_alert_start_one_execution(pipeline):
     assert len(runs) == 1
     pipeline.follow(runs[0]["executionArn"])
     items = pipeline.clients.get("dynamodb").scan(TableName=pipeline.stack.physical["IncidentStateTable"])["Items"]
-    assert len([i for i in items if "#" not in i["incident_id"]["S"]]) == 1
+    assert len([i for i in items if keys.is_incident(i["incident_id"]["S"])]) == 1
     assert drain_dead_letters(pipeline) == []
 
 
@@ -214,7 +216,7 @@ def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigat
     from incident_responder.account.baseline import record_baseline
     from incident_responder.intake.alerts import parse_alert
     from incident_responder.intake.ingest import group_key
-    from incident_responder.lab.account import create_sample_account
+    from incident_responder.lab.account.data_processor import create_sample_account
 
     pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
     burst = pipeline.workload().invoke(1)
@@ -483,7 +485,7 @@ def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(p
 def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of_the_incident(pipeline):
     """Defect: S3 answering 500 for a few seconds (past botocore's own attempts) inside the investigate
     function ended the incident ERROR. The handler now raises AwsTransientError, which the state machine retries."""
-    from incident_responder.lab.engine import instant_retries
+    from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 
     pipeline.inject(Scenario.model_validate({"name": "t", "faults": [{"kind": "timeout", "seconds": 1}]}))
     pipeline.lab.fail_requests("PutObject", service="s3", code="InternalError", status=500, times=4)

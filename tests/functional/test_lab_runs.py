@@ -68,7 +68,9 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
 
 
 def test_run_that_ends_in_error_exits_non_zero(tmp_path):
-    from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, ScriptedBackend
+    from incident_responder.lab.converse.backends import ScriptedBackend
+    from incident_responder.lab.converse.errors import ConverseError
+    from incident_responder.lab.converse.gateway import ConverseGateway
 
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
     # The user's Bedrock endpoint says this account has no access to the model: ModelAuthError -> ERROR.
@@ -111,8 +113,8 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
         "def broken(event, context):\n"
         "    raise RuntimeError('resolver down')\n"
         "handlers.propose.handler = broken  # the lab deploys the handler the template names: this one\n"
-        "import incident_responder.lab.pipeline\n"
-        "incident_responder.lab.pipeline.WORKERS_BY_DEFAULT = False  # handlers in this process, the broken one\n"
+        "import incident_responder.lab.pipeline.startup\n"
+        "incident_responder.lab.pipeline.startup.WORKERS_BY_DEFAULT = False  # handlers in this process, the broken one\n"
         "from incident_responder.cli.commands import main\n"
         f"sys.exit(main(['demo', '--out', {str(tmp_path / 'out')!r}]))\n"
     )

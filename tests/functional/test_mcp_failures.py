@@ -22,7 +22,8 @@ from pydantic import BaseModel
 
 import incident_responder.mcp_transport.client as mcp_client
 from incident_responder.agent.errors import McpAuthError, McpConnectionError
-from incident_responder.agent.graph import AgentSpec, run_agent_over_mcp
+from incident_responder.agent.graph import run_agent_over_mcp
+from incident_responder.agent.spec import AgentSpec
 from incident_responder.agent.tools import McpServerConfig, McpToolProvider
 from tests.fakes import ScriptedChatModel, call
 

@@ -10,7 +10,7 @@ import anyio
 import httpx
 import pytest
 
-from incident_responder.lab.workload import DataProcessor
+from incident_responder.lab.workloads.data_processor import DataProcessor
 from incident_responder.mcp_transport.app import load_server
 from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
 from incident_responder.mcp_transport.auth import ApiKeyUnavailableError, ApiKeyVerifier, resolve_api_key

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from incident_responder.intake.alerts import parse_alert
-from incident_responder.lab.engine import instant_retries, wait_for_execution
+from incident_responder.lab.engine import wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
+from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 from incident_responder.state.lifecycle import execution_input, get_incident_state, states_entered
 
 FOLDER = Path(__file__).parents[1] / "statemachine"
@@ -23,7 +24,7 @@ def test_mock_config_case(clients, lifecycle, dispatcher, case):
         FOLDER / "MockConfigFile.json",
         "IncidentLifecycle",
         case,
-        {"Run supervisor agent": "investigate", "Run resolver agent": "propose"},
+        {"Run investigator agent": "investigate", "Run proposer agent": "propose"},
     )
     register_test_case(dispatcher, mocks)
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z", "alert_id": case})

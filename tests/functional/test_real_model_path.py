@@ -2,7 +2,7 @@
 Bedrock endpoint (here a local server speaking Converse, named by AWS_ENDPOINT_URL_BEDROCK_RUNTIME as a VPC endpoint
 or a proxy would be), signed with the user's key in the user's Region, while every other AWS call stays in moto.
 
-The server answers as the offline model would (lab/converse_gateway.py's OfflineBackend), so the incident can end
+The server answers as the offline model would (lab/converse/backends.py's OfflineBackend), so the incident can end
 REMEDIATED only if each tool call went through the MCP server and its result came back in the next request.
 """
 
@@ -14,15 +14,10 @@ from pathlib import Path
 import pytest
 
 from incident_responder.agent.model_catalog import DEFAULT_MODEL, DEFAULT_MODEL_ID
-from incident_responder.lab.converse_gateway import (
-    ConverseError,
-    ConverseGateway,
-    OfflineBackend,
-    ScriptedBackend,
-    answer,
-    text,
-)
-from incident_responder.lab.pipeline import LabPipeline
+from incident_responder.lab.converse.backends import OfflineBackend, ScriptedBackend, answer, text
+from incident_responder.lab.converse.errors import ConverseError
+from incident_responder.lab.converse.gateway import ConverseGateway
+from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import load_scenario
 
 REPO = Path(__file__).parents[2]
@@ -149,7 +144,7 @@ def test_without_the_users_endpoint_variable_the_model_goes_to_bedrock_itself(mo
 
 
 def test_an_openai_compatible_model_in_the_lab_needs_its_base_url(monkeypatch):
-    from incident_responder.agent.models import ModelConfigError
+    from incident_responder.agent.errors import ModelConfigError
     from incident_responder.lab.model_route import resolve_model_route
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from incident_responder.agent.model_catalog import DEFAULT_MODEL
-from incident_responder.lab.converse_gateway import ConverseGateway, OfflineBackend
+from incident_responder.lab.converse.backends import OfflineBackend
+from incident_responder.lab.converse.gateway import ConverseGateway
 
 REPO = Path(__file__).parents[2]
 # Investigation, proposal and review each talk to the model; one ends REMEDIATED, one REJECTED by its person.

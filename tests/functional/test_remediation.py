@@ -13,9 +13,12 @@ from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.agent.graph import run_agent
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.intake.alerts import parse_alert
-from incident_responder.lab.account import create_table
-from incident_responder.lab.workload import DataProcessor
-from incident_responder.proposal import lookups as remediation
+from incident_responder.lab.account.resources import create_table
+from incident_responder.lab.workloads.data_processor import DataProcessor
+from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
+from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
+from incident_responder.proposal.lookups.iam import get_iam_restore_info
+from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.proposal.proposer import proposal_message, resolver_spec
 from incident_responder.remediation import remediate as executor
 from tests.fakes import (
@@ -36,7 +39,7 @@ STATE_TABLE = "incident-state"
 # -- lookups --------------------------------------------------------------------------------------
 def test_iam_restore_info_gives_the_baseline_document(clients, sample):
     inject(clients, ("iam_revoke", {"target": "s3"}))
-    info = remediation.get_iam_restore_info(clients, FN)
+    info = get_iam_restore_info(clients, FN)
     (policy,) = info.policies
     baseline = load_baseline(clients, FN).configuration.role.inline_policies["s3-access"]
     assert (policy.policy_name, policy.status) == ("s3-access", "missing")
@@ -50,7 +53,7 @@ def test_iam_restore_is_the_baseline_and_lists_what_it_drops(clients, sample):
     iam.put_role_policy(
         RoleName=sample.role_name, PolicyName="s3-access", PolicyDocument=json.dumps({**doc, "Statement": [unrelated]})
     )
-    info = remediation.get_iam_restore_info(clients, FN)
+    info = get_iam_restore_info(clients, FN)
     (policy,) = info.policies
     assert policy.status == "modified"
     assert policy.restore_document == doc and policy.statements_not_in_baseline == [unrelated]
@@ -59,12 +62,12 @@ def test_iam_restore_is_the_baseline_and_lists_what_it_drops(clients, sample):
 
 def test_concurrency_restore_put_and_delete(clients, sample):
     inject(clients, ("throttle", {"reserved_concurrency": 0}))
-    info = remediation.get_concurrency_restore_info(clients, FN)
+    info = get_concurrency_restore_info(clients, FN)
     assert (info.current_reserved, info.baseline_reserved, info.action) == (0, 10, "put")
     clients.get("lambda").delete_function_concurrency(FunctionName=FN)
     record_baseline(clients, FN)  # a baseline without reservation
     inject(clients, ("throttle", {"reserved_concurrency": 1}))
-    info = remediation.get_concurrency_restore_info(clients, FN)
+    info = get_concurrency_restore_info(clients, FN)
     assert info.action == "delete"
     # The ready-made action deletes the reservation, and the guardrails keep it (a restore of the baseline).
     (ready,) = info.actions
@@ -76,10 +79,10 @@ def test_concurrency_restore_put_and_delete(clients, sample):
 @pytest.mark.parametrize(
     "faults, lookup",
     [
-        ([("iam_revoke", {"target": "both"})], remediation.get_iam_restore_info),
-        ([("throttle", {"reserved_concurrency": 0})], remediation.get_concurrency_restore_info),
-        ([("network_block", {})], remediation.get_network_restore_info),
-        ([("timeout", {"seconds": 1}), ("memory", {"mb": 128})], remediation.get_function_config_restore_info),
+        ([("iam_revoke", {"target": "both"})], get_iam_restore_info),
+        ([("throttle", {"reserved_concurrency": 0})], get_concurrency_restore_info),
+        ([("network_block", {})], get_network_restore_info),
+        ([("timeout", {"seconds": 1}), ("memory", {"mb": 128})], get_function_config_restore_info),
     ],
     ids=["iam", "concurrency", "network", "config"],
 )
@@ -96,7 +99,7 @@ def test_lookups_return_actions_ready_to_submit_that_the_guardrails_keep(clients
 
 def test_network_restore_info(clients, sample):
     inject(clients, ("network_block", {}))
-    info = remediation.get_network_restore_info(clients, FN)
+    info = get_network_restore_info(clients, FN)
     (group,) = info.security_groups
     assert group.security_group_id == sample.security_group_id and group.missing_egress_rules[0]["IpProtocol"] == "-1"
     (acl,) = info.network_acls
@@ -106,22 +109,22 @@ def test_network_restore_info(clients, sample):
 
 def test_function_config_restore_info(clients, sample):
     inject(clients, ("timeout", {"seconds": 1}), ("memory", {"mb": 128}))
-    info = remediation.get_function_config_restore_info(clients, FN)
+    info = get_function_config_restore_info(clients, FN)
     assert info.changes == {"Timeout": 30, "MemorySize": 512}
 
 
 def test_lookups_without_baseline_or_function_are_errors(clients, sample):
     tools = (
-        "get_iam_restore_info",
-        "get_concurrency_restore_info",
-        "get_network_restore_info",
-        "get_function_config_restore_info",
+        get_iam_restore_info,
+        get_concurrency_restore_info,
+        get_network_restore_info,
+        get_function_config_restore_info,
     )
     for tool in tools:
-        assert getattr(remediation, tool)(clients, "other-function").error.startswith("ResourceNotFoundException")
+        assert tool(clients, "other-function").error.startswith("ResourceNotFoundException")
     clients.get("dynamodb").delete_item(TableName=sample.baseline_table, Key={"function_name": {"S": FN}})
     for tool in tools:
-        assert "no baseline recorded" in getattr(remediation, tool)(clients, FN).error
+        assert "no baseline recorded" in tool(clients, FN).error
 
 
 # -- the resolver ---------------------------------------------------------------------------------
@@ -193,7 +196,7 @@ def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, c
     assert applied.outcome == "APPLIED", applied.error
     assert [s.status for s in applied.steps] == ["applied"] * len(proposal["actions"])
     assert DataProcessor(clients).invoke(3).healthy
-    assert not remediation.get_function_config_restore_info(clients, FN).changes
+    assert not get_function_config_restore_info(clients, FN).changes
 
 
 def test_application_bug_ends_ready_with_no_actions(clients, configured):

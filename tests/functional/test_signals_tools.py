@@ -16,8 +16,10 @@ import pytest
 
 from incident_responder.account.baseline import record_baseline
 from incident_responder.investigation import diagnostics
-from incident_responder.lab.account import create_orders_api, create_queue_consumer, create_sample_account
-from incident_responder.lab.server import TRAIL_CAPACITY
+from incident_responder.lab.account.data_processor import create_sample_account
+from incident_responder.lab.account.orders_api import create_orders_api
+from incident_responder.lab.account.queue_consumer import create_queue_consumer
+from incident_responder.lab.cloudtrail import TRAIL_CAPACITY
 from incident_responder.mcp_transport.client import mcp_session
 from scripts.bench_signals import measure
 from tests.conftest import CANARY_SECRET, asgi_client

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from incident_responder.intake.alerts import parse_alert
-from incident_responder.lab.engine import instant_retries, wait_for_execution
+from incident_responder.lab.engine import wait_for_execution
+from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 from incident_responder.reporting.report import collect, render_html
+from incident_responder.state import keys
 from incident_responder.state.lifecycle import (
     execution_input,
     get_incident_state,
@@ -27,11 +29,11 @@ HAPPY = [
     "Function budget",
     "Account budget",
     "INVESTIGATING",
-    "Run supervisor agent",
+    "Run investigator agent",
     "Diagnosis found?",
     "DIAGNOSED",
     "PROPOSING",
-    "Run resolver agent",
+    "Run proposer agent",
     "Proposal ready?",
     "PROPOSAL_READY",
     "Notify operators",
@@ -264,9 +266,10 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
     assert len(calls) == 3
     counters = {}
     for item in clients.get("dynamodb").scan(TableName=state_table_name())["Items"]:
-        key = item["incident_id"]["S"].split("#")
-        if key[0] == "rate":
-            counters[key[1] if len(key) == 3 else "account"] = int(item["incident_count"]["N"])
+        key = item["incident_id"]["S"]
+        if key.startswith(keys.RATE_PREFIX):
+            window = key.removeprefix(keys.RATE_PREFIX).split(keys.SEPARATOR)
+            counters[window[0] if len(window) == 2 else "account"] = int(item["incident_count"]["N"])
     # Refused incidents are not counted.
     assert counters == {"data-processor": 2, "orders": 1, "billing": 0, "account": 3}
 

@@ -8,17 +8,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from incident_responder.lab.workload import DataProcessor
-from incident_responder.remediation import verify as verification
-from incident_responder.remediation.remediate import ApplyResult
-from incident_responder.remediation.verify import (
+from incident_responder.lab.workloads.data_processor import DataProcessor
+from incident_responder.remediation.errors import InvalidVerificationInputError
+from incident_responder.remediation.health import (
     HealthReport,
-    InvalidVerificationInputError,
     burst_probe,
     cloudwatch_probe,
+    health_probe,
     set_health_probe,
-    verify,
 )
+from incident_responder.remediation.remediate import ApplyResult
+from incident_responder.remediation.verify import verify
 from tests.functional.test_executor import (
     free_functions,
     inject,
@@ -223,7 +223,7 @@ def test_the_verify_handler_uses_the_probe_the_lab_sets(env, monkeypatch, capsys
     monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")
     clients = env.clients
     incident, actions, result = applied(clients, ("memory", {"mb": 128}), kinds=("config",))
-    assert verification.health_probe() is cloudwatch_probe
+    assert health_probe() is cloudwatch_probe
     set_health_probe(lab_probe())
     event = {
         "incident": incident.model_dump(mode="json"),

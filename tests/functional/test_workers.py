@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from incident_responder.lab.engine import LambdaDispatcher
-from incident_responder.lab.workers import FunctionError, WorkerPool
+from incident_responder.lab.errors import FunctionError
+from incident_responder.lab.workers import WorkerPool
 
 HANDLER = "tests.worker_handlers.handler"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chaos import FaultInjector
-from incident_responder.lab.workload import DataProcessor
+from incident_responder.lab.workloads.data_processor import DataProcessor
 
 
 def messages(clients, group="/aws/lambda/data-processor") -> list[str]:

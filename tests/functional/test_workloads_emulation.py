@@ -13,14 +13,14 @@ from chaos import ChaosError, FaultInjector
 from incident_responder.account.baseline import record_baseline
 from incident_responder.account.state import read_function_configuration
 from incident_responder.lab import runtimes
-from incident_responder.lab.account import QUEUE_CONSUMER_SOURCE, create_orders_api, create_queue_consumer
-from incident_responder.lab.workload import (
-    DataProcessor,
-    OrdersApi,
-    QueueConsumer,
-    take_over_queue_polling,
-    workload_for,
-)
+from incident_responder.lab.account.orders_api import create_orders_api
+from incident_responder.lab.account.queue_consumer import create_queue_consumer
+from incident_responder.lab.account.sources import QUEUE_CONSUMER_SOURCE
+from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
+from incident_responder.lab.workloads.data_processor import DataProcessor
+from incident_responder.lab.workloads.orders_api import OrdersApi
+from incident_responder.lab.workloads.queue_consumer import QueueConsumer
+from incident_responder.lab.workloads.selection import workload_for
 
 # Words the traces must never contain: they would tell the responder what was injected. ("$fault": "client"
 # is the AWS SDK's own property of every service error, not a hint.)

@@ -14,17 +14,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from incident_responder.intake.alerts import (
+from incident_responder.intake.alerts import Home, parse_alert, read_alert
+from incident_responder.intake.errors import (
     AlertIgnoredError,
-    CompositeAlarm,
     ForeignAlertError,
     FunctionNotNamedError,
-    Home,
     MalformedAlertError,
-    QueueAlarm,
-    parse_alert,
-    read_alert,
 )
+from incident_responder.intake.pending import CompositeAlarm, QueueAlarm
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 HOME = Home(account="123456789012", region="us-east-1")

@@ -9,20 +9,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from incident_responder.approval.approval import (
-    CSP,
-    ApprovalRecord,
-    MalformedApprovalRequestError,
-    _ReviewShown,
-    approval_link,
-    approval_message,
-    decode_token,
-    encode_token,
-    handle_http,
-    render_refusal_page,
-    render_review_page,
-    task_token_from_history,
-)
+from incident_responder.approval.decision import task_token_from_history
+from incident_responder.approval.errors import MalformedApprovalRequestError
+from incident_responder.approval.page import CSP, handle_http, render_refusal_page, render_review_page
+from incident_responder.approval.record import ApprovalRecord
+from incident_responder.approval.request import _ReviewShown, approval_link, approval_message
+from incident_responder.approval.tokens import decode_token, encode_token
 from incident_responder.core.contracts import Incident, actions_digest
 from tests.browser import browser, run_browser
 
@@ -228,7 +220,8 @@ def test_the_page_in_a_headless_browser(tmp_path: Path):
 
 
 def test_a_request_whose_digest_is_not_its_actions_is_never_sent():
-    from incident_responder.approval.approval import InvalidApprovalRequestError, request_approval
+    from incident_responder.approval.errors import InvalidApprovalRequestError
+    from incident_responder.approval.request import request_approval
 
     incident = {"incident_id": "f-1", "function_name": "f", "source": "alert", "detected_at": "2026-11-23T04:00:00Z"}
     for review in (

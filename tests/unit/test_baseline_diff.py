@@ -1,13 +1,10 @@
 import pytest
 
-from incident_responder.account.baseline import diff_configurations
-from incident_responder.account.state import (
-    FunctionConfiguration,
-    NetworkState,
-    RoleState,
-    SecurityGroupEgress,
-    function_name_of,
-)
+from incident_responder.account.drift import diff_configurations
+from incident_responder.account.names import function_name_of
+from incident_responder.account.network import NetworkState, SecurityGroupEgress
+from incident_responder.account.role import RoleState
+from incident_responder.account.state import FunctionConfiguration
 
 EGRESS = [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
 

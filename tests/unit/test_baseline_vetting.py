@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from incident_responder.account.state import FunctionConfiguration, NetworkState, RoleState
+from incident_responder.account.network import NetworkState
+from incident_responder.account.role import RoleState
+from incident_responder.account.state import FunctionConfiguration
 from incident_responder.account.vetting import administrator_policy, broad_grants, refusals, vet
 from incident_responder.core.contracts import RemediationAction
 

@@ -8,17 +8,12 @@ import json
 import pytest
 
 from incident_responder.agent.model_catalog import LIST_PRICES, Prices
-from incident_responder.lab.cassettes import (
-    Cassette,
-    CassetteError,
-    EvalModel,
-    ForwardBackend,
-    ReplayBackend,
-    SpendCeiling,
-    cost_bound,
-    shape,
-)
-from incident_responder.lab.converse_gateway import ConverseError, ConverseGateway, Exchange, ScriptedBackend, answer
+from incident_responder.lab.converse.backends import ScriptedBackend, answer
+from incident_responder.lab.converse.cassettes import Cassette, ReplayBackend, shape
+from incident_responder.lab.converse.errors import CassetteError, ConverseError
+from incident_responder.lab.converse.eval_model import EvalModel, cost_bound
+from incident_responder.lab.converse.forwarding import ForwardBackend, SpendCeiling
+from incident_responder.lab.converse.gateway import ConverseGateway, Exchange
 
 TOOLS = ("get_recent_logs", "submit_diagnosis")
 MODEL_ID = "global.anthropic.claude-haiku-4-5-20251001-v1:0"
@@ -208,7 +203,7 @@ def conversation(turns: int, *, words: int = 3000) -> tuple[dict, int]:
 
 
 def test_the_prompt_cache_writes_a_long_prefix_once_and_reads_it_back_on_the_next_turn():
-    from incident_responder.lab.converse_gateway import PromptCache
+    from incident_responder.lab.converse.backends import PromptCache
 
     now = [0.0]
     cache = PromptCache(clock=lambda: now[0])
@@ -224,7 +219,7 @@ def test_the_prompt_cache_writes_a_long_prefix_once_and_reads_it_back_on_the_nex
 
 
 def test_the_prompt_cache_keeps_nothing_below_the_models_minimum_or_for_a_model_without_caching():
-    from incident_responder.lab.converse_gateway import PromptCache
+    from incident_responder.lab.converse.backends import PromptCache
 
     cache = PromptCache()
     short, tokens = conversation(1, words=100)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from incident_responder.cli import commands as cli
+from incident_responder.cli import incidents as cli_incidents
 
 REPO = Path(__file__).parents[2]
 
@@ -103,7 +104,7 @@ def test_an_unexpected_error_is_not_hidden(monkeypatch):
     def broken(args):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(cli, "_cmd_show", broken)
+    monkeypatch.setattr(cli_incidents, "_cmd_show", broken)
     with pytest.raises(ZeroDivisionError):
         cli.main(["show", "x"])
 

@@ -7,7 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from incident_responder.core.contracts import Diagnosis, TokenUsage
-from incident_responder.intake.alerts import MalformedAlertError, parse_alert
+from incident_responder.intake.alerts import parse_alert
+from incident_responder.intake.errors import MalformedAlertError
 from tests.fakes import diagnosis
 
 ALARM = {

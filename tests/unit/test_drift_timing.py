@@ -14,8 +14,11 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from incident_responder.account.baseline import Difference, date_differences, record_baseline
-from incident_responder.account.state import AliasState, FunctionConfiguration, NetworkState, RoleState
+from incident_responder.account.baseline import record_baseline
+from incident_responder.account.drift import Difference, date_differences
+from incident_responder.account.network import NetworkState
+from incident_responder.account.role import RoleState
+from incident_responder.account.state import AliasState, FunctionConfiguration
 from incident_responder.core.aws import AwsClients
 from incident_responder.investigation import diagnostics
 

@@ -13,10 +13,10 @@ from incident_responder.agent.errors import (
     McpConnectionError,
     McpInitError,
     ModelAuthError,
+    ModelConfigError,
     ModelTransientError,
     classify_model_error,
 )
-from incident_responder.agent.models import ModelConfigError
 from incident_responder.agent.tools import classify_mcp_error
 from incident_responder.mcp_transport.auth import ApiKeyUnavailableError
 from incident_responder.mcp_transport.client import SessionLostError

@@ -34,8 +34,9 @@ from incident_responder.core.settings import (
     SweepSettings,
     VerifySettings,
 )
-from incident_responder.intake.alerts import MalformedAlertError, parse_alert
-from incident_responder.lab.stack import load_template
+from incident_responder.intake.alerts import parse_alert
+from incident_responder.intake.errors import MalformedAlertError
+from incident_responder.lab.template import load_template
 
 EVENTS = Path(__file__).parents[2] / "events"
 TEMPLATE = load_template()
@@ -192,11 +193,12 @@ def test_approval_events_request_show_and_decide_what_remediate_applies(monkeypa
     """approval-request.json sends the link approval-endpoint-get.json opens; the POST from that page decides,
     and what it tells Step Functions is remediate-apply.json's approval."""
     from handlers.approval import _form, _query, link_identity
-    from incident_responder.approval import approval
-    from incident_responder.approval.approval import handle_http, request_approval
+    from incident_responder.approval import request as approval_request
+    from incident_responder.approval.page import handle_http
+    from incident_responder.approval.request import request_approval
 
     keys = iter(SAMPLE_LINK_KEYS)  # each link's key is random: the sample events carry these
-    monkeypatch.setattr(approval.secrets, "token_urlsafe", lambda _: next(keys))
+    monkeypatch.setattr(approval_request.secrets, "token_urlsafe", lambda _: next(keys))
     from incident_responder.review.review import ReviewResult
 
     request, get, post = (

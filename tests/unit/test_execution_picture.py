@@ -14,8 +14,8 @@ from incident_responder.reporting.picture import render_svg, state_times
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
 NS = {"s": "http://www.w3.org/2000/svg"}
-START = ["RECEIVED", "Function budget", "Account budget", "INVESTIGATING", "Run supervisor agent", "Diagnosis found?"]
-PROPOSED = [*START, "DIAGNOSED", "PROPOSING", "Run resolver agent", "Proposal ready?", "PROPOSAL_READY"]
+START = ["RECEIVED", "Function budget", "Account budget", "INVESTIGATING", "Run investigator agent", "Diagnosis found?"]
+PROPOSED = [*START, "DIAGNOSED", "PROPOSING", "Run proposer agent", "Proposal ready?", "PROPOSAL_READY"]
 PATHS = {
     "remediated": [
         *PROPOSED,
@@ -50,7 +50,7 @@ PATHS = {
         "Function budget",
         "Account budget",
         "INVESTIGATING",
-        "Run supervisor agent",
+        "Run investigator agent",
         "ERROR",
         "Incident error",
     ],
@@ -155,18 +155,18 @@ def test_markers_legend_colours_and_times():
     events, clock = [], base
     for state in visited:
         events.append({"timestamp": clock, "type": "TaskStateEntered", "stateEnteredEventDetails": {"name": state}})
-        clock += timedelta(milliseconds=250 if state != "Run supervisor agent" else 4200)
+        clock += timedelta(milliseconds=250 if state != "Run investigator agent" else 4200)
         if state != "Incident error":
             events.append({"timestamp": clock, "type": "TaskStateExited", "stateExitedEventDetails": {"name": state}})
     events.append({"timestamp": clock + timedelta(seconds=1), "type": "ExecutionFailed"})
     times = state_times(events)
-    assert times["Run supervisor agent"] == pytest.approx(4.2) and times["Incident error"] == pytest.approx(1.25)
+    assert times["Run investigator agent"] == pytest.approx(4.2) and times["Incident error"] == pytest.approx(1.25)
     root = ET.fromstring(render_svg(ASL, visited, failed=True, times=times))
     states = {g.get("data-state"): g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("data-state")}
     assert "failed" in states["Incident error"].get("class") and "visited" in states["ERROR"].get("class")
     assert "not-visited" in states["REMEDIATED"].get("class")
     texts = lambda g: [t.text for t in g.iter("{http://www.w3.org/2000/svg}text")]  # noqa: E731
-    assert texts(states["Run supervisor agent"]) == ["Run supervisor agent", "4.2 s"]
+    assert texts(states["Run investigator agent"]) == ["Run investigator agent", "4.2 s"]
     assert texts(states["RECEIVED"]) == ["RECEIVED", "250 ms"]
     assert texts(states["DIAGNOSED"]) == ["DIAGNOSED"]  # not visited: no time
     legend = next(g for g in root.iter("{http://www.w3.org/2000/svg}g") if g.get("class") == "legend")

@@ -11,15 +11,8 @@ from typing import get_args
 import pytest
 
 from incident_responder.account import log_records
-from incident_responder.catalogue import (
-    AREAS,
-    FAILURE_MODES,
-    FailureMode,
-    Signature,
-    counts,
-    modes_by_fault_type,
-    signature_categories,
-)
+from incident_responder.catalogue.failure_mode import AREAS, FailureMode, Signature
+from incident_responder.catalogue.queries import FAILURE_MODES, counts, modes_by_fault_type, signature_categories
 from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, FaultType
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,8 @@ from botocore.exceptions import ClientError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from incident_responder.agent.errors import ModelAuthError, ModelTransientError
-from incident_responder.agent.graph import Limits, run_agent
+from incident_responder.agent.graph import run_agent
+from incident_responder.agent.spec import Limits
 from incident_responder.agent.tools import RawToolResult
 from incident_responder.investigation.investigator import SUPERVISOR
 from tests.fakes import LOGS, ScriptedChatModel, call, diagnosis, logs_provider

@@ -139,7 +139,7 @@ def test_the_report_renders_in_a_real_browser(tmp_path):
     binary = browser()
     detail = _detail("ROLLED_BACK")
     base = datetime(2026, 11, 24, 1, 56, 33, tzinfo=UTC)
-    visited = ["RECEIVED", "Function budget", "Account budget", "INVESTIGATING", "Run supervisor agent"]
+    visited = ["RECEIVED", "Function budget", "Account budget", "INVESTIGATING", "Run investigator agent"]
     detail["definition"] = ASL
     detail["history"] = [
         {"timestamp": base + timedelta(seconds=i), "type": "TaskStateEntered", "stateEnteredEventDetails": {"name": s}}

@@ -166,7 +166,7 @@ def test_the_layer_build_installs_exactly_its_lock_hash_checked(copy, layer):
 
 def test_the_layer_locks_are_resolved_for_the_runtime_the_template_deploys():
     """Moving the functions to another Python or architecture means resolving the layers for it."""
-    from incident_responder.lab.stack import load_template
+    from incident_responder.lab.template import load_template
 
     template = load_template()
     locks = load_locks(REPO)

@@ -14,9 +14,8 @@ from incident_responder.account.log_records import (
     StartRecord,
     classify_error_type,
     parse_event,
-    stream_version,
-    summarize,
 )
+from incident_responder.account.log_window import stream_version, summarize
 
 RID = "6a1c7d6e-1111-4f00-9a3e-0c2f1b2d3e4f"
 TS = "2026-11-23T18:44:05.108Z"

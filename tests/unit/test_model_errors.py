@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from incident_responder.agent.errors import ModelAuthError, ModelTransientError, classify_model_error
-from incident_responder.agent.models import ModelConfigError
+from incident_responder.agent.errors import ModelAuthError, ModelConfigError, ModelTransientError, classify_model_error
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
 

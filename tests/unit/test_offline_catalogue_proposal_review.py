@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from incident_responder.agent import offline
 from incident_responder.agent.offline.proposal import FOR_A_PERSON
-from incident_responder.proposal.proposer import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS, lookups_for
+from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
+from incident_responder.proposal.proposer import lookups_for
 from tests.unit.test_offline_proposal_review import FN, diagnosis, lookup, propose, review
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:orders-api/payment-key-AbCdEf"
@@ -184,7 +184,7 @@ def test_every_handed_over_fault_has_a_text_and_errors_still_fill_in():
     ids=["secret", "queue", "storage"],
 )
 def test_the_critic_approves_exactly_the_lookups_restore(action, pointer_):
-    tool = offline.LOOKUP_FOR_FAULT[action["fault_type"]]
+    tool = LOOKUP_FOR_FAULT[action["fault_type"]]
     verdict = review(action, result_for(tool, action))
     assert verdict.verdict == "approve" and "restores exactly" in verdict.reasons[0]
     assert (verdict.evidence[0].field, verdict.evidence[0].value, verdict.evidence[0].verified) == (*pointer_, True)
@@ -200,7 +200,7 @@ def test_the_critic_approves_exactly_the_lookups_restore(action, pointer_):
     ids=["secret", "queue", "storage"],
 )
 def test_the_critic_rejects_a_no_op_when_nothing_drifted(action, field, value):
-    tool = offline.LOOKUP_FOR_FAULT[action["fault_type"]]
+    tool = LOOKUP_FOR_FAULT[action["fault_type"]]
     verdict = review(action, result_for(tool, None))
     assert verdict.verdict == "reject" and "no-op" in verdict.reasons[0]
     assert (verdict.evidence[0].field, verdict.evidence[0].value, verdict.evidence[0].verified) == (field, value, True)

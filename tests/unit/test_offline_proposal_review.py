@@ -10,6 +10,7 @@ import pytest
 
 from incident_responder.agent import offline
 from incident_responder.agent.graph import run_agent
+from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
 from incident_responder.core.contracts import (
     ACTION_FOR_FAULT,
@@ -18,7 +19,7 @@ from incident_responder.core.contracts import (
     Incident,
     RemediationAction,
 )
-from incident_responder.proposal.proposer import REMEDIATION_TOOLS, SYSTEM_PROMPT, proposal_message, resolver_spec
+from incident_responder.proposal.proposer import SYSTEM_PROMPT, proposal_message, resolver_spec
 from incident_responder.review.critic import CRITIC, review_message
 from tests.fakes import NAME_SCHEMA
 
@@ -108,8 +109,8 @@ def propose(the_diagnosis: dict[str, Any], results: dict[str, dict[str, Any]]):
 
 
 def test_every_fault_with_an_action_has_a_lookup_the_resolver_may_call_and_a_no_drift_field():
-    assert set(offline.LOOKUP_FOR_FAULT) == {str(f) for f in ACTION_FOR_FAULT}
-    assert set(offline.LOOKUP_FOR_FAULT.values()) <= REMEDIATION_TOOLS
+    assert set(LOOKUP_FOR_FAULT) == {str(f) for f in ACTION_FOR_FAULT}
+    assert set(LOOKUP_FOR_FAULT.values()) <= REMEDIATION_TOOLS
     assert set(offline.NO_DRIFT) == {str(f) for f in ACTION_FOR_FAULT}
     # The resolver's prompt names every unresolvable fault from the contract, not a set of its own.
     assert all(f.value in SYSTEM_PROMPT for f in UNRESOLVABLE_FAULTS)
@@ -165,7 +166,7 @@ def test_a_lookup_without_a_restore_leaves_the_fault_to_a_person():
 
 # -- the critic ------------------------------------------------------------------------------------------
 def review(action: dict[str, Any], result: dict[str, Any]):
-    tool = offline.LOOKUP_FOR_FAULT[action["fault_type"]]
+    tool = LOOKUP_FOR_FAULT[action["fault_type"]]
     proposed = RemediationAction.model_validate({**action, "execution_order": 1})
     tools = provider({tool: result})
     run = anyio.run(

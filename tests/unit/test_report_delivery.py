@@ -144,7 +144,7 @@ def test_only_incidents_ended_is_counted_by_status_the_other_metrics_by_service_
     the handler's Metrics applies to everything it flushes, so the status goes on IncidentsEnded by itself."""
     import importlib
 
-    from incident_responder.lab.engine import LambdaContext
+    from incident_responder.lab.lambda_context import LambdaContext
 
     for key, value in {
         "INCIDENT_STATE_TABLE": "state",

@@ -9,9 +9,10 @@ import json
 import jsonschema
 import pytest
 
-from incident_responder.account.log_records import NORMALIZED_HEAD, fold, normalize_message
+from incident_responder.account.log_window import NORMALIZED_HEAD, fold, normalize_message
 from incident_responder.agent.evidence import check_pointer
-from incident_responder.agent.graph import model_tool_schema, quote_untrusted, untrusted_json
+from incident_responder.agent.protocol import quote_untrusted, untrusted_json
+from incident_responder.agent.spec import model_tool_schema
 from incident_responder.agent.tools import ToolSpec, model_facing_schema
 from incident_responder.core.contracts import Diagnosis, ProposalSubmission, ReviewSubmission
 from incident_responder.investigation.diagnostics import (

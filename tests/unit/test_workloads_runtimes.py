@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chaos.faults import ChaosError, broken_package
-from chaos.faults import code_sha256 as chaos_sha256
-from incident_responder.lab.account import (
+from chaos.code import broken_package
+from chaos.code import code_sha256 as chaos_sha256
+from chaos.errors import ChaosError
+from incident_responder.lab.account.sources import (
     ORDERS_API_SOURCE,
     QUEUE_CONSUMER_SOURCE,
     SHIPPED_SOURCES,

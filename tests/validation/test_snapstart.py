@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from incident_responder.lab.engine import invoked_function
-from incident_responder.lab.stack import load_template, resolve_conditions, translate
+from incident_responder.lab.template import load_template, resolve_conditions, translate
 
 REPO = Path(__file__).parents[2]
 SAM = load_template()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from incident_responder.lab.engine import substitute
-from incident_responder.lab.stack import load_template
+from incident_responder.lab.template import load_template
 
 REPO = Path(__file__).parents[2]
 TOOLS = REPO / ".tools"

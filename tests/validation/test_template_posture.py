@@ -19,7 +19,8 @@ from incident_responder.agent.model_catalog import (
     end_of_life_specs,
 )
 from incident_responder.core.settings import AgentSettings, deadline_buffer_ms
-from incident_responder.lab.stack import StackRuleError, load_template, resolve_conditions, translate
+from incident_responder.lab.errors import StackRuleError
+from incident_responder.lab.template import load_template, resolve_conditions, translate
 
 REPO = Path(__file__).parents[2]
 SAM = load_template()
@@ -657,6 +658,9 @@ def test_alarms_on_project_metrics_name_what_a_handler_emits():
     emitted: set[tuple[str, str]] = set()
     for handler in (REPO / "handlers").glob("*.py"):
         text = handler.read_text()
+        # A handler's metrics are written by the telemetry module of its capability, with the handler's Metrics.
+        for module in re.findall(r"^from (incident_responder\.\w+\.telemetry) import", text, re.MULTILINE):
+            text += (REPO / module.replace(".", "/")).with_suffix(".py").read_text()
         services = re.findall(r'Metrics\(namespace="IncidentResponder", service="(\w+)"\)', text)
         names = re.findall(r'name="(\w+)"', text) + re.findall(r'"(Approval\w+)"', text)
         emitted |= {(service, name) for service in services for name in names}
@@ -881,8 +885,8 @@ def test_an_execution_end_that_could_not_be_handled_is_kept_and_alarmed(function
 KEY_ARN = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 TABLE_ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/"
 PARAMETER_ARN = "arn:aws:ssm:us-east-1:123456789012:parameter/"
-# Every call get_function_metrics, get_recent_changes and get_dependencies make (incident_responder/account/signals.py and
-# the account_state readers it reuses), on the resource each names.
+# Every call get_function_metrics, get_recent_changes and get_dependencies make (incident_responder/account/metrics.py,
+# changes.py and dependencies.py, and the account readers they reuse), on the resource each names.
 SIGNALS_CALLS = [
     ("lambda:GetFunctionConfiguration", FUNCTION_ARN + "orders-api"),
     ("lambda:GetFunctionConcurrency", FUNCTION_ARN + "orders-api"),

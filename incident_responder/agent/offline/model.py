@@ -13,11 +13,19 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from incident_responder.agent.graph import DIAGNOSIS_TAG, PROPOSAL_TAG
-from incident_responder.agent.offline.diagnosis import build_diagnosis, next_diagnostic_tools
+from incident_responder.agent.offline.diagnosis import build_diagnosis
+from incident_responder.agent.offline.diagnostic_tools import next_diagnostic_tools
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import build_proposal, next_remediation_tools
 from incident_responder.agent.offline.review import build_review, next_review_tools
+from incident_responder.agent.protocol import (
+    DIAGNOSIS_TAG,
+    PROPOSAL_TAG,
+    SUBMIT_DIAGNOSIS,
+    SUBMIT_PROPOSAL,
+    SUBMIT_REVIEW,
+    TERMINAL_TOOL_PREFIX,
+)
 
 # The diagnostics tools that read an alias's or version's own configuration (mcp/diagnostics/server.py).
 QUALIFIED_TOOLS = frozenset({"get_lambda_config", "get_config_drift"})
@@ -30,18 +38,18 @@ def _estimate_tokens(text: str) -> int:
 def next_calls(obs: Observations, available: set[str]) -> list[dict[str, Any]]:
     """The tool calls the agent whose terminal tool is bound makes next, in one turn: the lookups that what is
     known so far calls for (together, as a model calls independent tools), or else its submission."""
-    terminal = next((name for name in sorted(available) if name.startswith("submit_")), None)
+    terminal = next((name for name in sorted(available) if name.startswith(TERMINAL_TOOL_PREFIX)), None)
     tools = available - {terminal}
     function = obs.function_name
     lookups: list[str] = []
-    if terminal == "submit_diagnosis":
+    if terminal == SUBMIT_DIAGNOSIS:
         lookups = next_diagnostic_tools(obs, tools) if function else []
         submission = None if lookups else build_diagnosis(obs)
-    elif terminal == "submit_proposal":
+    elif terminal == SUBMIT_PROPOSAL:
         diagnosis = obs.quoted.get(DIAGNOSIS_TAG) or {}
         lookups = next_remediation_tools(obs, diagnosis, tools) if function else []
         submission = None if lookups else build_proposal(obs, diagnosis)
-    elif terminal == "submit_review":
+    elif terminal == SUBMIT_REVIEW:
         actions = (obs.quoted.get(PROPOSAL_TAG) or {}).get("actions", [])
         lookups = next_review_tools(obs, actions, tools) if function else []
         submission = None if lookups else build_review(obs, actions)

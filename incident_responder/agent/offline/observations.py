@@ -2,7 +2,7 @@
 
 The incident (its facts and the alert's own words), every tool result or tool error by tool, and the
 data the first user turn quotes (the diagnosis, the proposal), all read back through the tags
-:mod:`incident_responder.agent.graph` writes them with.
+:mod:`incident_responder.agent.protocol` writes them with.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from incident_responder.account.log_records import LogErrorSummary, classify_error_type, summarize
-from incident_responder.agent.graph import (
+from incident_responder.account.log_records import classify_error_type
+from incident_responder.account.log_window import LogErrorSummary, summarize
+from incident_responder.agent.protocol import (
     ALERT_TEXT_TAG,
     DIAGNOSIS_TAG,
     INCIDENT_TAG,

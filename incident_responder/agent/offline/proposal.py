@@ -8,8 +8,8 @@ from typing import Any
 
 from incident_responder.account.log_records import classify_error_type
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.protocol import LOOKUP_FOR_FAULT
 from incident_responder.core.contracts import UNRESOLVABLE_FAULTS
-from incident_responder.proposal.proposer import LOOKUP_FOR_FAULT
 
 # What a person should look at for a fault no action fixes. The fields ({errors}, {variables}, {key},
 # {function}, {other_function}) are filled from the diagnosis's evidence, never from its free text.

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.proposal import LOOKUP_FOR_FAULT, next_remediation_tools
+from incident_responder.agent.offline.proposal import next_remediation_tools
+from incident_responder.agent.protocol import LOOKUP_FOR_FAULT
 from incident_responder.core.contracts import PARAMETERS_FOR_ACTION
 
 # The parameter that says what an action sets, cited as the evidence for a verdict (in this order).

@@ -1,0 +1,29 @@
+"""Every stage: what goes wrong reading the account, the exceptions raised here (class names are ASL error names),
+and one line for an AWS failure."""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+
+class BaselineNotFoundError(LookupError):
+    """No baseline is recorded for this function (it was never onboarded)."""
+
+
+class InvalidFunctionNameError(ValueError):
+    """A function name or ARN Lambda would refuse: refused here, before any AWS call."""
+
+
+class OutOfScopeError(ValueError):
+    """The tool was asked about a function it must not answer for."""
+
+
+def describe_error(exc: Exception) -> str:
+    """One line for an AWS failure: the error code and message, never a traceback."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        return f"{err.get('Code', 'ClientError')}: {err.get('Message', str(exc))}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+AWS_ERRORS = (ClientError, BotoCoreError)

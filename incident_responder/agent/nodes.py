@@ -1,0 +1,241 @@
+"""The agent loop's nodes and routes: plain functions of the state and the run's context.
+
+    agent_reason   the watchdog (deadline, token budget, turn budget), then one model turn
+    route          what the model's turn calls for: tools, the submission, a nudge or the end
+    execute_tools  the tool calls, their results quoted as untrusted data
+    submit         the terminal tool's payload validated (and post-processed by the agent)
+    nudge          a model that answered in text is asked for a tool call
+    give_up        the run ends without a result, the reason recorded
+
+:mod:`incident_responder.agent.graph` wires them into the ``StateGraph``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from pydantic import ValidationError
+
+from incident_responder.agent import telemetry
+from incident_responder.agent.errors import classify_model_error
+from incident_responder.agent.protocol import quote_untrusted
+from incident_responder.agent.spec import AgentState, RunContext
+from incident_responder.core.contracts import TokenUsage
+
+
+def _message_size(message: AnyMessage) -> int:
+    content = message.content
+    return len(content if isinstance(content, str) else json.dumps(content, default=str))
+
+
+# -- the nodes and routes: plain functions of the state and the run's context ----------------------
+async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    ctx = runtime.context
+    limits = ctx.limits
+    usage = TokenUsage(**state.get("usage", {}))
+    llm_calls = state.get("llm_calls", 0)
+    warning = state.get("final_warning")
+    update: dict[str, Any] = {}
+    if warning is None:
+        if ctx.remaining_ms() < limits.deadline_buffer_ms:
+            warning = "deadline"
+        elif usage.total_tokens >= limits.token_cap:
+            warning = "token_cap"
+        elif llm_calls >= limits.recursion_limit - 1:
+            warning = "recursion_limit"
+        if warning:
+            update["final_warning"] = warning
+            update["messages"] = [
+                HumanMessage(
+                    f"SUBMIT NOW ({warning.replace('_', ' ')} reached). Call {ctx.spec.terminal_tool} in this turn "
+                    "with what you have found; list what you could not check in investigation_gaps."
+                )
+            ]
+    bound = ctx.submit_only_model if warning else ctx.model
+    messages = list(state["messages"]) + update.get("messages", [])
+    started = time.monotonic()
+    try:
+        async with telemetry.span("model", turn=llm_calls + 1):
+            response = await bound.ainvoke(messages)
+    except Exception as exc:
+        telemetry.model_called(llm_calls + 1, int((time.monotonic() - started) * 1000), 0, 0, ok=False)
+        typed = classify_model_error(exc)
+        if typed is exc:
+            raise
+        raise typed from exc
+    took_ms = int((time.monotonic() - started) * 1000)
+    turn = TokenUsage().add(getattr(response, "usage_metadata", None))
+    telemetry.model_called(llm_calls + 1, took_ms, turn.input_tokens, turn.output_tokens, ok=True)
+    update["messages"] = update.get("messages", []) + [response]
+    update["llm_calls"] = llm_calls + 1
+    update["model_ms"] = state.get("model_ms", 0) + took_ms
+    update["usage"] = usage.add(getattr(response, "usage_metadata", None)).model_dump()
+    return update
+
+
+# Converse's stopReason for an answer the model (or a guardrail) declined to give: asking again does not change it.
+REFUSALS = {"refusal", "content_filtered", "guardrail_intervened"}
+
+
+def stop_reason(message: AnyMessage) -> str | None:
+    """Why the model stopped (Converse's ``stopReason``, OpenAI's ``finish_reason``), when it says."""
+    metadata = getattr(message, "response_metadata", None) or {}
+    return metadata.get("stopReason") or metadata.get("stop_reason") or metadata.get("finish_reason")
+
+
+def route(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    last = state["messages"][-1]
+    calls = getattr(last, "tool_calls", None) or []
+    if any(c["name"] == runtime.context.spec.terminal_tool for c in calls):
+        return "submit"
+    if state.get("final_warning"):
+        return "give_up"  # told to submit and did not
+    if not calls and stop_reason(last) in REFUSALS:
+        return "give_up"
+    if calls or getattr(last, "invalid_tool_calls", None):
+        return "execute_tools"
+    if state.get("nudges", 0) < runtime.context.limits.max_nudges:
+        return "nudge"
+    return "give_up"
+
+
+def over_budget(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    return "give_up" if state.get("llm_calls", 0) >= runtime.context.limits.recursion_limit else "agent_reason"
+
+
+async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    last: AIMessage = state["messages"][-1]
+    results = list(state.get("tool_results", []))
+    messages, sent = [], 0
+    provider_calls = state.get("provider_calls", 0)
+    started = time.monotonic()
+    for call in last.tool_calls:
+        called = time.monotonic()
+        async with telemetry.span("tool", call["name"], tool=call["name"]):
+            outcome = await runtime.context.executor.run(call["name"], call.get("args"))
+        provider_calls += int(outcome.provider_called)
+        if outcome.ok:
+            results.append({"tool": call["name"], "arguments": call.get("args"), "result": outcome.data})
+            content = quote_untrusted(call["name"], outcome.data)
+        else:
+            content = f"ERROR: {outcome.error}"
+        sent += len(content)
+        telemetry.tool_executed(
+            call["name"],
+            call.get("args"),
+            int((time.monotonic() - called) * 1000),
+            len(content),
+            ok=outcome.ok,
+            error=outcome.error,
+        )
+        messages.append(
+            ToolMessage(
+                content=content,
+                tool_call_id=call["id"],
+                name=call["name"],
+                status="success" if outcome.ok else "error",
+            )
+        )
+    for bad in getattr(last, "invalid_tool_calls", None) or []:
+        # Arguments that were not even JSON: answered so the model can correct itself.
+        messages.append(
+            ToolMessage(
+                content=f"ERROR: arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
+                tool_call_id=bad.get("id") or "invalid",
+                name=bad.get("name") or "unknown",
+                status="error",
+            )
+        )
+    return {
+        "messages": messages,
+        "tool_results": results,
+        "tool_calls": state.get("tool_calls", 0) + len(last.tool_calls),
+        "provider_calls": provider_calls,
+        "tool_output_bytes": state.get("tool_output_bytes", 0) + sent,
+        "tool_ms": state.get("tool_ms", 0) + int((time.monotonic() - started) * 1000),
+    }
+
+
+def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    spec = runtime.context.spec
+    last: AIMessage = state["messages"][-1]
+    replies = []
+    payload, problem = None, None
+    for call in last.tool_calls:
+        if call["name"] != spec.terminal_tool:
+            replies.append(
+                ToolMessage(
+                    f"not executed: {spec.terminal_tool} was called in the same turn",
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                )
+            )
+            continue
+        try:
+            payload = spec.payload_model.model_validate(call.get("args") or {})
+        except ValidationError as exc:
+            problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
+            replies.append(
+                ToolMessage(
+                    f"ERROR: {spec.terminal_tool} rejected: {problem}. Fix and call it again.",
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                )
+            )
+        else:
+            replies.append(ToolMessage("accepted", tool_call_id=call["id"], name=call["name"]))
+    if payload is None:
+        return {"messages": replies}
+    report = None
+    if spec.post_submit is not None:
+        payload, report = spec.post_submit(payload, state.get("tool_results", []))
+    return {
+        "messages": replies,
+        "payload": payload.model_dump(mode="json"),
+        "report": report,
+        "end_reason": "submitted",
+    }
+
+
+def after_submit(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    if state.get("payload") is not None:
+        return END
+    if state.get("final_warning") and state.get("llm_calls", 0) >= runtime.context.limits.recursion_limit:
+        return "give_up"
+    return over_budget(state, runtime)
+
+
+def nudge(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    terminal = runtime.context.spec.terminal_tool
+    if stop_reason(state["messages"][-1]) in ("max_tokens", "length"):
+        said = (
+            "Your answer was cut off at the output token limit (max_tokens) before any tool call. Be brief: call "
+            f"one tool now, or call {terminal} with a short submission."
+        )
+    else:
+        said = f"You answered without calling a tool. Continue with a tool call, or call {terminal} to finish."
+    return {"nudges": state.get("nudges", 0) + 1, "messages": [HumanMessage(said)]}
+
+
+def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    spec, limits = runtime.context.spec, runtime.context.limits
+    last = state["messages"][-1]
+    if state.get("final_warning"):
+        reason = f"{state['final_warning']}: no {spec.terminal_tool} after the final warning"
+    elif (stopped := stop_reason(last)) in REFUSALS:
+        said = last.content if isinstance(last.content, str) else json.dumps(last.content, default=str)
+        reason = f"refused: the model declined to answer (stopReason {stopped}): {' '.join(said.split())[:200]}"
+    elif state.get("llm_calls", 0) >= limits.recursion_limit:
+        reason = f"recursion_limit: {limits.recursion_limit} model turns without {spec.terminal_tool}"
+    elif not getattr(last, "tool_calls", None):
+        reason = f"no_tool_call: answered in text after {state.get('nudges', 0)} nudge(s)"
+    else:
+        reason = "stopped"
+    return {"end_reason": reason}

@@ -1,0 +1,241 @@
+"""DIAGNOSING (the offline model): the faults configuration drift against the baseline shows.
+
+Configuration outranks log text: with drift known, infrastructure faults come from drift, and the logs add
+evidence to them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from incident_responder.account.baseline import event_source_mapping_arn
+from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
+from incident_responder.agent.offline.observations import Observations
+
+# Errors that say the invocation itself ran out of time or memory, or the runtime died: the function's limits.
+LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
+
+
+def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
+    """' (at <time>)' and a pointer to what dates it (the CloudTrail event, or the resource's own modification
+    time), when the drift tool says when the difference appeared. The pointer cites the source, not the time:
+    the same account replayed later has the same events at other times."""
+    changed_at = diff.get("changed_at")
+    source = diff.get("changed_at_source")
+    if not changed_at or not source:
+        return (f" at {changed_at}" if changed_at else ""), []
+    ptr = b.point(
+        "get_config_drift",
+        f"differences[{i}].changed_at_source",
+        source,
+        f"{diff['path']} changed at {changed_at} ({source})",
+    )
+    return f" at {changed_at}", [ptr]
+
+
+def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
+    moved = {d["path"].split(".")[1] for d in drift if re.fullmatch(r"aliases\.[^.]+\.function_version", d["path"])}
+    for i, diff in enumerate(drift):
+        path, before, now = diff["path"], diff.get("baseline"), diff.get("current")
+        parts = path.split(".")
+        when, dated = _when(b, i, diff)
+        ptr = b.point("get_config_drift", f"differences[{i}].path", path, f"{path} differs from the recorded baseline")
+        if parts[0] == "role":
+            what = path.split(".", 2)[-1]
+            denied = b.first_error_points("the function is denied access by its role", "access_denied")
+            b.fault(
+                "permission_loss",
+                f"the execution role's {what} changed from the baseline ({'removed' if now is None else 'modified'}){when}",
+                ptr,
+                *denied,
+                *dated,
+            )
+        elif path == "reserved_concurrency":
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"reserved concurrency is {now} (baseline {before})",
+            )
+            if now is not None and (before is None or now < before):
+                b.fault(
+                    "throttling", f"reserved concurrency was lowered from {before} to {now}{when}", ptr, cfg, *dated
+                )
+        elif parts[0] == "network":
+            blocked = b.first_error_points("outbound connections fail", "network")
+            b.fault(
+                "network_block",
+                f"the function's network egress path changed from the baseline{when}",
+                ptr,
+                *blocked,
+                *dated,
+            )
+        elif path == "timeout":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"timeout is {now} s (baseline {before} s)"
+            )
+            if now is not None and before is not None and now < before:
+                timed = b.first_error_points("invocations hit the timeout", "timeout")
+                b.fault(
+                    "timeout",
+                    f"the function timeout was lowered from {before} s to {now} s{when}",
+                    ptr,
+                    cfg,
+                    *timed,
+                    *dated,
+                )
+        elif path == "memory_size":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"memory is {now} MB (baseline {before} MB)"
+            )
+            if now is not None and before is not None and now < before:
+                killed = b.first_error_points("the runtime was killed for exceeding its memory", "out_of_memory")
+                b.fault(
+                    "memory_exhaustion",
+                    f"memory was lowered from {before} MB to {now} MB{when}",
+                    ptr,
+                    cfg,
+                    *killed,
+                    *dated,
+                )
+        elif parts[0] == "aliases" and len(parts) == 3 and now is not None:
+            alias = parts[1]
+            if parts[2] == "function_version":
+                cfg = b.point(
+                    "get_config_drift",
+                    f"differences[{i}].current",
+                    now,
+                    f"alias {alias} routes to version {now} (baseline {before})",
+                )
+                b.regressed[alias] = (before, now)
+                b.fault(
+                    "deployment_regression",
+                    f"alias {alias} was moved from version {before} to version {now}{when}",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+            elif alias in moved:  # the version's code hash: the same change, seen from the code
+                b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
+            else:  # the code the alias runs changed though the version did not
+                b.fault("deployment_regression", f"the code behind alias {alias} changed{when}", ptr, *dated)
+        elif parts[0] == "aliases":
+            b.gap(f"alias {parts[1]} was removed since the baseline: invocations through it fail")
+        elif parts[0] == "kms_keys" and parts[-1] == "key_state":
+            key = path[len("kms_keys.") : -len(".key_state")]
+            cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"the key is {now} (baseline {before})")
+            if now in UNUSABLE_KEY_STATES or (before == "Enabled" and now != "Enabled"):
+                b.resources.append(key)
+                b.fault(
+                    "kms_key_disabled",
+                    f"the KMS key encrypting the environment went from {before} to {now}{when}: "
+                    "Lambda cannot decrypt it, so no invocation starts",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+        elif parts[0] == "kms_keys" and parts[-1] == "role_may_decrypt":
+            key = path[len("kms_keys.") : -len(".role_may_decrypt")]
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"the key policy lets the role decrypt: {now} (baseline {before})",
+            )
+            if before is True and now is False:
+                b.resources.append(key)
+                b.fault(
+                    "kms_access_denied",
+                    f"the execution role may no longer decrypt with the key encrypting its environment{when} while "
+                    "the key stays enabled: Lambda cannot decrypt the environment, so no invocation starts",
+                    ptr,
+                    cfg,
+                    *b.first_error_points("KMS denies the function's role", "kms"),
+                    *dated,
+                )
+        elif parts[0] == "kms_keys":
+            b.gap(f"the function's KMS key changed since the baseline ({path})")
+        elif parts[0] == "environment" and len(parts) == 2:
+            b.environment[parts[1]] = (i, before, now)
+        elif path == "ephemeral_storage":
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"/tmp is {now} MB (baseline {before} MB)"
+            )
+            if now is not None and before is not None and now < before:
+                full = b.first_error_points("writes to /tmp fail: no space left on the device", "storage")
+                b.fault(
+                    "storage_exhaustion",
+                    f"ephemeral storage (/tmp) was lowered from {before} MB to {now} MB{when}",
+                    ptr,
+                    cfg,
+                    *full,
+                    *dated,
+                )
+        elif parts[0] == "secrets" and parts[-1] in ("deleted_date", "exists"):
+            secret = path[len("secrets.") :].rsplit(".", 1)[0]
+            gone = (parts[-1] == "deleted_date" and now and not before) or (parts[-1] == "exists" and now is False)
+            if gone:
+                cfg = b.point(
+                    "get_config_drift",
+                    f"differences[{i}].current",
+                    now,
+                    "the secret is scheduled for deletion" if parts[-1] == "deleted_date" else "the secret is gone",
+                )
+                b.resources.append(secret)
+                failing = [e for e in b.obs.errors(origin="aws_service") if e.category not in LIMIT_CATEGORIES]
+                points = b.error_points(failing[0], "reading the secret fails") if failing else []
+                b.fault(
+                    "dependency_missing",
+                    f"the secret {secret.rsplit(':', 1)[-1]} the function reads was scheduled for deletion{when}",
+                    ptr,
+                    cfg,
+                    *points,
+                    *dated,
+                )
+            else:
+                b.gap(f"{path} differs from the baseline")
+        elif parts[0] == "event_source_mappings" and parts[-1] == "state":
+            uuid = parts[1]
+            cfg = b.point(
+                "get_config_drift", f"differences[{i}].current", now, f"the mapping is {now} (baseline {before})"
+            )
+            if now in DISABLED_MAPPING_STATES and before not in DISABLED_MAPPING_STATES:
+                if arn := b.obs.config().get("FunctionArn"):
+                    b.resources.append(event_source_mapping_arn(arn, uuid))
+                b.fault(
+                    "event_source_disabled",
+                    f"event source mapping {uuid} went from {before} to {now}{when}: its queue is no longer read",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+        elif parts[0] == "event_source_mappings" and parts[-1] == "queue_visibility_timeout":
+            timeout = next((d.get("current") for d in drift if d["path"] == "timeout"), None)
+            timeout = timeout or b.obs.config().get("Timeout") or _function_timeout(b.obs)
+            cfg = b.point(
+                "get_config_drift",
+                f"differences[{i}].current",
+                now,
+                f"the queue's visibility timeout is {now} s (baseline {before} s)",
+            )
+            if now is not None and before is not None and now < before:
+                below = f", below the function's {timeout} s timeout" if timeout and now < timeout else ""
+                b.fault(
+                    "event_source_misconfigured",
+                    f"the visibility timeout of the queue feeding mapping {parts[1]} was lowered from {before} s to "
+                    f"{now} s{below}{when}: messages become visible again while in flight, are received again and "
+                    "end in the dead-letter queue",
+                    ptr,
+                    cfg,
+                    *dated,
+                )
+        else:
+            b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
+
+
+def _function_timeout(obs: Observations) -> Any:
+    return (obs.results.get("get_function_metrics") or {}).get("timeout_seconds") or (
+        obs.results.get("get_dependencies") or {}
+    ).get("timeout_seconds")

@@ -1,0 +1,187 @@
+"""The failure catalogue, invocation and permissions: who may invoke the function, and what its role may do.
+
+One entry per failure mode, with the strings AWS prints for it (:mod:`.failure_mode` says what an entry holds).
+"""
+
+from __future__ import annotations
+
+from incident_responder.catalogue.failure_mode import (
+    _ACCESS_DENIED,
+    _API,
+    _BOTOCORE,
+    _DG,
+    INVOKE,
+    TS_EXECUTION,
+    TS_INVOCATION,
+    FailureMode,
+    _code,
+    _message,
+)
+
+INVOCATION: tuple[FailureMode, ...] = (
+    # -- invocation and permissions ------------------------------------------------------------------
+    FailureMode(
+        id="iam-permission-lost",
+        area="invocation",
+        title="The execution role lost a permission the code uses",
+        symptom="The function's calls to another AWS service fail with the service's access-denied error code: "
+        "`AccessDeniedException` for most services, `AccessDenied` for Amazon S3, `UnauthorizedOperation` for Amazon "
+        "EC2, `AuthorizationError` for Amazon SNS (botocore puts the code in its message, the JavaScript SDK in the "
+        "error's name).",
+        shows_in=("function logs", "metric Errors"),
+        cause="The function's execution role no longer allows an action its code calls: a statement was removed "
+        "from one of its policies, or a policy was detached.",
+        fix="Grant the permission again in the execution role. After a permission change, AWS advises a trivial "
+        "update to the function's code or configuration, so that running instances, which have outdated "
+        "credentials, are stopped and replaced.",
+        responder="fixed",
+        fault_type="permission_loss",
+        action_type="restore_iam_policy",
+        handover="",
+        signatures=(
+            _code("AccessDenied", _ACCESS_DENIED),
+            _code("AccessDeniedException", _ACCESS_DENIED),
+            _code("UnauthorizedOperation", _ACCESS_DENIED),
+            _code("UnauthorizedException", _ACCESS_DENIED),
+            _code("AuthorizationError", _ACCESS_DENIED),
+            _code("AuthorizationErrorException", _ACCESS_DENIED),
+            _code("NotAuthorized", _ACCESS_DENIED),
+        ),
+        sources=(
+            _DG + "lambda-intro-execution-role.html",
+            TS_EXECUTION,
+            "https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html",
+            "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html",
+            _BOTOCORE + "sns/client/exceptions/AuthorizationErrorException.html",
+        ),
+    ),
+    FailureMode(
+        id="invoke-not-authorized",
+        area="invocation",
+        title="The caller may not invoke the function",
+        symptom="`User: arn:aws:iam::123456789012:user/developer is not authorized to perform: lambda:InvokeFunction "
+        "on resource: my-function`",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The user or role that invokes the function has no permission for the `lambda:InvokeFunction` action "
+        "(the IAM action's name differs from the API operation's, `Invoke`).",
+        fix="Add the AWS managed policy AWSLambdaRole to the caller, or a policy that allows `lambda:InvokeFunction` "
+        "on the function.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_message("is not authorized to perform: lambda:InvokeFunction"),),
+        sources=(TS_INVOCATION,),
+    ),
+    FailureMode(
+        id="resource-policy-missing",
+        area="invocation",
+        title="Another service or account cannot invoke the function",
+        symptom="\"You can invoke your function directly, but it doesn't run when another service or account "
+        'invokes it."',
+        shows_in=("the calling service (the function is not invoked)",),
+        cause="The function's resource-based policy does not grant that service or account permission to invoke it.",
+        fix="Grant the service or account permission in the function's resource-based policy (AddPermission); an "
+        "invoker in another account also needs permission to invoke functions from its own account.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(),
+        sources=(TS_INVOCATION, _API + "API_AddPermission.html"),
+    ),
+    FailureMode(
+        id="logs-not-delivered",
+        area="invocation",
+        title="The function's logs do not reach CloudWatch Logs",
+        symptom='"Logs don\'t appear in CloudWatch Logs." (or only some do)',
+        shows_in=("CloudWatch Logs (absent log events)",),
+        cause="The execution role lacks permission to write to CloudWatch Logs; or the account reached its "
+        "CloudWatch Logs quotas and CloudWatch throttles the function's logging; or the function logs faster than "
+        "Lambda can send (above 2 MB/s for a single log stream) and Lambda drops logs.",
+        fix="Add the managed policy AWSLambdaBasicExecutionRole to the execution role and make a trivial update to "
+        "the function so that instances with outdated credentials are replaced; check the CloudWatch Logs quotas "
+        "in the Service Quotas console and request an increase if needed.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(),
+        sources=(TS_EXECUTION,),
+    ),
+    FailureMode(
+        id="function-not-found",
+        area="invocation",
+        title="The function, version or alias does not exist",
+        symptom='`ResourceNotFoundException` (HTTP 404; the API reference: "The resource specified in the request '
+        'does not exist.")',
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The caller names a function, version or alias that does not exist (or no longer does).",
+        fix="Invoke a function and qualifier that exist.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("ResourceNotFoundException"),),
+        sources=(INVOKE,),
+    ),
+    FailureMode(
+        id="invoke-request-rejected",
+        area="invocation",
+        title="Lambda refuses the invocation request itself",
+        symptom="`RequestTooLargeException` (HTTP 413: the request payload exceeded the Invoke request body JSON input "
+        "quota), `InvalidRequestContentException` (HTTP 400: the request body could not be parsed as JSON, or a "
+        "request header is invalid) or `UnsupportedMediaTypeException` (HTTP 415: the content type of the Invoke "
+        "request body is not JSON).",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The caller sends a payload larger than the Lambda quota for invocation payloads, or a body that is "
+        "not JSON.",
+        fix="Send a JSON body within the invocation payload quota (see Lambda quotas).",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(
+            _code("RequestTooLargeException"),
+            _code("InvalidRequestContentException"),
+            _code("UnsupportedMediaTypeException"),
+        ),
+        sources=(INVOKE, _DG + "gettingstarted-limits.html"),
+    ),
+    FailureMode(
+        id="lambda-service-error",
+        area="invocation",
+        title="Lambda itself fails",
+        symptom='`ServiceException` (HTTP 500; the API reference: "The AWS Lambda service encountered an internal '
+        'error.")',
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="An internal error of the Lambda service.",
+        fix="The API reference documents no remedy on the caller's side: the error is the service's.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("ServiceException"),),
+        sources=(INVOKE,),
+    ),
+    FailureMode(
+        id="function-pending",
+        area="invocation",
+        title="The function is Pending",
+        symptom="`ResourceConflictException: The operation cannot be performed at this time. The function is "
+        "currently in the following state: Pending`; or the function stays in the `Pending` state for several "
+        "minutes.",
+        shows_in=("Invoke response (synchronous callers)", "deployment API response", "function State"),
+        cause="A function connected to a VPC at creation is `Pending` while Lambda creates its elastic network "
+        "interfaces: it cannot be invoked or modified until then.",
+        fix="Wait for the `Active` state. If the function stays `Pending` for more than six minutes, call "
+        "UpdateFunctionCode, UpdateFunctionConfiguration or PublishVersion: Lambda cancels the pending operation "
+        "and puts the function into the `Failed` state, and another update can be attempted.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("ResourceConflictException"),),
+        sources=(TS_INVOCATION, _DG + "functions-states.html"),
+    ),
+)

@@ -1,0 +1,115 @@
+"""The failure catalogue, file systems and SnapStart: EFS mounts and snapshot restore.
+
+One entry per failure mode, with the strings AWS prints for it (:mod:`.failure_mode` says what an entry holds).
+"""
+
+from __future__ import annotations
+
+from incident_responder.catalogue.failure_mode import _DG, INVOKE, TS_INVOCATION, FailureMode, _code
+
+MOUNTS: tuple[FailureMode, ...] = (
+    # -- file systems and SnapStart ------------------------------------------------------------------
+    FailureMode(
+        id="efs-mount-failure",
+        area="mounts",
+        title="The function cannot mount its EFS file system",
+        symptom="`EFSMountFailureException: The function could not mount the EFS file system with access point "
+        "arn:aws:elasticfilesystem:us-east-2:123456789012:access-point/fsap-015cxmplb72b405fd.` (HTTP 403)",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The mount request was rejected: a permission or configuration issue.",
+        fix="Check the function's permissions, and that its file system and access point exist and are ready for use.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EFSMountFailureException"),),
+        sources=(TS_INVOCATION, INVOKE),
+    ),
+    FailureMode(
+        id="efs-mount-connectivity",
+        area="mounts",
+        title="The function cannot reach its EFS file system",
+        symptom="`EFSMountConnectivityException: The function couldn't connect to the Amazon EFS file system with "
+        "access point ... Check your network configuration and try again.` (HTTP 408)",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The function cannot connect to the file system with the NFS protocol (TCP port 2049).",
+        fix="Check the security groups and routing of the VPC's subnets; after a change of the function's VPC "
+        "configuration, try unmounting and remounting the file system.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EFSMountConnectivityException"),),
+        sources=(TS_INVOCATION, INVOKE),
+    ),
+    FailureMode(
+        id="efs-mount-timeout",
+        area="mounts",
+        title="Mounting the EFS file system times out",
+        symptom="`EFSMountTimeoutException: The function could not mount the EFS file system with access point "
+        "{...} due to mount time out.` (HTTP 408)",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The function connects to the file system but the mount operation times out.",
+        fix="Try again after a short time, and consider limiting the function's concurrency to reduce the load on "
+        "the file system.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EFSMountTimeoutException"),),
+        sources=(TS_INVOCATION, INVOKE),
+    ),
+    FailureMode(
+        id="efs-io-stalled",
+        area="mounts",
+        title="File system I/O takes too long",
+        symptom="`EFSIOException: This function instance was stopped because Lambda detected an IO process that was "
+        "taking too long.` (HTTP 410)",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="A previous invocation timed out and Lambda could not end the handler: the file system ran out of "
+        "burst credits and its baseline throughput is too low.",
+        fix="Increase the file system's size, or use provisioned throughput.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EFSIOException"),),
+        sources=(TS_INVOCATION, INVOKE),
+    ),
+    FailureMode(
+        id="snapstart-not-ready",
+        area="mounts",
+        title="A SnapStart version is not ready",
+        symptom="`An error occurred (SnapStartNotReadyException) when calling the Invoke20150331 operation: Lambda "
+        "is initializing your function. It will be ready to invoke once your function state becomes ACTIVE.` (HTTP "
+        "409)",
+        shows_in=("Invoke response (synchronous callers)", "function State"),
+        cause="The function version is `Inactive`: it was not invoked for 14 days, or Lambda recycled the execution "
+        "environment.",
+        fix="Wait until the version reaches the `Active` state, then invoke it again.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("SnapStartNotReadyException"),),
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+    ),
+    FailureMode(
+        id="snapstart-restore-timeout",
+        area="mounts",
+        title="Restoring a SnapStart snapshot times out",
+        symptom="`SnapStartTimeoutException` (HTTP 408; the API reference: \"Lambda couldn't restore the snapshot "
+        'within the timeout limit.")',
+        shows_in=("Invoke response (synchronous callers)", "function logs"),
+        cause="An after-restore runtime hook runs for longer than 10 seconds; network connection and credentials "
+        "issues can also make the Restore phase time out.",
+        fix="Check the function's logs for timeouts during the Restore phase, and make every after-restore hook "
+        "complete in less than 10 seconds.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("SnapStartTimeoutException"),),
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+    ),
+)

@@ -1,0 +1,221 @@
+"""The failure catalogue, networking (VPC): subnets, security groups, routes and endpoints.
+
+One entry per failure mode, with the strings AWS prints for it (:mod:`.failure_mode` says what an entry holds).
+"""
+
+from __future__ import annotations
+
+from incident_responder.catalogue.failure_mode import (
+    _DG,
+    ERRNO,
+    INVOKE,
+    TS_NETWORKING,
+    FailureMode,
+    _code,
+    _message,
+    _network,
+)
+
+NETWORKING: tuple[FailureMode, ...] = (
+    # -- networking ----------------------------------------------------------------------------------
+    FailureMode(
+        id="egress-rules-changed",
+        area="networking",
+        title="The function's security groups or network ACLs no longer let it out",
+        symptom="Calls from a VPC-connected function cannot reach their endpoint: `Error: connect ETIMEDOUT "
+        "176.32.98.189:443` (Node.js) or `ReadTimeoutError: Read timed out. (read timeout=15)` (Python), often "
+        "followed by `Task timed out after 10.00 seconds`. The SDKs' connection errors (`ConnectTimeoutError`, "
+        "`EndpointConnectionError`, `ConnectionClosedError`) and the system errors (`ECONNREFUSED`, "
+        "`EHOSTUNREACH`, `ENETUNREACH`) are the same failure seen by another client.",
+        shows_in=("function logs", "metric Errors", "metric Duration"),
+        cause="An outbound rule of the function's security groups, or an entry of its subnets' network ACLs, that "
+        "let the function reach its endpoints was removed or changed.",
+        fix="When a function is connected to a VPC, all outbound requests go through the VPC: its security groups "
+        "and network ACLs must let the traffic out, to a NAT gateway for the internet or to VPC endpoints for AWS "
+        "services.",
+        responder="fixed",
+        fault_type="network_block",
+        action_type="restore_network_egress",
+        handover="",
+        signatures=(
+            _network("ConnectTimeoutError"),
+            _network("ConnectTimeout"),
+            _network("ConnectionError"),
+            _network("EndpointConnectionError"),
+            _network("ConnectionClosedError"),
+            _network("ReadTimeoutError"),
+            _network("TimeoutError"),
+            _network("ETIMEDOUT"),
+            _network("ECONNREFUSED"),
+            _network("ECONNRESET"),
+            _network("EHOSTUNREACH"),
+            _network("ENETUNREACH"),
+            _network("EAI_AGAIN"),
+            _network("ENOTFOUND"),
+        ),
+        sources=(
+            TS_NETWORKING,
+            _DG + "configuration-vpc-internet.html",
+            "https://docs.aws.amazon.com/boto3/latest/guide/error-handling.html",
+            ERRNO,
+        ),
+    ),
+    FailureMode(
+        id="network-acl-ephemeral-ports",
+        area="networking",
+        title="A network ACL blocks the ephemeral ports",
+        symptom='"Lambda intermittently loses connection to your VPC subnets, which you have configured a network '
+        'access control list (ACL) for." TCP or UDP connections fail now and then.',
+        shows_in=("function logs", "metric Errors"),
+        cause="Lambda's Hyperplane network interfaces use the ephemeral ports 1024 to 65535 to connect Lambda to the "
+        "VPC; a network ACL of the function's subnets does not allow that whole range for TCP and UDP.",
+        fix="Allow the port range 1024 to 65535 for both TCP and UDP in the subnets' network ACLs.",
+        responder="fixed",
+        fault_type="network_block",
+        action_type="restore_network_egress",
+        handover="",
+        signatures=(),
+        sources=(TS_NETWORKING,),
+    ),
+    FailureMode(
+        id="no-route-to-internet",
+        area="networking",
+        title="A VPC-connected function has no route out",
+        symptom='"Your Lambda function loses internet access after connecting to a VPC." Calls time out with '
+        "`Error: connect ETIMEDOUT 176.32.98.189:443` or `ReadTimeoutError: Read timed out. (read timeout=15)`.",
+        shows_in=("function logs", "metric Errors"),
+        cause="The function's subnets send outbound traffic nowhere that leads out: no route to a NAT gateway in a "
+        "public subnet, and no VPC endpoint for the AWS services it calls.",
+        fix="Route outbound traffic from the function's subnets to a NAT gateway in a public subnet, or reach AWS "
+        "services through VPC endpoints.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_message("Error: connect ETIMEDOUT"), _message("ReadTimeoutError: Read timed out.")),
+        sources=(TS_NETWORKING, _DG + "configuration-vpc-internet.html"),
+    ),
+    FailureMode(
+        id="eni-limit-reached",
+        area="networking",
+        title="The VPC's network interface limit is reached",
+        symptom="`ENILimitReachedException: The elastic network interface limit was reached for the function's "
+        "VPC.` (Invoke: HTTP 502)",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="Lambda creates a network interface for each combination of subnet and security group attached to a "
+        "function; the default quota is 250 network interfaces per VPC.",
+        fix="Request a quota increase in the Service Quotas console.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("ENILimitReachedException"),),
+        sources=(TS_NETWORKING, INVOKE),
+    ),
+    FailureMode(
+        id="subnet-out-of-addresses",
+        area="networking",
+        title="The function's subnets have no free IP addresses",
+        symptom="`SubnetIPAddressLimitReachedException` (HTTP 502; the API reference: \"AWS Lambda couldn't set up "
+        "VPC access for the Lambda function because one or more configured subnets has no available IP "
+        'addresses.")',
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="One or more of the function's subnets has no available IP address.",
+        fix="The API reference names the cause only: the configured subnets need available IP addresses.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("SubnetIPAddressLimitReachedException"),),
+        sources=(INVOKE,),
+    ),
+    FailureMode(
+        id="ec2-throttled-during-setup",
+        area="networking",
+        title="Amazon EC2 throttles Lambda while it sets up the VPC connection",
+        symptom='`EC2ThrottledException` (HTTP 502; the API reference: "Amazon EC2 throttled AWS Lambda during '
+        'Lambda function initialization using the execution role provided for the function."), or `EC2UnexpectedException` (HTTP '
+        "502): Lambda received an unexpected Amazon EC2 client exception while setting up the function.",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The Amazon EC2 calls Lambda makes with the function's execution role, to set up its network "
+        "interfaces, were throttled or failed.",
+        fix="The API reference names the cause only; the request can be retried later.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EC2ThrottledException"), _code("EC2UnexpectedException")),
+        sources=(INVOKE,),
+    ),
+    FailureMode(
+        id="vpc-permissions-missing",
+        area="networking",
+        title="The execution role may not manage network interfaces",
+        symptom='`EC2AccessDeniedException` (HTTP 502; the API reference: "Need additional permissions to configure '
+        'VPC settings.")',
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="The execution role lacks the Amazon EC2 permissions Lambda uses to create and manage the function's "
+        "network interfaces (those of the managed policy AWSLambdaVPCAccessExecutionRole).",
+        fix="Give the execution role the network interface permissions, for example with the managed policy "
+        "AWSLambdaVPCAccessExecutionRole.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("EC2AccessDeniedException"),),
+        sources=(INVOKE, _DG + "configuration-vpc.html"),
+    ),
+    FailureMode(
+        id="invalid-subnet-or-security-group",
+        area="networking",
+        title="The VPC configuration names a subnet or security group that is not valid",
+        symptom="`InvalidSubnetIDException` or `InvalidSecurityGroupIDException` (HTTP 502): the subnet or security "
+        "group ID provided in the Lambda function VPC configuration is not valid.",
+        shows_in=("Invoke response (synchronous callers)",),
+        cause="A subnet or security group in the function's VPC configuration does not exist (any more).",
+        fix="Configure the function with subnets and security groups that exist (UpdateFunctionConfiguration, "
+        "`VpcConfig`).",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("InvalidSubnetIDException"), _code("InvalidSecurityGroupIDException")),
+        sources=(INVOKE,),
+    ),
+    FailureMode(
+        id="vpc-connection-not-ready",
+        area="networking",
+        title="The function's VPC connection is not ready",
+        symptom="`ENINotReadyException` (HTTP 502: the network interface configured for the function's VPC "
+        "connection isn't ready yet) or `ResourceNotReadyException` (HTTP 502: the function is inactive and its "
+        "VPC connection is no longer available).",
+        shows_in=("Invoke response (synchronous callers)", "function State"),
+        cause="Lambda is still creating the function's network interface, or the function went inactive and its "
+        "VPC connection is being re-established.",
+        fix="Wait a few moments and try the request again.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_code("ENINotReadyException"), _code("ResourceNotReadyException")),
+        sources=(INVOKE, _DG + "functions-states.html"),
+    ),
+    FailureMode(
+        id="dns-tcp-connection-limit",
+        area="networking",
+        title="Host names do not resolve",
+        symptom="`UNKNOWNHOSTEXCEPTION`: the function fails to connect to hosts whose names it cannot resolve.",
+        shows_in=("function logs",),
+        cause="Usually a misconfigured or degraded DNS, or a host name that is not in DNS; otherwise the function "
+        "exhausts the 20 concurrent TCP connections Lambda supports for DNS resolution (DNS falls back to TCP for "
+        "large answers).",
+        fix="Check that the DNS infrastructure is configured and healthy and that the host is in DNS; for large DNS "
+        "answers use libraries that support EDNS. The TCP limit cannot be raised.",
+        responder="not_yet",
+        fault_type=None,
+        action_type=None,
+        handover="",
+        signatures=(_message("UNKNOWNHOSTEXCEPTION"),),
+        sources=(TS_NETWORKING,),
+    ),
+)

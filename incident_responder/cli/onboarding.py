@@ -1,0 +1,94 @@
+"""Before an incident: ``responder onboard`` (record a baseline), ``check-alert`` (what ingest would do with an
+alert) and ``doctor`` (whether this setup can work)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+
+def _cmd_onboard(args: argparse.Namespace) -> int:
+    from incident_responder.account.baseline import record_baseline
+    from incident_responder.core.aws import AwsClients
+
+    baseline = record_baseline(AwsClients(), args.function)
+    print(baseline.model_dump_json(indent=2))
+    for entry in baseline.not_restorable:
+        print(f"not restorable: {entry.path}: {entry.reason} (a person restores it)", file=sys.stderr)
+    return 0
+
+
+def _cmd_check_alert(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from incident_responder.account.baseline import baseline_table_name
+    from incident_responder.core.aws import AwsClients
+    from incident_responder.intake.alerts import Home
+    from incident_responder.intake.ingest import AlertCheck, check_alert
+
+    clients = AwsClients()
+    # The stack's account and Region: its topic's (or state machine's) ARN, else the caller's account here.
+    stack_arn = os.environ.get("INCIDENT_TOPIC_ARN") or os.environ.get("STATE_MACHINE_ARN") or ""
+    home = Home.of(stack_arn) or Home(clients.get("sts").get_caller_identity()["Account"], clients.region)
+    checks = []
+    for name in args.files:
+        try:
+            text = sys.stdin.read() if name == "-" else Path(name).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            checked = AlertCheck(outcome="reject", reason=f"cannot read the file: {why or exc}")
+        else:
+            checked = check_alert(clients, text, baseline_table_name(), home)
+        checks.append({"file": name, **checked.model_dump()})
+    if args.json:
+        print(json.dumps(checks, indent=2))
+    else:
+        for check in checks:
+            target = ":".join(filter(None, (check["function"], check["qualifier"])))
+            print(f"{check['file']}: {check['outcome']}{' ' + target if target else ''}\n  {check['reason']}")
+    return 1 if any(check["outcome"] == "reject" for check in checks) else 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from incident_responder.cli.doctor import main
+
+    return main(args)
+
+
+def add_commands(sub: Any) -> None:
+    """``onboard``, ``check-alert`` and ``doctor``, on ``responder``'s subcommands."""
+    p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")
+    p.add_argument("function")
+    p.set_defaults(handler=_cmd_onboard)
+
+    p = sub.add_parser(
+        "check-alert",
+        help="what ingest would do with each alarm notification (start, ignore or reject, with the reason); "
+        "starts and writes nothing",
+        description="Reads each file as ingest reads an SNS message (a CloudWatch alarm notification in any of its "
+        "shapes, an EventBridge alarm event, or a project alert) and says what ingest would do: start (the function "
+        "and alias or version it resolves to), ignore or reject, each with its reason. It reads the account boto3 "
+        "reaches (BASELINE_TABLE, the stack's output: onboarded functions, queue consumers; DescribeAlarms for a "
+        "composite's children) and changes nothing. The stack's account and Region come from INCIDENT_TOPIC_ARN "
+        "(else your credentials' account and Region). Exit status: 0 when none is rejected, 1 otherwise.",
+    )
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="a notification's JSON (the SNS Message), or - for standard input"
+    )
+    p.add_argument("--json", action="store_true", help="print a list of {file, outcome, function, qualifier, reason}")
+    p.set_defaults(handler=_cmd_check_alert)
+
+    p = sub.add_parser(
+        "doctor",
+        help="whether this setup can work: credentials, the model, and a deployed stack; a line per check with its fix",
+        description="Checks your credentials and Region; the model (it exists, its lifecycle is ACTIVE, it is "
+        "invoked as named or needs an inference profile, it answers a minimal call); and with --stack, the deployed "
+        "stack (outputs, onboarded functions' tags, their alarms reaching the incident topic, confirmed subscriptions "
+        "on the approval and proposal topics). Exit status: 1 when a check fails.",
+    )
+    p.add_argument("--model", help="the model to check (default: $RESPONDER_MODEL, else the template's default)")
+    p.add_argument("--stack", help="a deployed stack's name, to check it too")
+    p.set_defaults(handler=_cmd_doctor)

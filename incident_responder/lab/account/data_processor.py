@@ -1,0 +1,181 @@
+"""SETUP: ``data-processor`` and the responder's own resources.
+
+``create_sample_account`` builds, in whatever account the clients reach (normally the lab):
+an S3 bucket with an input object, the function's role with inline S3 and CloudWatch Logs policies,
+its log group, a VPC path (subnet, security group, custom NACL), the function ``data-processor``
+itself with reserved concurrency, timeout and memory, the incidents SNS topic, the baseline table
+and the MCP API key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+
+from incident_responder.account.baseline import baseline_table_name
+from incident_responder.core.aws import AwsClients
+from incident_responder.lab.account.resources import _create_role, _logs_policy, create_table
+from incident_responder.lab.account.sources import (
+    _FUNCTION_SOURCE,
+    DATA_PROCESSOR_TMP_MB,
+    FUNCTION_NAME,
+    INCIDENT_TOPIC,
+    INPUT_KEY,
+    deployment_package,
+)
+from incident_responder.mcp_transport.auth import DEFAULT_API_KEY_PARAMETER
+from incident_responder.state.store import RecordStore
+
+
+@dataclass(frozen=True)
+class SampleAccount:
+    function_name: str
+    function_arn: str
+    role_name: str
+    bucket: str
+    log_group: str
+    vpc_id: str
+    subnet_id: str
+    security_group_id: str
+    network_acl_id: str
+    topic_arn: str
+    baseline_table: str
+    context_table: str
+    artifacts_bucket: str
+    api_key_parameter: str
+    api_key: str
+
+
+def _zip(source: str) -> bytes:
+    return deployment_package("app.py", source)
+
+
+def create_sample_account(
+    clients: AwsClients,
+    *,
+    function_name: str = FUNCTION_NAME,
+    api_key: str | None = None,
+    environment: dict[str, str] | None = None,
+    responder_resources: bool = True,
+) -> SampleAccount:
+    """Create the sample workload and the responder's own resources. Not idempotent: use a fresh lab."""
+    account = clients.account_id()
+    region = clients.region
+    bucket = f"{function_name}-input-{account}"
+    log_group = f"/aws/lambda/{function_name}"
+    role_name = f"{function_name}-role"
+
+    s3 = clients.get("s3")
+    if region == "us-east-1":
+        s3.create_bucket(Bucket=bucket)
+    else:
+        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+    orders = [{"order_id": f"o-{i}", "items": [{"price": 9.5, "qty": i + 1}]} for i in range(20)]
+    s3.put_object(Bucket=bucket, Key=INPUT_KEY, Body=json.dumps(orders).encode())
+
+    policies = {
+        "s3-access": {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ReadInputWriteOutput",
+                    "Effect": "Allow",
+                    "Action": ["s3:GetObject", "s3:PutObject"],
+                    "Resource": f"arn:aws:s3:::{bucket}/*",
+                }
+            ],
+        },
+        "cloudwatch-logs": _logs_policy(region, account, log_group),
+        "vpc-access": {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ManageEnis",
+                    "Effect": "Allow",
+                    "Action": [
+                        "ec2:CreateNetworkInterface",
+                        "ec2:DescribeNetworkInterfaces",
+                        "ec2:DeleteNetworkInterface",
+                    ],
+                    "Resource": "*",
+                }
+            ],
+        },
+    }
+    role_arn = _create_role(clients, role_name, policies)
+    clients.get("logs").create_log_group(logGroupName=log_group)
+
+    ec2 = clients.get("ec2")
+    vpc_id = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    subnet_id = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"]
+    group_id = ec2.create_security_group(
+        GroupName=f"{function_name}-sg", Description=f"{function_name} egress", VpcId=vpc_id
+    )["GroupId"]
+    # A new security group already allows all egress; the function needs HTTPS to S3.
+    acl_id = ec2.create_network_acl(VpcId=vpc_id)["NetworkAcl"]["NetworkAclId"]
+    for egress in (True, False):
+        ec2.create_network_acl_entry(
+            NetworkAclId=acl_id,
+            RuleNumber=100,
+            Protocol="-1",
+            RuleAction="allow",
+            Egress=egress,
+            CidrBlock="0.0.0.0/0",
+        )
+    current = ec2.describe_network_acls(Filters=[{"Name": "association.subnet-id", "Values": [subnet_id]}])
+    association = next(
+        a["NetworkAclAssociationId"]
+        for acl in current["NetworkAcls"]
+        for a in acl["Associations"]
+        if a["SubnetId"] == subnet_id
+    )
+    ec2.replace_network_acl_association(AssociationId=association, NetworkAclId=acl_id)
+
+    variables = {"INPUT_BUCKET": bucket, **(environment or {})}
+    function_arn = clients.get("lambda").create_function(
+        FunctionName=function_name,
+        Runtime="python3.12",
+        Role=role_arn,
+        Handler="app.handler",
+        Code={"ZipFile": _zip(_FUNCTION_SOURCE)},
+        Timeout=30,
+        MemorySize=512,
+        VpcConfig={"SubnetIds": [subnet_id], "SecurityGroupIds": [group_id]},
+        Environment={"Variables": variables},
+        EphemeralStorage={"Size": DATA_PROCESSOR_TMP_MB},
+    )["FunctionArn"]
+    clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
+
+    table = baseline_table_name()
+    context_table = RecordStore.from_env().table
+    artifacts = os.environ.get("ARTIFACTS_BUCKET") or f"incident-artifacts-{account}"
+    topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
+    if responder_resources:  # without the deployed stack, create what the responder itself uses
+        topic_arn = clients.get("sns").create_topic(Name=INCIDENT_TOPIC)["TopicArn"]
+        create_table(clients, "BaselineTable", table)
+        create_table(clients, "IncidentContextTable", context_table)
+        if region == "us-east-1":
+            s3.create_bucket(Bucket=artifacts)
+        else:
+            s3.create_bucket(Bucket=artifacts, CreateBucketConfiguration={"LocationConstraint": region})
+    key = api_key or secrets.token_urlsafe(24)
+    clients.get("ssm").put_parameter(Name=DEFAULT_API_KEY_PARAMETER, Value=key, Type="SecureString", Overwrite=True)
+    return SampleAccount(
+        function_name=function_name,
+        function_arn=function_arn,
+        role_name=role_name,
+        bucket=bucket,
+        log_group=log_group,
+        vpc_id=vpc_id,
+        subnet_id=subnet_id,
+        security_group_id=group_id,
+        network_acl_id=acl_id,
+        topic_arn=topic_arn,
+        baseline_table=table,
+        context_table=context_table,
+        artifacts_bucket=artifacts,
+        api_key_parameter=DEFAULT_API_KEY_PARAMETER,
+        api_key=key,
+    )

@@ -1,0 +1,301 @@
+"""EMULATING a workload: what every emulated Lambda function shares: a burst of invocations as Lambda runs it.
+
+moto records configuration but enforces none of it (a revoked policy denies nothing, reserved
+concurrency 0 throttles nothing, a disabled key encrypts nothing). So a workload reads the account
+state the real function would run into and decides each invocation's fate from it; this module does
+what Lambda itself does around that, once for every workload:
+
+* throttling by reserved concurrency (a throttled request never reaches the function),
+* the service refusing an invocation before the function runs (the key encrypting the environment
+  disabled: ``KMSDisabledException``, no log line at all),
+* the platform's lines (START, END, REPORT, ``Task timed out``, ``Runtime.ExitError`` when the
+  function needs more memory than it has), in the runtime's own format (lab/runtimes.py),
+* writing the lines to ``/aws/lambda/<name>`` (none when the role cannot write logs), one stream per
+  execution environment, ``AWS/Lambda`` metrics, and the CloudWatch alarm notification the function's
+  standard alarms would send to the incidents topic (traces.py).
+
+A workload supplies only what it does: its facts (what its role may do, what its dependencies say),
+its deliveries (one event per invocation, or batches a poller received) and its handler's steps.
+Nothing written names the injected fault. Time inside a burst is simulated (a timeout costs no wall
+clock), and an alarm is sent at the end of the burst instead of at the end of its period.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from incident_responder.account.iam_policy import is_allowed
+from incident_responder.account.role import managed_policy_documents
+from incident_responder.account.state import read_function_configuration
+from incident_responder.core.aws import AwsClients
+from incident_responder.lab.account.sources import INCIDENT_TOPIC, SHIPPED_SOURCES
+from incident_responder.lab.concurrency import in_use_by_others, unreserved_limit
+from incident_responder.lab.emulation.errors import Failure, Killed
+from incident_responder.lab.emulation.invocation import (
+    AccountView,
+    AlarmSpec,
+    BurstResult,
+    Invocation,
+    InvocationOutcome,
+    WorkloadProfile,
+)
+from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
+from incident_responder.lab.runtimes import RaisedError, read_handler_source, runtime_for, thrown_error
+
+# What the Lambda service answers when it cannot decrypt the function's environment (the function never runs).
+KMS_ERRORS = {
+    "Disabled": (
+        "KMSDisabledException",
+        "Lambda was unable to decrypt the environment variables because the KMS key used is disabled. "
+        "Please check the function's KMS key settings.",
+    ),
+    "denied": (
+        "KMSAccessDeniedException",
+        "Lambda was unable to decrypt the environment variables because KMS access was denied. Please check the "
+        "function's KMS key settings. KMS Exception: AccessDeniedExceptionKMS Message: User: {principal} is not "
+        "authorized to perform: kms:Decrypt on resource: {key} because no resource-based policy allows the "
+        "kms:Decrypt action",
+    ),
+    "other": (
+        "KMSInvalidStateException",
+        "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
+        "for Decrypt. Please check the function's KMS key settings.",
+    ),
+}
+
+
+class Workload(LambdaTraces):
+    """Invokes a sample function as Lambda would, against the account behind ``clients``."""
+
+    default_function_name: ClassVar[str] = ""
+    default_profile: ClassVar[WorkloadProfile] = WorkloadProfile()
+    invoked_alias: ClassVar[str | None] = None  # callers invoke this alias when the function has it
+
+    def __init__(
+        self,
+        clients: AwsClients,
+        function_name: str | None = None,
+        profile: WorkloadProfile | None = None,
+        alert_topic_arn: str | None = None,
+    ):
+        self.clients = clients
+        self.function_name = function_name or self.default_function_name
+        self.profile = profile or self.default_profile
+        # Where the function's alarms notify (AlarmActions); by default the lab's "incident-alerts" topic.
+        self.alert_topic_arn = alert_topic_arn or os.environ.get("INCIDENT_TOPIC_ARN")
+
+    # -- what a workload supplies ------------------------------------------------------------------
+    def facts(self, view: AccountView) -> dict[str, Any]:
+        """What the function's steps will run into (permissions, dependencies), read once per burst."""
+        return {}
+
+    def deliveries(self, invocations: int, view: AccountView, facts: dict[str, Any]) -> list[Any]:
+        """One event per invocation (synchronous callers); a poller returns the batches it received."""
+        return [None] * invocations
+
+    def handle(
+        self,
+        ctx: Invocation,
+        view: AccountView,
+        facts: dict[str, Any],
+        event: Any,
+        extra: list[str],
+        app_error: str | None,
+    ) -> None:
+        """The handler's steps: log with ``ctx.info``, spend time, ``ctx.fail`` with what the code raises."""
+        raise NotImplementedError
+
+    def settle(self, view: AccountView, facts: dict[str, Any], event: Any, outcome: InvocationOutcome) -> None:
+        """After each invocation (a poller deletes what succeeded)."""
+
+    def after_burst(
+        self, view: AccountView, facts: dict[str, Any], outcomes: list[InvocationOutcome], start: datetime
+    ) -> dict[str, Any]:
+        """Traces of the burst beyond Lambda's own (a dependency's metrics); updates for the BurstResult."""
+        return {}
+
+    def extra_alarm(
+        self, view: AccountView, facts: dict[str, Any], result: BurstResult, start: datetime
+    ) -> AlarmSpec | None:
+        """An alarm of the function's event source, when none of Lambda's own fired."""
+        return None
+
+    # -- the burst ---------------------------------------------------------------------------------
+    def read_view(self) -> AccountView:
+        config = read_function_configuration(self.clients, self.function_name)
+        raw = self.clients.get("lambda").get_function_configuration(FunctionName=self.function_name)
+        account = raw["FunctionArn"].split(":")[4]
+        region = self.clients.region
+        policies = list(config.role.inline_policies.values())
+        policies += managed_policy_documents(self.clients, config.role.attached_policy_arns).values()
+        log_group = f"/aws/lambda/{self.function_name}"
+        log_arn = f"arn:aws:logs:{region}:{account}:log-group:{log_group}:log-stream:"
+        can_log = is_allowed(policies, "logs:CreateLogStream", log_arn) and is_allowed(
+            policies, "logs:PutLogEvents", log_arn
+        )
+        alias = self.invoked_alias if self.invoked_alias in {a.name for a in config.aliases} else None
+        code = read_handler_source(self.clients, self.function_name, alias, SHIPPED_SOURCES)
+        return AccountView(
+            config, raw, account, region, policies, log_group, can_log, runtime_for(raw.get("Runtime")), code
+        )
+
+    def invoke(
+        self,
+        invocations: int = 3,
+        log_lines: list[str] | None = None,
+        app_error: str | None = None,
+        *,
+        notify: bool = True,
+    ) -> BurstResult:
+        """One concurrent burst of ``invocations``, then an alarm notification if it went badly (``notify``
+        False: the alarm is evaluated and returned but not sent, as a verification's own traffic must not
+        start another incident)."""
+        view = self.read_view()
+        facts = self.facts(view)
+        facts["thrown"] = thrown_error(view.code, view.runtime)
+        start = self._burst_start(view.log_group)
+        events = self.deliveries(invocations, view, facts)
+        config = view.config
+        if config.reserved_concurrency is None:
+            # Functions without a reservation share the account's unreserved concurrency with every other one.
+            free = max(0, unreserved_limit(self.clients) - int(in_use_by_others(self.clients, self.function_name)))
+            runnable = min(len(events), free)
+        else:
+            runnable = min(len(events), config.reserved_concurrency)
+        refused = self._service_error(view)
+        outcomes: list[InvocationOutcome] = []
+        for index, event in enumerate(events):
+            request_id = str(uuid.uuid4())
+            if index >= runnable:
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="throttled",
+                    error_type="TooManyRequestsException",
+                    error_message="Rate Exceeded.",
+                    logged=False,
+                )
+            elif refused is not None:
+                # The service fails the request before any code runs: nothing reaches the log group.
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="failed",
+                    error_type=refused[0],
+                    error_message=refused[1],
+                    logged=False,
+                    executed_version=view.code.version,
+                )
+            else:
+                outcome, lines = self._run_one(request_id, start, view, facts, event, log_lines or [], app_error)
+                if view.can_log:
+                    self._write_logs(view, start, lines)
+                outcome = outcome.model_copy(update={"logged": view.can_log})
+            self.settle(view, facts, event, outcome)
+            outcomes.append(outcome)
+        if outcomes:
+            self._put_metrics(outcomes, start)
+        extra = self.after_burst(view, facts, outcomes, start)
+        result = BurstResult(function_name=self.function_name, invocations=outcomes, **extra)
+        spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)
+        if spec is None:
+            return result
+        alert = self._alarm(spec, start, view)
+        if not notify:
+            return result.model_copy(update={"alert": alert})
+        topic_arn = self.alert_topic_arn or f"arn:aws:sns:{view.region}:{view.account}:{INCIDENT_TOPIC}"
+        message_id = self.clients.get("sns").publish(
+            TopicArn=topic_arn,
+            Subject=f'ALARM: "{alert["AlarmName"]}" in {REGION_NAMES.get(view.region, view.region)}'[:100],
+            Message=json.dumps(alert),
+        )["MessageId"]
+        return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
+
+    def _service_error(self, view: AccountView) -> tuple[str, str] | None:
+        for key in view.config.kms_keys:
+            if key.key_state not in (None, "Enabled"):
+                return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
+            if key.role_may_decrypt is False:
+                error_type, message = KMS_ERRORS["denied"]
+                role = view.role_arn.rsplit("/", 1)[-1]
+                principal = f"arn:aws:sts::{view.account}:assumed-role/{role}/{self.function_name}"
+                return error_type, message.format(principal=principal, key=key.key_arn)
+        return None
+
+    def _run_one(
+        self,
+        request_id: str,
+        start: datetime,
+        view: AccountView,
+        facts: dict[str, Any],
+        event: Any,
+        extra: list[str],
+        app_error: str | None,
+    ) -> tuple[InvocationOutcome, list[tuple[float, str]]]:
+        config, runtime = view.config, view.runtime
+        ctx = Invocation(runtime, request_id, start, config.memory_size, self.profile)
+        ctx.lines.append((0.0, runtime.start(request_id, view.code.version)))
+        error: RaisedError | None = None
+        killed = False
+        try:
+            self.handle(ctx, view, facts, event, extra, app_error)
+        except Failure as failure:
+            error = failure.error
+        except Killed:
+            killed = True
+        t = ctx.t
+        timed_out = t > config.timeout
+        if timed_out:
+            t = float(config.timeout)
+            ctx.lines = [line for line in ctx.lines if line[0] <= t]  # nothing after the sandbox was stopped
+            ctx.lines.append((t, runtime.timed_out(ctx.at(t), request_id, t)))
+            status, etype, emsg = "timed_out", "Sandbox.Timedout", f"Task timed out after {t:.2f} seconds"
+        elif killed:
+            ctx.lines.append((t, runtime.killed(request_id)))
+            status, etype, emsg = "failed", "Runtime.ExitError", "Runtime exited with error: signal: killed"
+        elif error is not None:
+            ctx.lines.append((t, runtime.error(ctx.at(t), request_id, error)))
+            status, etype, emsg = "failed", error.error_type, error.message
+        else:
+            status, etype, emsg = "succeeded", None, None
+        duration_ms = t * 1000
+        ctx.lines.append((t, runtime.end(request_id)))
+        ctx.lines.append(
+            (
+                t,
+                runtime.report(
+                    request_id,
+                    duration_ms,
+                    config.memory_size,
+                    ctx.memory_used,
+                    self.profile.init_seconds * 1000,
+                    timed_out,
+                ),
+            )
+        )
+        outcome = InvocationOutcome(
+            request_id=request_id,
+            status=status,
+            error_type=etype,
+            error_message=emsg,
+            duration_ms=round(duration_ms, 2),
+            logged=False,
+            executed_version=view.code.version,
+        )
+        return outcome, ctx.lines
+
+    def _burst_start(self, log_group: str) -> datetime:
+        """Now, or just after the group's newest event: simulated durations never reorder bursts."""
+        now = datetime.now(UTC)
+        try:
+            streams = self.clients.get("logs").describe_log_streams(
+                logGroupName=log_group, orderBy="LastEventTime", descending=True, limit=1
+            )["logStreams"]
+        except self.clients.get("logs").exceptions.ResourceNotFoundException:
+            return now
+        if streams and streams[0].get("lastEventTimestamp"):
+            latest = datetime.fromtimestamp((streams[0]["lastEventTimestamp"] + 1) / 1000, UTC)
+            return max(now, latest)
+        return now

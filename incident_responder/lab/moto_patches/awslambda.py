@@ -1,0 +1,78 @@
+"""SERVING the lab's Lambda: what moto's Lambda lacks that the lab's faults and tools need, filled in as Lambda
+behaves, and where the lab's dispatcher takes over what moto's Docker-less Lambda would only echo.
+
+Applied once, before the lab's server answers its first Lambda request (Lab.start: pinned.apply).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+# Lambda's default account limit; a real account's may be raised.
+ACCOUNT_CONCURRENCY_LIMIT = 1000
+
+
+def answer_account_settings() -> None:
+    """moto has no GetAccountSettings (its server answers 404): the lab answers as Lambda does, with the default
+    concurrency limit, less what the functions' reservations hold back from the unreserved pool."""
+    from moto.awslambda import urls
+    from moto.awslambda.models import lambda_backends
+    from moto.awslambda_simple.models import lambda_simple_backends
+
+    pattern = r"{0}/(?P<api_version>[^/]+)/account-settings/?$"
+    if pattern in urls.url_paths:
+        return
+
+    def account_settings(request, full_url, headers):  # noqa: ANN001 (moto's handler signature)
+        reserved, count, size = 0, 0, 0
+        # Without Docker (the lab's configuration) moto keeps functions in its "simple" backend.
+        for regions in [*lambda_backends.values(), *lambda_simple_backends.values()]:
+            for backend in regions.values():
+                for fn in backend.list_functions():
+                    count += 1
+                    size += int(getattr(fn, "code_size", 0) or 0)
+                    reserved += int(getattr(fn, "reserved_concurrency", None) or 0)
+        body = {
+            "AccountLimit": {
+                "TotalCodeSize": 80530636800,
+                "CodeSizeUnzipped": 262144000,
+                "CodeSizeZipped": 52428800,
+                "ConcurrentExecutions": ACCOUNT_CONCURRENCY_LIMIT,
+                "UnreservedConcurrentExecutions": ACCOUNT_CONCURRENCY_LIMIT - reserved,
+            },
+            "AccountUsage": {"TotalCodeSize": size, "FunctionCount": count},
+        }
+
+        return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+    urls.url_paths[pattern] = account_settings
+
+
+def keep_ephemeral_storage() -> None:
+    """moto's UpdateFunctionConfiguration drops ``EphemeralStorage``: keep it, as Lambda does."""
+    from moto.awslambda.models import LambdaFunction
+
+    if getattr(LambdaFunction.update_configuration, "_keeps_ephemeral_storage", False):
+        return
+    original = LambdaFunction.update_configuration
+
+    def update_configuration(self: Any, config_updates: dict[str, Any]) -> Any:
+        storage = (config_updates.get("EphemeralStorage") or {}).get("Size")
+        if storage is not None:
+            self.ephemeral_storage = int(storage)
+        return original(self, config_updates)
+
+    update_configuration._keeps_ephemeral_storage = True  # type: ignore[attr-defined]
+    LambdaFunction.update_configuration = update_configuration  # type: ignore[method-assign]
+
+
+def route_sns_deliveries(deliver: Callable[..., Any]) -> Callable[..., Any]:
+    """moto's Docker-less Lambda only echoes what SNS delivers: ``deliver`` (the lab's dispatcher) gets it from now
+    on; returns what moto called before."""
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    before = LambdaSimpleBackend.send_sns_message
+    LambdaSimpleBackend.send_sns_message = deliver
+    return before

@@ -1,0 +1,59 @@
+"""SERVING the lab: the moto version its patches were verified against, and :func:`apply`, which applies each once.
+
+The lab patches moto's internals (module globals, class attributes, URL tables): what those are called and do
+changes between moto releases, silently. So :func:`apply` refuses any moto but the one pyproject.toml pins in the
+``lab`` extra, and the patches were re-verified against.
+
+Applied on demand instead, not here: stepfunctions.instant_retries (retries without the wait, for tests),
+stepfunctions.route_lambda_tasks and awslambda.route_sns_deliveries (the dispatcher's install and uninstall),
+sqs.take_over_queue_polling (a lab whose workloads poll the queue consumer's queue).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Callable
+
+from incident_responder.lab.moto_patches import awslambda, backends, cloudwatch, dynamodb, stepfunctions
+from incident_responder.lab.moto_patches.errors import UntestedMotoError
+
+# pyproject.toml's `lab` extra pins moto[server] to exactly this (a test keeps the two the same).
+TESTED_MOTO_VERSION = "5.2.5"
+
+# Every patch of moto's internals, in the order applied, each with why the lab needs it. Each is idempotent.
+PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
+    (cloudwatch._list_metrics_by_dimension_name, "ListMetrics matches a dimension filter without a value"),
+    (awslambda.answer_account_settings, "moto has no GetAccountSettings; the concurrency faults read it"),
+    (awslambda.keep_ephemeral_storage, "UpdateFunctionConfiguration keeps EphemeralStorage, as Lambda does"),
+    (dynamodb._serialize_dynamodb_writes, "conditional writes are atomic, as the approval and alert grouping need"),
+    (backends._list_services_once, "moto's server lists its services once, not on every request"),
+    (stepfunctions.install_jsonata, "JSONata states evaluate (moto ships no evaluator)"),
+    (stepfunctions._declare_strings_escaped, "a string holding a quote or backslash no longer breaks JSONata"),
+    (stepfunctions._pass_task_failure_cause, "SendTaskFailure keeps its cause, which the ASL reads"),
+    (stepfunctions._parse_each_definition_once, "each definition is parsed once, not per execution"),
+    (stepfunctions._reuse_task_clients, "Task states share one boto3 client per region and service"),
+    (stepfunctions._announce_execution_changes, "execution changes wake waiters instead of polling moto"),
+)
+
+
+def installed_moto_version() -> str:
+    return importlib.metadata.version("moto")
+
+
+def check_moto_version() -> None:
+    """Refuse (:class:`UntestedMotoError`) a moto other than :data:`TESTED_MOTO_VERSION`."""
+    installed = installed_moto_version()
+    if installed != TESTED_MOTO_VERSION:
+        raise UntestedMotoError(
+            f"moto {installed} is installed, but the lab's patches of moto's internals "
+            f"(incident_responder/lab/moto_patches/) were verified against moto {TESTED_MOTO_VERSION}: run "
+            f"`make install` to install the pinned version, or re-verify the patches against moto {installed} and "
+            "change the pin in pyproject.toml (and TESTED_MOTO_VERSION)."
+        )
+
+
+def apply() -> None:
+    """Check the installed moto, then apply every patch (once: applying them again changes nothing)."""
+    check_moto_version()
+    for patch, _reason in PATCHES:
+        patch()

@@ -1,0 +1,194 @@
+"""The lab's incident runs: one scenario's incident, from the injected faults to the lifecycle's end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from chaos.faults import FaultInjector
+from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.account.drift import diff_configurations
+from incident_responder.account.state import configuration_from
+from incident_responder.intake.ingest import incident_for_alert
+from incident_responder.intake.resolve import incident_from_alert
+from incident_responder.lab import approver
+from incident_responder.lab.changes import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
+from incident_responder.lab.emulation.burst import Workload
+from incident_responder.lab.pipeline.record import IncidentRecord
+from incident_responder.lab.scenario import Approver, Scenario, Setup
+from incident_responder.lab.workloads.selection import workload_for
+from incident_responder.remediation.health import InvocationSample, burst_probe
+from incident_responder.state.lifecycle import get_incident_state, history, incident_id_of
+
+# What the lab's person does with the approval request, for each approver setting.
+APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
+# Minutes of ordinary traffic a sample function had before its first burst in the lab (its metrics' normal).
+HISTORY_MINUTES = 30
+
+
+class IncidentRuns:
+    """Apply a scenario, let the workload fail, follow the lifecycle; the health probe the verify function uses."""
+
+    def workload_burst(self, function_name: str) -> list[dict[str, Any]]:
+        """Three invocations of a lab workload (no alarm sent), as the health probe reads them."""
+        burst = workload_for(self.clients, function_name).invoke(3, notify=False).invocations
+        return [InvocationSample.model_validate(i).model_dump() for i in burst]
+
+    def verification_probe(self) -> Any:
+        """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
+        return burst_probe(lambda clients, function_name: self.workload_burst(function_name))
+
+    # -- one incident ----------------------------------------------------------------------------
+    @property
+    def state_machine_arn(self) -> str:
+        return self.stack.output("StateMachineArn")
+
+    def workload(self, function: str | None = None) -> Workload:
+        """The emulator of ``function`` (default: data-processor), alarming on the stack's incident topic."""
+        workload = workload_for(
+            self.clients, function or self.sample.function_name, alert_topic_arn=self.stack.output("IncidentTopicArn")
+        )
+        workload.history_minutes = HISTORY_MINUTES
+        return workload
+
+    def inject(self, scenario: Scenario) -> list[str]:
+        chaos = FaultInjector.for_function(scenario.workload.function, clients=self.clients, state_dir=self.chaos_state)
+        return [line for fault in scenario.faults for line in chaos.apply(fault)]
+
+    def restore(self, function: str | None = None) -> list[str]:
+        return FaultInjector.for_function(
+            function or self.sample.function_name, clients=self.clients, state_dir=self.chaos_state
+        ).restore()
+
+    def run(
+        self,
+        scenario: Scenario,
+        *,
+        on_state: Callable[[str, Any], None] | None = None,
+        timeout: float = 600,
+        approval: Approver = "auto",
+    ) -> IncidentRecord:
+        """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end; the lab's
+        approver does what the scenario's ``lifecycle.approval`` (else ``approval``) says."""
+        started = time.monotonic()
+        if scenario.workload.setup is not None:
+            self.set_up(scenario.workload.function, scenario.workload.setup)
+        self.inject(scenario)
+        burst = self.workload(scenario.workload.function).invoke(
+            scenario.workload.invocations, log_lines=scenario.workload.log_lines, app_error=scenario.workload.app_error
+        )
+        if burst.alert is None:
+            return self._record(None, None, burst, started)
+        # The incident the alert started, or the one under way for its fault that it joined.
+        # (An alarm on a queue names no function: resolved, as ingest does, through the onboarded mappings.)
+        incident = incident_from_alert(self.clients, burst.alert, self.stack.physical["BaselineTable"])
+        incident_id = incident_for_alert(self.clients, self.stack.physical["IncidentStateTable"], incident)
+        arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
+        at_alert = self._configuration(scenario.workload.function)
+        loop = scenario.lifecycle
+        decision = loop.approval or approval
+        reports: dict[str, Any] = {}
+
+        def watch(status: str | None) -> None:
+            if status == "AWAITING_APPROVAL":
+                acted = approver.act(
+                    self.clients, self.inbox_url, incident_id, APPROVER_ACTS[decision], replay=loop.replay_approval
+                )
+                reports["approver"] = acted.model_dump(exclude_none=True)
+            elif status == "VERIFYING" and loop.reinject_during_verifying:
+                reports["reinjected"] = self.inject(scenario)
+
+        if loop.remediation_failure is not None:
+            failure = loop.remediation_failure
+            self.lab.fail_requests(failure.operation, times=failure.times, code=failure.code)
+        try:
+            execution = self.follow(arn, on_state=on_state, on_status=watch, timeout=timeout)
+        finally:
+            if loop.remediation_failure is not None:
+                self.lab.clear_failures()
+        ended = {"detail": {"executionArn": arn, "status": execution["status"]}}
+        # In AWS an EventBridge rule hands the end to the reconcile function here (moto cannot deliver it), as an
+        # asynchronous invocation: retried twice, then kept in the function's dead-letter queue.
+        if execution["status"] != "SUCCEEDED":
+            self.dispatcher.invoke_async(self.stack.functions["ReconcileFunction"], ended)
+        # ... and, on every end, the report function: the page to the artifacts bucket, its link to the topic.
+        self.dispatcher.invoke_async(self.stack.functions["ReportFunction"], ended)
+        record = self._record(incident_id, execution, burst, started)
+        end = self._configuration(scenario.workload.function)
+        baseline = load_baseline(self.clients, scenario.workload.function).configuration
+        record.end_state = {
+            # What the account shows once the lifecycle ended: back at its baseline (remediated), or exactly
+            # as the alert found it (nothing applied, or everything applied undone).
+            "matches_baseline": not diff_configurations(baseline, end),
+            "unchanged_since_alert": not diff_configurations(at_alert, end),
+            "differences_from_baseline": [d.model_dump() for d in diff_configurations(baseline, end)][:20],
+        }
+        if reports:
+            record.approval = {**(record.approval or {}), **reports}
+        return record
+
+    def _configuration(self, function: str) -> Any:
+        raw = self.clients.get("lambda").get_function_configuration(FunctionName=function)
+        return configuration_from(self.clients, raw)
+
+    def set_up(self, function: str, setup: Setup) -> None:
+        """The function's healthy configuration, then its baseline recorded again: what it was onboarded with."""
+        lam = self.clients.get("lambda")
+        given = setup.model_fields_set
+        if "reserved_concurrency" in given:
+            if setup.reserved_concurrency is None:
+                lam.delete_function_concurrency(FunctionName=function)
+            else:
+                lam.put_function_concurrency(
+                    FunctionName=function, ReservedConcurrentExecutions=setup.reserved_concurrency
+                )
+        changes = {"Timeout": setup.timeout, "MemorySize": setup.memory}
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if changes:
+            lam.update_function_configuration(FunctionName=function, **changes)
+        record_baseline(self.clients, function)
+        # Not what onboarding recorded, even when recorded within the same second: the next scenario needs a refresh.
+        self.onboarded.pop(function, None)
+
+    def follow(
+        self,
+        arn: str,
+        *,
+        on_state: Callable[[str, Any], None] | None = None,
+        on_status: Callable[[str | None], None] | None = None,
+        timeout: float = 600,
+    ) -> dict[str, Any]:
+        """Wait for the execution to end, reporting each state (name, time entered) as it is entered, and each
+        lifecycle status the incident-state item takes. The history is read only for ``on_state``: reading it
+        whole at every poll would cost the lab more CPU than the incident itself."""
+        sfn = self.clients.get("stepfunctions")
+        incident_id = incident_id_of(arn)
+        # Event-driven: moto announces history events and table writes in this process (engine.LAB_CHANGES);
+        # this looks again only when something it reads changed.
+        kinds = ("execution", "table") if on_status else ("execution",)
+        changes = LAB_CHANGES.seen(*kinds)
+        seen, status = 0, None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                described = sfn.describe_execution(executionArn=arn)
+            except sfn.exceptions.ExecutionDoesNotExist:
+                if time.monotonic() > deadline:
+                    raise
+                changes = LAB_CHANGES.wait(changes, *kinds, timeout=UNANNOUNCED_LOOK_SECONDS)
+                continue
+            if on_state:
+                entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
+                for event in entered[seen:]:
+                    on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
+                seen = len(entered)
+            if on_status:
+                now = (get_incident_state(self.clients, incident_id) or {}).get("status")
+                if now != status:
+                    status = now
+                    on_status(now)
+            left = deadline - time.monotonic()
+            if described["status"] != "RUNNING" or left <= 0:
+                return described
+            changes = LAB_CHANGES.wait(changes, *kinds, timeout=min(left, UNANNOUNCED_LOOK_SECONDS))

@@ -1,0 +1,128 @@
+"""The lab's incident runs: the final record of one incident, as ``responder run --json`` prints it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel
+
+from incident_responder.lab.emulation.invocation import BurstResult
+from incident_responder.lab.tokens import AGENTS
+from incident_responder.reporting.view import APPROVAL_KEYS
+from incident_responder.state.lifecycle import TERMINAL_STATUSES, get_incident_state, states_entered
+from incident_responder.state.store import load_record
+
+# The lifecycle's failure ends (the other terminal statuses are not failures).
+FAILED_STATUSES = {"ERROR", "FAILED", "PROPOSAL_FAILED", "REMEDIATION_FAILED"}
+# Incident-state timestamps, in lifecycle order.
+TIMINGS = (
+    "detected_at",
+    "created_at",
+    "received_at",
+    "investigating_at",
+    "diagnosed_at",
+    "proposing_at",
+    "proposal_ready_at",
+    "reviewing_at",
+    "awaiting_approval_at",
+    "approved_at",
+    "remediating_at",
+    "verifying_at",
+    "remediated_at",
+    "rolling_back_at",
+    "rolled_back_at",
+    "ended_at",
+)
+
+
+class IncidentRecord(BaseModel):
+    """The final record of one incident, as ``responder run --json`` prints it."""
+
+    incident_id: str | None
+    status: str
+    error_category: str | None = None
+    error_reason: str | None = None
+    diagnosis: dict[str, Any] | None = None
+    evidence: dict[str, Any] | None = None
+    proposal: dict[str, Any] | None = None
+    metrics: dict[str, Any]
+    execution: dict[str, Any]
+    timings: dict[str, str] = {}
+    workload: dict[str, Any] = {}
+    review: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+    remediation: dict[str, Any] | None = None
+    end_state: dict[str, Any] = {}
+
+    @property
+    def failed(self) -> bool:
+        """The incident ended ERROR, FAILED or PROPOSAL_FAILED, or never reached a terminal status."""
+        return self.incident_id is not None and self.status not in TERMINAL_STATUSES - FAILED_STATUSES
+
+
+class IncidentRecords:
+    """How a run reads its incident's record back from the stores."""
+
+    def _record(
+        self, incident_id: str | None, execution: dict[str, Any] | None, burst: BurstResult, started: float
+    ) -> IncidentRecord:
+        sfn = self.clients.get("stepfunctions")
+        latency = int((time.monotonic() - started) * 1000)
+        workload = {"invocations": [i.status for i in burst.invocations], "alert": (burst.alert or {}).get("AlarmName")}
+        if incident_id is None or execution is None:
+            return IncidentRecord(
+                incident_id=None, status="NO_ALERT", metrics={"latency_ms": latency}, execution={}, workload=workload
+            )
+        state = get_incident_state(self.clients, incident_id) or {}
+        context = load_record(self.clients, incident_id, "investigation") or {}
+        summary = context.get("summary", {})
+        metrics = summary.get("metrics", {})
+        proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
+        proposal_metrics = proposal_record.get("metrics", {})
+        visited = states_entered(sfn, execution["executionArn"])
+        timings = {k: state[k] for k in TIMINGS if k in state}
+        review_record = (load_record(self.clients, incident_id, "review") or {}).get("summary", {})
+        approval = {key: state[key] for key in APPROVAL_KEYS if key in state}
+        agents = [metrics, proposal_metrics, review_record.get("metrics", {})]
+        remediation = {
+            key: state[key]
+            for key in ("verification_json", "undo_json", "rollback_reason", "applied_actions")
+            if key in state
+        }
+        return IncidentRecord(
+            incident_id=incident_id,
+            status=state.get("status", "UNKNOWN"),
+            error_category=state.get("error_category"),
+            error_reason=state.get("error_reason"),
+            diagnosis=summary.get("diagnosis"),
+            evidence=summary.get("evidence"),
+            proposal=proposal_record.get("proposal"),
+            metrics={
+                "tool_calls": sum(m.get("tool_calls", 0) for m in agents),
+                "llm_calls": sum(m.get("llm_calls", 0) for m in agents),
+                "total_tokens": sum(m.get("total_tokens", 0) for m in agents),
+                "grounded_ratio": metrics.get("grounded_ratio"),
+                "latency_ms": latency,
+                "input_tokens": sum(m.get("input_tokens", 0) for m in agents),
+                "output_tokens": sum(m.get("output_tokens", 0) for m in agents),
+                "cache_read_tokens": sum(m.get("cache_read_tokens", 0) for m in agents),
+                "cache_write_tokens": sum(m.get("cache_write_tokens", 0) for m in agents),
+                "model_ms": sum(m.get("model_ms", 0) for m in agents),
+                "tool_ms": sum(m.get("tool_ms", 0) for m in agents),
+                "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
+                "tokens_by_agent": dict(zip(AGENTS, (m.get("total_tokens", 0) for m in agents), strict=True)),
+            },
+            execution={
+                "name": execution["name"],
+                "arn": execution["executionArn"],
+                "status": execution["status"],
+                "states_visited": visited,
+                "terminal": state.get("status") in TERMINAL_STATUSES,
+            },
+            timings=timings,
+            workload=workload,
+            review=review_record or None,
+            approval=approval or None,
+            remediation=remediation or None,
+        )

@@ -1,0 +1,263 @@
+"""The whole pipeline on the embedded lab: the deployed stack and the sample workloads, started and refreshed.
+
+    with LabPipeline.start() as pipeline:
+        record = pipeline.run(load_scenario("scenarios/s3-policy-revoked.yaml"))
+
+``start`` runs moto, deploys ``template.yaml`` (stack.py), puts each of the template's function URLs
+in front of its function's own handler (function_url.py: SigV4 checked as AWS_IAM requires, each in
+its own process with the function's environment), creates and onboards the sample workloads
+(``data-processor``, ``orders-api``, ``queue-consumer``). ``run``
+applies a scenario's faults with chaos, lets the workload fail and raise its alarm on the stack's SNS
+topic; from there everything is the deployed path: SNS -> ingest -> Step Functions -> investigate ->
+signed MCP requests -> the function URL -> ``handlers/diagnostics_mcp.py``, then the closed loop: the
+critic, the approval request in the lab's inbox (approver.py: a person opening the link and pressing
+the button on the approval page, or not), the remediate function, the settle wait, the verify function
+(its health probe in the lab: a real invocation burst of the incident's workload), and rollback. What EventBridge
+would do when an execution ends (reconcile) the pipeline does itself.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.core.aws import AwsClients
+from incident_responder.lab import approver
+from incident_responder.lab.account.data_processor import SampleAccount, create_sample_account
+from incident_responder.lab.account.orders_api import OrdersApiResources, create_orders_api
+from incident_responder.lab.account.queue_consumer import QueueConsumerResources, create_queue_consumer
+from incident_responder.lab.account.resources import create_function_alarms
+from incident_responder.lab.engine import LambdaDispatcher, restore_environment
+from incident_responder.lab.environment import NOT_FOR_THE_LAB
+from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
+from incident_responder.lab.model_route import ModelRoute, resolve_model_route
+from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
+from incident_responder.lab.pipeline.cleanup import BetweenScenarios
+from incident_responder.lab.pipeline.incident import IncidentRuns
+from incident_responder.lab.pipeline.record import IncidentRecords
+from incident_responder.lab.server import Lab
+from incident_responder.lab.stack import DeployedStack, deploy_stack
+from incident_responder.lab.template import function_urls
+from incident_responder.remediation.health import set_health_probe
+
+# The lab compresses the closed loop's clocks: the lab's approver answers within a second, its verification
+# invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
+LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "1"}
+# Functions in worker processes of their own unless a caller says otherwise. A program that replaces a handler
+# in its own process before it runs the lab (e.g. `responder demo` with a broken resolver, in a test) sets it
+# False: a worker imports the handler module afresh and would not see the replacement.
+WORKERS_BY_DEFAULT = True
+
+
+def _process_base_env() -> dict[str, str]:
+    """What a lab process inherits besides the function's own environment: the interpreter's, and quiet."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "MOTO_PORT")
+    base = {k: os.environ[k] for k in keep if k in os.environ}
+    base["POWERTOOLS_TRACE_DISABLED"] = "true"
+    for key in ("POWERTOOLS_LOG_LEVEL", "POWERTOOLS_METRICS_DISABLED"):
+        if key in os.environ:
+            base[key] = os.environ[key]
+    return base
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
+    lab: Lab
+    clients: AwsClients
+    dispatcher: LambdaDispatcher
+    stack: DeployedStack
+    sample: SampleAccount
+    mcp_url: str
+    chaos_state: Path
+    stack_overrides: dict[str, str]
+    stack_parameters: dict[str, str]
+    inbox_url: str = ""
+    orders_api: OrdersApiResources | None = None
+    queue_consumer: QueueConsumerResources | None = None
+    onboarded: dict[str, str] = field(default_factory=dict)  # each workload's baseline capture time
+    model_route: ModelRoute = field(default_factory=ModelRoute)  # where the agent functions' model calls go
+
+    @property
+    def workload_names(self) -> list[str]:
+        """The sample workloads created and onboarded in this lab."""
+        others = [w.function_name for w in (self.orders_api, self.queue_consumer) if w is not None]
+        return [self.sample.function_name, *others]
+
+    @classmethod
+    @contextmanager
+    def start(
+        cls,
+        *,
+        model: str = "offline",
+        parameters: dict[str, str] | None = None,
+        lab: Lab | None = None,
+        dispatcher: LambdaDispatcher | None = None,
+        workers: bool | None = None,
+        model_route: ModelRoute | None = None,
+    ) -> Iterator[LabPipeline]:
+        """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
+
+        ``workers``: each function runs in execution environments of its own, in parallel (lab/workers.py);
+        False calls the handlers in this process one at a time (a test that replaces a handler's internals; not
+        for concurrent incidents: the process's other threads read os.environ while a handler's variables come
+        and go);
+        None: :data:`WORKERS_BY_DEFAULT`.
+        ``model_route``: where the agents' model calls go, when resolved before the caller changed the environment
+        (else resolved here, from the environment as it is).
+        """
+        workers = WORKERS_BY_DEFAULT if workers is None else workers
+        # From the user's environment, before the lab replaces its endpoint and credentials (a ModelConfigError,
+        # before anything starts, when the model cannot be reached from here).
+        route = model_route or resolve_model_route(model)
+        saved = dict(os.environ)
+        for key in NOT_FOR_THE_LAB:
+            os.environ.pop(key, None)
+        own_lab = lab is None
+        if lab is None:
+            lab = Lab().start()
+        # moto's state lives in this process: a lab started after another one must not find its stack.
+        lab.reset()
+        servers: list[subprocess.Popen] = []
+        own_dispatcher = dispatcher is None
+        dispatcher = dispatcher or LambdaDispatcher(workers=workers)
+        try:
+            with tempfile.TemporaryDirectory(prefix="lab-chaos-") as chaos_state:
+                os.environ.update(lab.env)
+                os.environ["RESPONDER_CHAOS_STATE_DIR"] = chaos_state
+                from aws_lambda_powertools.utilities import parameters as ssm_parameters
+
+                ssm_parameters.clear_caches()  # a key cached from an earlier lab in this process is stale
+                if own_dispatcher:
+                    dispatcher.install()
+                clients = AwsClients()
+                urls = function_urls()
+                ports = {url.url_id: _free_port() for url in urls}
+                # Each function URL's address is the lab's stand-in for it, in front of the same handler.
+                overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
+                parameters = {**LAB_LOOP_PARAMETERS, **(parameters or {})}
+                parameters = {**parameters, **route.parameters}
+                stack = deploy_stack(
+                    clients,
+                    dispatcher,
+                    overrides=overrides,
+                    parameters={"ResponderModel": model, **parameters},
+                    model_environment=route.environment,
+                )
+                tables = {
+                    "BASELINE_TABLE": stack.physical["BaselineTable"],
+                    "INCIDENT_STATE_TABLE": stack.physical["IncidentStateTable"],
+                    "INCIDENT_CONTEXT_TABLE": stack.physical["IncidentContextTable"],
+                    "ARTIFACTS_BUCKET": stack.physical["ArtifactsBucket"],
+                }
+                os.environ.update(tables)
+                for url in urls:
+                    function = dispatcher.functions[stack.physical[url.function_id]]
+                    env = {**_process_base_env(), **lab.env, **function.environment}
+                    servers.append(
+                        spawn_function_url(
+                            url.handler,
+                            stack.physical[url.function_id],
+                            ports[url.url_id],
+                            env,
+                            auth_type=url.auth_type,
+                            timeout=function.timeout_seconds,
+                        )
+                    )
+                # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
+                take_over_queue_polling()
+                sample, orders_api, queue_consumer = _create_workloads(clients, stack.output("IncidentTopicArn"))
+                for server in servers:  # started side by side, ready by now or soon
+                    wait_until_ready(server)
+                pipeline = cls(
+                    lab,
+                    clients,
+                    dispatcher,
+                    stack,
+                    sample,
+                    f"http://127.0.0.1:{ports['DiagnosticsMcpFunctionUrl']}/mcp",
+                    Path(chaos_state),
+                    overrides,
+                    parameters,
+                    approver.create_inbox(clients, stack.output("ApprovalTopicArn")),
+                    orders_api,
+                    queue_consumer,
+                    model_route=route,
+                )
+                pipeline.onboarded = pipeline._baseline_times()
+                set_health_probe(pipeline.verification_probe())
+                # The verify function's probe in a worker process: the burst runs here, where moto's state is.
+                dispatcher.host_functions["workload_burst"] = pipeline.workload_burst
+                yield pipeline
+        finally:
+            dispatcher.close()
+            # All asked to stop first, then waited for: one slow server must not leave the others running.
+            for server in servers:
+                server.terminate()
+            for server in servers:
+                try:
+                    server.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
+            set_health_probe(None)
+            if own_dispatcher:
+                dispatcher.uninstall()
+            if own_lab:
+                lab.stop()
+            route.close()
+            restore_environment(saved)
+
+    def refresh(self, model: str = "offline", parameters: dict[str, str] | None = None) -> None:
+        """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
+        the sample workloads (table names are stable in the lab, so the servers stay valid). ``parameters``
+        change the stack's from now on (e.g. ``RemediationMode``)."""
+        self.stack_parameters = {**self.stack_parameters, **(parameters or {})}
+        self.dispatcher.retire(self.stack.functions.values())
+        self.lab.reset()
+        self.stack = deploy_stack(
+            self.clients,
+            self.dispatcher,
+            overrides=self.stack_overrides,
+            # The parameters the pipeline was started with hold across refreshes (e.g. a raised breaker).
+            parameters={**self.stack_parameters, "ResponderModel": model},
+            model_environment=self.model_route.environment,
+        )
+        os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
+        self.sample, self.orders_api, self.queue_consumer = _create_workloads(
+            self.clients, self.stack.output("IncidentTopicArn")
+        )
+        self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
+        self.onboarded = self._baseline_times()
+        for stale in self.chaos_state.glob("*.json"):
+            stale.unlink()
+
+    def _baseline_times(self) -> dict[str, str]:
+        return {function: load_baseline(self.clients, function).captured_at for function in self.workload_names}
+
+
+def _create_workloads(
+    clients: AwsClients, incident_topic: str
+) -> tuple[SampleAccount, OrdersApiResources, QueueConsumerResources]:
+    """The three sample workloads, each onboarded (its baseline recorded) with the alarms a user would give it:
+    Errors and Throttles, notifying the incident topic (the lab's emulation sends what they would send; moto
+    keeps them for what reads them, as `responder doctor` does)."""
+    sample = create_sample_account(clients, responder_resources=False)
+    orders_api = create_orders_api(clients)
+    queue_consumer = create_queue_consumer(clients)
+    for name in (sample.function_name, orders_api.function_name, queue_consumer.function_name):
+        record_baseline(clients, name)
+        create_function_alarms(clients, name, [incident_topic])
+    return sample, orders_api, queue_consumer

@@ -1,0 +1,221 @@
+"""PROPOSING and REMEDIATING: the checks one action must pass, whatever the model said.
+
+Its target is in this account and Region, it restores exactly the recorded baseline (per action type: see
+:mod:`.access` and :mod:`.function_settings`), the value it restores differs from the baseline now, and it
+reaches what runs behind the alias or version the alarm named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from incident_responder.account.drift import diff_configurations
+from incident_responder.account.state import FunctionConfiguration
+from incident_responder.account.vetting import refusals
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import (
+    ActionType,
+    EnableEventSourceMappingParams,
+    EnableKmsKeyParams,
+    RemediationAction,
+    RestoreIamPolicyParams,
+    RestoreNetworkEgressParams,
+    RestoreQueueAttributesParams,
+    RestoreSecretParams,
+    RollbackAliasParams,
+    UpdateConcurrencyParams,
+    UpdateFunctionConfigurationParams,
+)
+from incident_responder.proposal.guardrails.access import _check_iam, _check_kms, _check_network, _check_secret
+from incident_responder.proposal.guardrails.function_settings import (
+    _check_alias,
+    _check_concurrency,
+    _check_configuration,
+    _check_event_source,
+    _check_queue,
+    _check_storage_fault,
+)
+from incident_responder.proposal.guardrails.targets import _alias_target_reason, _target_reason
+
+ALLOWED_ACTIONS = set(ActionType)
+
+
+def check_action(
+    action: RemediationAction,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    clients: AwsClients | None = None,
+    qualifier: str | None = None,
+    not_restorable: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Reasons to reject the action; empty when it may be proposed. Never raises on model output.
+
+    Whatever the baseline holds, an action that would grant wildcard or administrator access, set concurrency
+    to 0 or go below the timeout and memory floors is refused (:mod:`incident_responder.account.vetting`), as
+    is one restoring a value ``not_restorable`` (the baseline's own verdicts, by path) names.
+
+    With ``clients``, a rollback's target version is also read from the account: it must still hold the
+    code the baseline recorded (a function re-created since onboarding numbers its versions again).
+    AWS errors of that read propagate. ``qualifier``: the alias or version the incident's alarm named; an
+    action must reach what runs behind it (:func:`_check_qualifier`).
+    """
+    return (
+        _check_home(action, current, clients)
+        or refusals(action, not_restorable) + _check(action, current, baseline, clients)
+        or _check_drift(action, current, baseline)
+        or _check_qualifier(action, current, qualifier)
+    )
+
+
+def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
+    """Where, in drift's terms, the difference an action restores must show (see drift.diff_configurations)."""
+    if isinstance(params, RestoreIamPolicyParams):
+        if params.attach_policy_arn is not None:
+            return ["role.attached_policy_arns"]  # a list drift compares whole: _check_drift looks at the ARN itself
+        return [f"role.inline_policies.{params.policy_name}"]
+    if isinstance(params, UpdateConcurrencyParams):
+        return ["reserved_concurrency"]
+    if isinstance(params, UpdateFunctionConfigurationParams):
+        fields = (("timeout", params.timeout), ("memory_size", params.memory_size))
+        return [f for f, v in (*fields, ("ephemeral_storage", params.ephemeral_storage)) if v is not None]
+    if isinstance(params, RestoreNetworkEgressParams):
+        acls = {e.network_acl_id for e in params.remove_nacl_entries}
+        subnets = [f"network.subnets.{s.subnet_id}" for s in current.network.subnets if s.network_acl_id in acls]
+        return ([f"network.security_groups.{params.security_group_id}"] if params.ip_permissions else []) + subnets
+    if isinstance(params, RollbackAliasParams):
+        return [f"aliases.{params.alias_name}"]
+    if isinstance(params, EnableKmsKeyParams):
+        return [f"kms_keys.{params.key_arn}"]
+    if isinstance(params, EnableEventSourceMappingParams):
+        return [f"event_source_mappings.{params.uuid}"]
+    if isinstance(params, RestoreSecretParams):
+        return [f"secrets.{params.secret_arn}.deleted_date"]
+    if isinstance(params, RestoreQueueAttributesParams):
+        return [
+            f"event_source_mappings.{m.uuid}.queue_visibility_timeout"
+            for m in current.event_source_mappings
+            if m.event_source_arn == params.queue_arn
+        ]
+    return []
+
+
+def _check_drift(
+    action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
+) -> list[str]:
+    """Evidence for a change comes from the account: the value it restores must differ from the baseline now.
+
+    A log line or an alarm's text (which anyone who can make the function fail can write) may explain a
+    diagnosis; it never justifies a change by itself."""
+    params = action.typed_parameters()
+    if isinstance(params, RestoreIamPolicyParams) and params.attach_policy_arn is not None:
+        if params.attach_policy_arn in current.role.attached_policy_arns:
+            return [f"{params.attach_policy_arn} is attached now: no difference from the baseline supports this"]
+        return []
+    paths = drift_paths(params, current)
+    drifted = [d.path for d in diff_configurations(baseline, current)]
+    if any(d == p or d.startswith(p + ".") for p in paths for d in drifted):
+        return []
+    return [
+        f"no difference between the account and its baseline supports this ({', '.join(paths) or 'nothing'} "
+        "equal the baseline): text in logs or alarms never justifies a change by itself"
+    ]
+
+
+def _check_home(action: RemediationAction, current: FunctionConfiguration, clients: AwsClients | None) -> list[str]:
+    """A target given as an ARN must be in this partition and account (the function's role's) and, for a regional
+    service, this Region (the clients'): names are compared further on, and a person is shown the ARN."""
+    target = action.target_resource
+    if not target.startswith("arn:"):
+        return []
+    parts = target.split(":")
+    home = current.role.role_arn.split(":")
+    if len(parts) < 6 or len(home) < 6:
+        return [f"target_resource {target[:200]} is not an ARN of this account"]
+    region = clients.get("lambda").meta.region_name if clients is not None else None
+    said = []
+    if parts[1] != home[1]:
+        said.append(f"partition {parts[1]}, not this partition {home[1]}")
+    if parts[4] != home[4]:
+        said.append(f"account {parts[4]}, not this account {home[4]}")
+    if parts[3] and region and parts[3] != region:
+        said.append(f"Region {parts[3]}, not this Region {region}")
+    return [f"target_resource {target[:200]} names {'; '.join(said)}"] if said else []
+
+
+def _check_qualifier(action: RemediationAction, current: FunctionConfiguration, qualifier: str | None) -> list[str]:
+    """An alarm on an alias or version is about the version that runs behind it: rolling back another alias,
+    or changing $LATEST's settings when a published version runs (its settings cannot change), fixes nothing."""
+    if not qualifier:
+        return []
+    params = action.typed_parameters()
+    version = qualifier == "$LATEST" or qualifier.isdigit()  # an alias name is never all digits
+    routes = {a.name: a.function_version for a in current.aliases}
+    runs = qualifier if version else routes.get(qualifier)
+    named = f"the alarm named {'version' if version else 'alias'} {qualifier}"
+    if isinstance(params, RollbackAliasParams):
+        if not version and params.alias_name != qualifier:
+            return [f"{named}: rolling back alias {params.alias_name} does not change what fails behind it"]
+        routes_to = routes.get(params.alias_name)
+        if version and routes_to != qualifier:
+            return [
+                f"{named}, and alias {params.alias_name} routes to {routes_to}: rolling it back fixes nothing there"
+            ]
+    if isinstance(params, UpdateFunctionConfigurationParams) and runs not in (None, "$LATEST"):
+        return [
+            f"{named}, which runs published version {runs}: a published version's settings cannot change, so "
+            "changing $LATEST's does not reach it; publish a version with the baseline's settings and point the "
+            "alias at it (a person's decision)"
+        ]
+    return []
+
+
+def _check(
+    action: RemediationAction,
+    current: FunctionConfiguration,
+    baseline: FunctionConfiguration,
+    clients: AwsClients | None = None,
+) -> list[str]:
+    if action.action_type not in ALLOWED_ACTIONS:
+        return [f"action type {action.action_type} is not allowed"]
+    parameters = action.parameters if isinstance(action.parameters, dict) else {}
+    if action.action_type == ActionType.ROLLBACK_ALIAS and str(parameters.get("function_version")).upper() == "$LATEST":
+        return ["$LATEST is never a rollback target: an alias goes back to its baseline's published version"]
+    try:
+        params = action.typed_parameters()
+    except (ValidationError, TypeError, KeyError) as exc:
+        return [f"parameters do not match {action.action_type}: {str(exc)[:300]}"]
+    if isinstance(params, UpdateConcurrencyParams):
+        return _target_reason(action, "the function", "function", [params.function_name]) + _check_concurrency(
+            params, current, baseline
+        )
+    if isinstance(params, UpdateFunctionConfigurationParams):
+        return (
+            _target_reason(action, "the function", "function", [params.function_name])
+            + _check_storage_fault(action, params)
+            + _check_configuration(params, current, baseline)
+        )
+    if isinstance(params, RestoreIamPolicyParams):
+        return _target_reason(action, "the role", "role", [params.role_name]) + _check_iam(params, current, baseline)
+    if isinstance(params, RestoreNetworkEgressParams):
+        changed = [params.security_group_id or ""] + [e.network_acl_id for e in params.remove_nacl_entries]
+        return _target_reason(action, "a security group or NACL", "ec2", changed) + _check_network(
+            params, current, baseline
+        )
+    if isinstance(params, RollbackAliasParams):
+        return _alias_target_reason(action, params) + _check_alias(params, current, baseline, clients)
+    if isinstance(params, EnableKmsKeyParams):
+        return _target_reason(action, "the key", "kms", [params.key_arn]) + _check_kms(params, current, baseline)
+    if isinstance(params, EnableEventSourceMappingParams):
+        return _target_reason(action, "the event source mapping", "esm", [params.uuid]) + _check_event_source(
+            params, current, baseline
+        )
+    if isinstance(params, RestoreSecretParams):
+        return _target_reason(action, "the secret", "secret", [params.secret_arn]) + _check_secret(
+            params, current, baseline
+        )
+    if isinstance(params, RestoreQueueAttributesParams):
+        return _target_reason(action, "the queue", "sqs", [params.queue_arn]) + _check_queue(params, current, baseline)
+    return [f"no guardrail knows {action.action_type}"]

@@ -1,0 +1,5 @@
+"""REVIEWING: the errors the review stage raises, by the names the state machine's Retry and Catch use."""
+
+
+class ProposalUnavailableError(LookupError):
+    """The proposal is neither inline nor in the store (an ASL error name)."""
