@@ -47,5 +47,5 @@ TERMINAL_STATUSES = frozenset(
     }
 )
 ACTIVE_STATUSES = frozenset(Status) - TERMINAL_STATUSES
-# The ends where the responder changed the account (or tried to): what a person checks first.
-ACTING_STATUSES = frozenset({Status.REMEDIATED, Status.ROLLED_BACK, Status.REMEDIATION_FAILED})
+# An execution that dies here may have changed the account: a person must look (REMEDIATION_FAILED), not FAILED.
+ACTING_STATUSES = frozenset({Status.REMEDIATING, Status.VERIFYING, Status.ROLLING_BACK})

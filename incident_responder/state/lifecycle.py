@@ -18,34 +18,9 @@ from pydantic import BaseModel
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
 from incident_responder.core.encoding import iso
+from incident_responder.core.status import ACTING_STATUSES, ACTIVE_STATUSES, TERMINAL_STATUSES
 
 DEFAULT_STATE_TABLE = "incident-state"
-# Statuses an execution ends in. Anything else at the end of an execution means it died mid-way.
-TERMINAL_STATUSES = {
-    "PROPOSAL_READY",
-    "FAILED",
-    "ERROR",
-    "PROPOSAL_FAILED",
-    "SUPPRESSED",
-    "REMEDIATED",
-    "REJECTED",
-    "APPROVAL_EXPIRED",
-    "ROLLED_BACK",
-    "REMEDIATION_FAILED",
-}
-ACTIVE_STATUSES = {
-    "RECEIVED",
-    "INVESTIGATING",
-    "DIAGNOSED",
-    "PROPOSING",
-    "REVIEWING",
-    "AWAITING_APPROVAL",
-    "REMEDIATING",
-    "VERIFYING",
-    "ROLLING_BACK",
-}
-# An execution that dies here may have changed the account: a person must look (REMEDIATION_FAILED), not FAILED.
-ACTING_STATUSES = {"REMEDIATING", "VERIFYING", "ROLLING_BACK"}
 # Waits for a person, bounded by its own ApprovalTimeoutMinutes: the sweep never stops it.
 WAITING_STATUSES = {"AWAITING_APPROVAL"}
 
