@@ -1,4 +1,4 @@
-"""INVESTIGATING: run the supervisor agent on one incident.
+"""INVESTIGATING: run the investigator agent on one incident.
 
 Input: the incident (``{"incident": {...}}`` or the incident itself). Output (under 256 KB): outcome
 DIAGNOSED or NO_DIAGNOSIS, the diagnosis summary, the diagnosis or its reference, evidence figures and

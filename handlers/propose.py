@@ -1,4 +1,4 @@
-"""PROPOSING: run the resolver agent on a diagnosed incident; guardrails judge what it proposes.
+"""PROPOSING: run the proposer agent on a diagnosed incident; guardrails judge what it proposes.
 
 Input: ``{"incident": {...}, "investigation": {...}}`` (the diagnosis inline or by reference).
 Output: outcome PROPOSAL_READY or NO_PROPOSAL, the proposal (or its reference), counts, metrics, and

@@ -33,7 +33,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         execution_arn=arn,
         execution_status=status,
         bucket=config.artifacts_bucket,
-        topic_arn=config.proposal_topic_arn,
+        topic_arn=config.incident_news_topic_arn,
         link_hours=config.report_link_hours,
         chat_topic_arn=config.chat_topic_arn,
         wait_seconds=config.report_settle_seconds,

@@ -1,6 +1,6 @@
 """Benchmark: what one investigation costs, per fault and for combined faults.
 
-For each case: inject the faults in a fresh lab, let the workload fail, run the supervisor (offline
+For each case: inject the faults in a fresh lab, let the workload fail, run the investigator (offline
 model) through the diagnostics MCP server over HTTP, and report model calls, tool calls and the bytes
 of tool output sent to the model, beside a baseline that calls get_recent_logs, get_iam_state and
 get_lambda_config unconditionally (the fixed gather-everything design). Prints a markdown table.

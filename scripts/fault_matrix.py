@@ -3,7 +3,7 @@
 Every case runs in ONE embedded lab (one LabPipeline: moto, template.yaml deployed, the MCP servers in
 their function-URL processes), refreshed between cases. Alerts enter on the stack's SNS topic, so each
 one takes the deployed path: SNS -> ingest -> Step Functions (the real ASL) -> investigate -> SigV4 MCP
--> diagnostics function URL -> resolver. What EventBridge would do when an execution does not succeed
+-> diagnostics function URL -> proposer. What EventBridge would do when an execution does not succeed
 (run reconcile) the script does, as LabPipeline.run does. Columns:
 
     terminal status   the final status in the incident-state table (of the incident the case is about)
@@ -428,11 +428,11 @@ def no_tool_called(p) -> Row:
         ends = settle(p)
     summarize(p, row, alerts, expected=1)
     row.expect((row.status, row.category) == ("FAILED", "no_evidence"), "not FAILED no_evidence")
-    row.expect(invocations(p, "ProposeFunction") == proposals, "the resolver ran on an unverified diagnosis")
+    row.expect(invocations(p, "ProposeFunction") == proposals, "the proposer ran on an unverified diagnosis")
     row.expect(list(ends.values()) == ["FAILED"], f"execution {ends}")
     row.note = (
         f"The model submits {SUBMIT_DIAGNOSIS} on its first turn, citing get_lambda_config it never called; "
-        "injected into the deployed investigate handler (see the model note). The resolver never ran."
+        "injected into the deployed investigate handler (see the model note). The proposer never ran."
     )
     return row
 
@@ -744,7 +744,7 @@ def edited_reject_link(p) -> Row:
 
 
 def other_account_arn(p) -> Row:
-    """A resolver proposing the same function name in another account: refused by the guardrails, never applied."""
+    """A proposer proposing the same function name in another account: refused by the guardrails, never applied."""
     from langchain_core.messages import AIMessage
 
     from incident_responder.agent.protocol import SUBMIT_PROPOSAL
@@ -791,7 +791,7 @@ def other_account_arn(p) -> Row:
     row.expect(len(rejected) == 1 and not (record.proposal or {}).get("actions"), f"rejected: {rejected}")
     row.expect(any("999999999999" in r and "not this account" in r for r in reasons), f"reasons: {reasons}")
     row.note = (
-        f"The resolver (a canned model in the deployed propose handler) submits update_function_configuration on "
+        f"The proposer (a canned model in the deployed propose handler) submits update_function_configuration on "
         f"{foreign}. Guardrails: {'; '.join(reasons)[:200] or 'nothing rejected'}. Timeout still {timeout} s."
     )
     return row

@@ -177,7 +177,7 @@ def lifecycle(clients, lab_env, dispatcher):
             "InvestigateTimeoutSeconds": 60,
             "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:propose",
             "ProposeTimeoutSeconds": 60,
-            "ProposalTopicArn": clients.get("sns").create_topic(Name="proposals")["TopicArn"],
+            "IncidentNewsTopicArn": clients.get("sns").create_topic(Name="incident-news")["TopicArn"],
             # The first half of the lifecycle ends at PROPOSAL_READY here; test_closed_loop.py runs the rest.
             "RemediationMode": "propose_only",
             "ReviewFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:review",

@@ -1,7 +1,7 @@
 """What one agent run is made of: the agent (its spec), its limits, the state the loop carries, the run's
 context (the models with the tools bound, the executor, the clock) and its outcome.
 
-:mod:`incident_responder.agent.graph` runs the loop over these; each agent (the supervisor, the resolver, the
+:mod:`incident_responder.agent.graph` runs the loop over these; each agent (the investigator, the proposer, the
 critic) is an :class:`AgentSpec`.
 """
 

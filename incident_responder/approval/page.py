@@ -103,7 +103,7 @@ def _action_cards(record: ApprovalRecord) -> str:
         else:
             critic = "<div class=verdict>Critic's verdict: none recorded</div>"
         reasoning = (
-            f"<div class=meta>The resolver model's reasoning (a quote): {e(action.get('reasoning'))}</div>"
+            f"<div class=meta>The proposer model's reasoning (a quote): {e(action.get('reasoning'))}</div>"
             if action.get("reasoning")
             else ""
         )

@@ -3,7 +3,7 @@
 Operator commands (production code only, for the lab or a real account):
   responder onboard FUNCTION                       record a function's baseline
   responder check-alert FILE... [--json]           what ingest would do with each alarm notification
-  responder investigate ALERT.json                 run the supervisor agent on one alert
+  responder investigate ALERT.json                 run the investigator agent on one alert
   responder show INCIDENT_ID                       print a stored incident
   responder report INCIDENT_ID                     write its HTML report (out/INCIDENT_ID/report.html)
   responder pending                                incidents awaiting approval

@@ -259,7 +259,7 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
     # Nobody on the approval topic: every approval expires. Nobody on the proposal topic: news goes unread.
     for output, who, missing in (
         ("ApprovalTopicArn", "approval requests", FAIL),
-        ("ProposalTopicArn", "incident news", WARN),
+        ("IncidentNewsTopicArn", "incident news", WARN),
     ):
         arn = outputs.get(output)
         if not arn:

@@ -192,7 +192,7 @@ def add_commands(sub: Any) -> None:
     """``investigate``, ``show``, ``report``, ``pending`` and ``approve``, on ``responder``'s subcommands."""
     p = sub.add_parser(
         "investigate",
-        help="run the supervisor agent on one alert (CloudWatch alarm or project alert JSON) and store the diagnosis",
+        help="run the investigator agent on one alert (CloudWatch alarm or project alert JSON) and store the diagnosis",
         description="Needs DIAGNOSTICS_MCP_URL (or RESPONDER_MCP_CONFIG), the MCP server's auth (SigV4 with your "
         "credentials, or a bearer key in MCP_API_KEY), and where to store (INCIDENT_CONTEXT_TABLE, ARTIFACTS_BUCKET).",
     )

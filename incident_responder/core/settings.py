@@ -102,7 +102,7 @@ class ReportSettings(FunctionSettings):
     incident_state_table: str = Field(min_length=1)
     incident_context_table: str = Field(min_length=1)
     artifacts_bucket: str = Field(min_length=1)
-    proposal_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
+    incident_news_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
     chat_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
     report_link_hours: float = Field(default=12, gt=0, le=168)
     # How long to wait for the reconcile function's terminal status when an execution did not succeed.

@@ -1,7 +1,7 @@
-"""INVESTIGATING: the diagnostics tools, and the supervisor agent that uses them to diagnose an incident.
+"""INVESTIGATING: the diagnostics tools, and the investigator agent that uses them to diagnose an incident.
 
 investigate   the stage: one investigation, from an Incident to a stored, verified Diagnosis
-investigator  the supervisor agent: its prompt and the incident as it is shown
+investigator  the investigator agent: its prompt and the incident as it is shown
 diagnostics   the read-only diagnostics tools as plain functions returning pydantic results
 arguments     what the MCP tools take: validated types with the JSON schema a model is shown
 telemetry     the log lines and metrics an investigation's result leaves behind

@@ -17,7 +17,7 @@ from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
-from incident_responder.investigation.investigator import SUPERVISOR, incident_message
+from incident_responder.investigation.investigator import INVESTIGATOR, incident_message
 from incident_responder.state.store import RecordStore
 
 INLINE_DIAGNOSIS_LIMIT = 32 * 1024  # larger diagnoses travel by reference (state I/O is capped at 256 KB)
@@ -120,9 +120,9 @@ async def investigate(
     limits: Limits,
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
-    """Run the supervisor on one incident, over sessions to ``servers`` or an open ``provider``."""
+    """Run the investigator on one incident, over sessions to ``servers`` or an open ``provider``."""
     return await run_agent_over_mcp(
-        SUPERVISOR,
+        INVESTIGATOR,
         incident_message(incident),
         model=model,
         servers=servers,

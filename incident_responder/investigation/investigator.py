@@ -1,4 +1,4 @@
-"""The supervisor: investigates an incident with the diagnostics tools and submits a Diagnosis.
+"""The investigator: investigates an incident with the diagnostics tools and submits a Diagnosis.
 
 Its submission is verified mechanically (:mod:`incident_responder.agent.evidence`): pointers that do
 not resolve to this run's tool output are marked unverified and cap the confidence.
@@ -75,8 +75,8 @@ def _post_submit(diagnosis: Diagnosis, results: list[dict[str, Any]]) -> tuple[D
     return verified, report.model_dump()
 
 
-SUPERVISOR = AgentSpec(
-    name="supervisor",
+INVESTIGATOR = AgentSpec(
+    name="investigator",
     system_prompt=SYSTEM_PROMPT,
     terminal_tool=SUBMIT_DIAGNOSIS,
     terminal_description=TERMINAL_DESCRIPTION,

@@ -3,7 +3,7 @@
 Start the lab and deploy ``template.yaml`` into it, create and onboard the sample workload, inject a
 fault (by default the S3 permission revoked), let the function fail and raise its alarm, then follow
 the incident through the state machine state by state: SNS -> ingest -> Step Functions -> the
-supervisor agent over the diagnostics MCP server -> the resolver -> the critic -> an approval request
+investigator agent over the diagnostics MCP server -> the proposer -> the critic -> an approval request
 whose link the lab's person opens and approves -> the remediate function -> the settle wait -> the
 verify function. The execution history and a picture of the path taken are written to ``out/``.
 Finally the workload is invoked again: healthy, with nothing restored by hand.

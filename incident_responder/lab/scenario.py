@@ -151,6 +151,27 @@ Fault = Annotated[
     Field(discriminator="kind"),
 ]
 
+# The fault type each fault kind produces, as the investigator should name it (a kind is how chaos breaks
+# something; a fault type is what a diagnosis calls it): ``memory`` -> ``memory_exhaustion``.
+FAULT_TYPE_OF_KIND: dict[str, FaultType] = {
+    "iam_revoke": FaultType.PERMISSION_LOSS,
+    "throttle": FaultType.THROTTLING,
+    "network_block": FaultType.NETWORK_BLOCK,
+    "timeout": FaultType.TIMEOUT,
+    "memory": FaultType.MEMORY_EXHAUSTION,
+    "bad_deploy": FaultType.DEPLOYMENT_REGRESSION,
+    "kms_disable": FaultType.KMS_KEY_DISABLED,
+    "esm_disable": FaultType.EVENT_SOURCE_DISABLED,
+    "downstream_throttle": FaultType.DEPENDENCY_THROTTLING,
+    "env_var_removed": FaultType.CONFIGURATION_DRIFT,
+    "secret_scheduled_for_deletion": FaultType.DEPENDENCY_MISSING,
+    "queue_visibility": FaultType.EVENT_SOURCE_MISCONFIGURED,
+    "ephemeral_storage": FaultType.STORAGE_EXHAUSTION,
+    "kms_revoke": FaultType.KMS_ACCESS_DENIED,
+    "noisy_neighbor": FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
+    "recursive_loop": FaultType.RECURSIVE_LOOP,
+}
+
 
 class Setup(_Strict):
     """The function's healthy configuration, applied before onboarding (so it is the baseline).

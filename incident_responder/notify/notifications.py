@@ -78,7 +78,7 @@ def proposal_notification(
         if params := _parameters(data):
             lines.append(f"     parameters: {params}")
         if action.reasoning:
-            lines.append(f"     the resolver model's reasoning (a quote): {quote(action.reasoning)}")
+            lines.append(f"     the proposer model's reasoning (a quote): {quote(action.reasoning)}")
     if len(actions) > MAX_ACTIONS_SHOWN:
         lines.append(f"  ... and {len(actions) - MAX_ACTIONS_SHOWN} more in the stored proposal")
     if not actions:

@@ -23,7 +23,7 @@ from incident_responder.core.contracts import Incident, RemediationProposal
 from incident_responder.notify.notifications import Notification, proposal_notification
 from incident_responder.proposal.errors import DiagnosisUnavailableError
 from incident_responder.proposal.guardrails.policy import apply_guardrails
-from incident_responder.proposal.proposer import proposal_message, resolver_spec
+from incident_responder.proposal.proposer import proposal_message, proposer_spec
 from incident_responder.state.store import RecordStore, step_result
 
 INLINE_PROPOSAL_LIMIT = 32 * 1024
@@ -89,7 +89,7 @@ async def propose(
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
     return await run_agent_over_mcp(
-        resolver_spec(guard, incident.incident_id, diagnosis.get("fault_types")),
+        proposer_spec(guard, incident.incident_id, diagnosis.get("fault_types")),
         proposal_message(incident, diagnosis),
         model=model,
         servers=servers,

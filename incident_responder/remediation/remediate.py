@@ -62,7 +62,9 @@ from incident_responder.remediation.ledger import Ledger, LedgerEntry
 
 
 # -- results ----------------------------------------------------------------------------------------
-class ApplyStep(BaseModel):
+class ApplyOutcome(BaseModel):
+    """What applying one approved action did (``ApplyResult.steps``, the stored result's field name)."""
+
     execution_order: int
     action_type: str
     target_resource: str
@@ -73,17 +75,19 @@ class ApplyStep(BaseModel):
 
 class ApplyResult(BaseModel):
     outcome: Literal["APPLIED", "FAILED"]
-    steps: list[ApplyStep] = Field(default_factory=list)
+    steps: list[ApplyOutcome] = Field(default_factory=list)
     failed_step: int | None = None
     error: str | None = None
     finished_at: str
 
     @property
-    def applied(self) -> list[ApplyStep]:
+    def applied(self) -> list[ApplyOutcome]:
         return [s for s in self.steps if s.status in ("applied", "already_applied")]
 
 
-class UndoStep(BaseModel):
+class UndoOutcome(BaseModel):
+    """What undoing one ledger entry did (``RollbackResult.steps``)."""
+
     execution_order: int
     action_type: str
     target_resource: str
@@ -94,7 +98,7 @@ class UndoStep(BaseModel):
 
 class RollbackResult(BaseModel):
     outcome: Literal["ROLLED_BACK", "ROLLBACK_FAILED"]
-    steps: list[UndoStep] = Field(default_factory=list)
+    steps: list[UndoOutcome] = Field(default_factory=list)
     error: str | None = None
 
 
@@ -140,8 +144,8 @@ def check_approval(actions: list[RemediationAction], digest: str | None, approva
 
 
 # -- apply ------------------------------------------------------------------------------------------
-def _step(action: RemediationAction, status: str, detail: str = "", error: str | None = None) -> ApplyStep:
-    return ApplyStep(
+def _outcome(action: RemediationAction, status: str, detail: str = "", error: str | None = None) -> ApplyOutcome:
+    return ApplyOutcome(
         execution_order=action.execution_order,
         action_type=action.action_type.value,
         target_resource=action.target_resource,
@@ -217,15 +221,15 @@ def apply(
     if any(entry is None for entry in entries.values()):
         recorded = load_baseline(clients, incident.function_name, baseline_table)
         baseline, not_restorable = recorded.configuration, recorded.not_restorable_paths()
-    steps: list[ApplyStep] = []
-    failed: ApplyStep | None = None
+    steps: list[ApplyOutcome] = []
+    failed: ApplyOutcome | None = None
     for action in actions:
         if failed is not None:
-            steps.append(_step(action, "not_attempted", "an earlier step failed"))
+            steps.append(_outcome(action, "not_attempted", "an earlier step failed"))
             continue
         entry = entries[action.execution_order]
         if entry is not None and entry.progress == "applied":
-            steps.append(_step(action, "already_applied", f"applied at {entry.applied_at}"))
+            steps.append(_outcome(action, "already_applied", f"applied at {entry.applied_at}"))
             continue
         change = CHANGES[action.action_type]
         params = action.typed_parameters()
@@ -237,19 +241,19 @@ def apply(
                 current = read_function_configuration(clients, incident.function_name)
                 reasons = check_action(action, current, baseline, clients, incident.qualifier, not_restorable)
                 if reasons:
-                    failed = _step(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
+                    failed = _outcome(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)
                     continue
                 entry = ledger.record(action, change.capture(clients, params))
             detail = change.apply(clients, params)
         except AWS_ERRORS as exc:
-            failed = _step(action, "failed", error=describe_error(exc))
+            failed = _outcome(action, "failed", error=describe_error(exc))
             steps.append(failed)
             if entry is not None:
                 _note_failure(ledger, change, clients, params, entry, failed.error or "")
             continue
         ledger.mark(action.execution_order, "applied", after=_read_after(change, clients, params))
-        steps.append(_step(action, "applied", detail))
+        steps.append(_outcome(action, "applied", detail))
     if failed is not None:
         return ApplyResult(
             outcome="FAILED",
@@ -300,7 +304,7 @@ def rollback(
     return RollbackResult(outcome="ROLLED_BACK", steps=steps)
 
 
-def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoStep:
+def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoOutcome:
     action = entry.action
     step = {
         "execution_order": entry.execution_order,
@@ -308,9 +312,9 @@ def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoStep:
         "target_resource": action.target_resource,
     }
     if entry.progress == "undone":
-        return UndoStep(**step, status="undone", detail=f"undone at {entry.undone_at}")
+        return UndoOutcome(**step, status="undone", detail=f"undone at {entry.undone_at}")
     if entry.progress == "failed":
-        return UndoStep(**step, status="not_applied", detail=f"never applied ({entry.error or 'refused'})")
+        return UndoOutcome(**step, status="not_applied", detail=f"never applied ({entry.error or 'refused'})")
     change = CHANGES[action.action_type]
     params = action.typed_parameters()
     error = None
@@ -343,6 +347,6 @@ def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoStep:
         error = describe_error(exc)
     if error is None:
         ledger.mark(entry.execution_order, "undone")
-        return UndoStep(**step, status="undone", detail=detail)
+        return UndoOutcome(**step, status="undone", detail=detail)
     ledger.mark(entry.execution_order, "undo_failed", error=error)
-    return UndoStep(**step, status="undo_failed", error=error)
+    return UndoOutcome(**step, status="undo_failed", error=error)

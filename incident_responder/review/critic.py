@@ -26,7 +26,7 @@ from incident_responder.investigation.investigator import incident_blocks
 from incident_responder.proposal.proposer import diagnosis_facts, lookups_for
 
 CRITIC_RECURSION_LIMIT = 8
-# What the critic is shown of each action: what it changes, never the resolver's risk or approval flags.
+# What the critic is shown of each action: what it changes, never the proposer's risk or approval flags.
 ACTION_FIELDS = ("execution_order", "fault_type", "action_type", "target_resource", "parameters", "reasoning")
 
 SYSTEM_PROMPT = f"""You are a senior SRE reviewing remediation actions another agent proposed for a diagnosed

@@ -181,8 +181,8 @@ def sweep_stuck(
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def states_entered(sfn: Any, execution_arn: str) -> list[str]:
-    """The path taken: names of the states entered, in order (from GetExecutionHistory)."""
+def execution_path(sfn: Any, execution_arn: str) -> list[str]:
+    """The path an execution took: the states it entered, in order (:func:`entered_states` of its history)."""
     return entered_states(history(sfn, execution_arn))
 
 

@@ -10,7 +10,7 @@ from botocore.stub import Stubber
 from incident_responder.agent.errors import ModelAuthError, ModelConfigError, ModelTransientError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
-from incident_responder.investigation.investigator import SUPERVISOR
+from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import diagnosis, logs_provider
 
 
@@ -46,7 +46,7 @@ def bedrock():
 
 
 def run(model, provider=None):
-    return anyio.run(lambda: run_agent(SUPERVISOR, model, provider or logs_provider(), "<incident>{}</incident>"))
+    return anyio.run(lambda: run_agent(INVESTIGATOR, model, provider or logs_provider(), "<incident>{}</incident>"))
 
 
 def test_tool_use_round_trip_and_usage_from_the_parts(bedrock):

@@ -20,10 +20,10 @@ from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 from incident_responder.remediation import lease as function_lease
 from incident_responder.reporting.report import collect, render_html
 from incident_responder.state.lifecycle import (
+    execution_path,
     get_incident_state,
     history,
     reconcile_execution,
-    states_entered,
     sweep_stuck,
 )
 from tests.functional.test_state_machine import HAPPY, diagnosed, proposed, start
@@ -172,7 +172,7 @@ def loop(clients, lifecycle, dispatcher):  # noqa: F811 - the deploy fixture
     """Deploys the lifecycle in closed_loop mode with scripted functions; returns a runner."""
     sqs, sns = clients.get("sqs"), clients.get("sns")
     inboxes = {}
-    for topic in ("proposals", "operators"):
+    for topic in ("incident-news", "operators"):
         queue = sqs.create_queue(QueueName=f"inbox-{topic}")["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         sns.subscribe(TopicArn=sns.create_topic(Name=topic)["TopicArn"], Protocol="sqs", Endpoint=arn)
@@ -197,7 +197,7 @@ def loop(clients, lifecycle, dispatcher):  # noqa: F811 - the deploy fixture
         if not wait:
             return machine
         incident, execution = start(clients, machine)
-        visited = states_entered(clients.get("stepfunctions"), execution["executionArn"])
+        visited = execution_path(clients.get("stepfunctions"), execution["executionArn"])
         return incident, execution, visited, get_incident_state(clients, incident.incident_id)
 
     def messages(topic):
@@ -246,7 +246,7 @@ def test_approved_by_a_person_applied_verified_remediated(clients, loop):
     (applied,) = remediator.calls
     assert applied["operation"] == "apply" and applied["actions"] == ACTIONS
     assert applied["actions_digest"] == DIGEST and applied["approval"]["decided_by"] == "alice@example.com"
-    subjects = [m["Subject"] for m in loop.messages("proposals")]
+    subjects = [m["Subject"] for m in loop.messages("incident-news")]
     assert f"Remediated: data-processor ({incident.incident_id})" in subjects
 
 
@@ -342,7 +342,7 @@ def test_failed_remediation_or_verification_rolls_back(clients, loop, remediator
     assert state["undo_json"]["outcome"] == "ROLLED_BACK"
     undo = remediator.calls[-1]
     assert undo["operation"] == "rollback" and undo["reason"].startswith(reason)
-    subjects = [m["Subject"] for m in loop.messages("proposals")]
+    subjects = [m["Subject"] for m in loop.messages("incident-news")]
     assert any(s.startswith("Rolled back") for s in subjects), subjects
 
 
@@ -395,7 +395,7 @@ def test_the_operator_alarm_is_retried_when_sns_fails_for_a_moment(clients, loop
 def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loop, lifecycle, dispatcher):  # noqa: F811
     machine = loop(wait=False, RemediationMode="propose_only")
     incident, execution = start(clients, machine)
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
     def nothing(event, context):
@@ -404,7 +404,7 @@ def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loo
     dispatcher.register("propose", nothing)
     machine = lifecycle(RemediationMode="closed_loop")
     incident, execution = start(clients, machine, at="2026-11-23T04:01:00Z")
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["Closed loop?", "Done"]
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["Closed loop?", "Done"]
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
@@ -513,6 +513,6 @@ def test_a_function_another_incident_keeps_remediating_is_waited_for_then_handed
     assert visited[-3:] == ["Handed over", "ERROR", "Incident error"]
     assert (state["status"], state["error_category"]) == ("ERROR", "function_busy")
     assert "incident inc-other is remediating data-processor" in state["error_reason"]
-    (said,) = [m for m in loop.messages("proposals") if m["Subject"].startswith("Handed over")]
+    (said,) = [m for m in loop.messages("incident-news") if m["Subject"].startswith("Handed over")]
     assert said["Subject"] == f"Handed over, needs a person: data-processor ({incident.incident_id})"
     assert "Nothing was applied for it" in said["Message"] and "1. restore_iam_policy on" in said["Message"]

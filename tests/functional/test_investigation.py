@@ -1,4 +1,4 @@
-"""The supervisor with the offline model, against the lab, through the real MCP server over HTTP."""
+"""The investigator with the offline model, against the lab, through the real MCP server over HTTP."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_offline_supervisor_diagnoses_each_fault(clients, configured, case):
+def test_offline_investigator_diagnoses_each_fault(clients, configured, case):
     faults, workload, expected = CASES[case]
     incident = incident_after(clients, faults, **workload)
     result, run = investigate_as_deployed(incident, clients)

@@ -20,7 +20,7 @@ from incident_responder.lab.pipeline.artifacts import write_artifacts
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Scenario, Setup, load_scenario
 from incident_responder.state import keys
-from incident_responder.state.lifecycle import get_incident_state, states_entered
+from incident_responder.state.lifecycle import execution_path, get_incident_state
 from tests.functional.test_state_machine import HAPPY
 from tests.report_checks import assert_report
 
@@ -91,7 +91,7 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
     sqs, sns = pipeline.clients.get("sqs"), pipeline.clients.get("sns")
     inbox = sqs.create_queue(QueueName="proposal-inbox")["QueueUrl"]
     inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=pipeline.stack.output("ProposalTopicArn"), Protocol="sqs", Endpoint=inbox_arn)
+    sns.subscribe(TopicArn=pipeline.stack.output("IncidentNewsTopicArn"), Protocol="sqs", Endpoint=inbox_arn)
     record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
     assert record.status == "PROPOSAL_READY"
     # propose_only: the proposal is the end, and the account is exactly as the alert found it.
@@ -238,7 +238,7 @@ def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigat
             e["status"],
             e.get("error"),
             e.get("cause"),
-            states_entered(pipeline.clients.get("stepfunctions"), e["executionArn"])[-4:],
+            execution_path(pipeline.clients.get("stepfunctions"), e["executionArn"])[-4:],
         )
         for name, e in followed.items()
         if e["status"] != "SUCCEEDED"

@@ -111,7 +111,7 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
         "import sys\n"
         "import handlers.propose\n"
         "def broken(event, context):\n"
-        "    raise RuntimeError('resolver down')\n"
+        "    raise RuntimeError('proposer down')\n"
         "handlers.propose.handler = broken  # the lab deploys the handler the template names: this one\n"
         "import incident_responder.lab.pipeline.startup\n"
         "incident_responder.lab.pipeline.startup.WORKERS_BY_DEFAULT = False  # handlers in this process, the broken one\n"
@@ -125,4 +125,4 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
     assert out.returncode == 1
     (page,) = (tmp_path / "out").glob("*/report.html")
     assert_report(page.read_text(), "PROPOSAL_FAILED")
-    assert "resolver down" in page.read_text()
+    assert "proposer down" in page.read_text()

@@ -11,7 +11,7 @@ from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.engine import wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
 from incident_responder.lab.moto_patches.stepfunctions import instant_retries
-from incident_responder.state.lifecycle import execution_input, get_incident_state, states_entered
+from incident_responder.state.lifecycle import execution_input, execution_path, get_incident_state
 
 FOLDER = Path(__file__).parents[1] / "statemachine"
 EXPECTED = json.loads((FOLDER / "expected.json").read_text())
@@ -36,7 +36,7 @@ def test_mock_config_case(clients, lifecycle, dispatcher, case):
         execution = wait_for_execution(sfn, arn)
     expected = EXPECTED[case]
     assert execution["status"] == expected["execution"]
-    assert states_entered(sfn, arn)[-2:] == expected["last_states"]
+    assert execution_path(sfn, arn)[-2:] == expected["last_states"]
     state = get_incident_state(clients, incident.incident_id)
     assert state["status"] == expected["status"]
     assert state.get("error_category") == expected.get("error_category")

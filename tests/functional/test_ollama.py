@@ -13,7 +13,7 @@ import pytest
 
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
-from incident_responder.investigation.investigator import SUPERVISOR
+from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import diagnosis, logs_provider, model_endpoint
 
 pytest.importorskip("langchain_ollama", reason="the ollama extra is not installed")
@@ -53,7 +53,7 @@ def test_ollama_endpoint_runs_the_agent_loop(endpoint):
     base_url, script, received = endpoint
     script += [chunk("get_recent_logs", {"lambda_name": "f"}), chunk("submit_diagnosis", diagnosis())]
     model = create_chat_model("ollama:local-model", base_url=base_url)
-    result = anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
+    result = anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
     assert result.end_reason == "submitted" and result.payload.evidence[0].verified
     assert (result.usage.input_tokens, result.usage.output_tokens) == (400, 40)
     path, first = received[0]

@@ -10,7 +10,7 @@ import pytest
 from incident_responder.agent.errors import ModelAuthError, ModelTransientError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
-from incident_responder.investigation.investigator import SUPERVISOR
+from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import diagnosis, logs_provider, model_endpoint
 
 pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
@@ -67,7 +67,7 @@ def test_openai_compatible_endpoint_runs_the_agent_loop(endpoint):
     ]
     model = create_chat_model("openai:local-model")
     model.max_retries = 0
-    result = anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
+    result = anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
     assert result.end_reason == "submitted" and result.payload.evidence[0].verified
     assert (result.usage.input_tokens, result.usage.output_tokens) == (400, 40)
     assert {t["function"]["name"] for t in received[0]["tools"]} == {"get_recent_logs", "submit_diagnosis"}
@@ -82,4 +82,4 @@ def test_openai_compatible_errors_are_typed(endpoint, status, raised):
     model = create_chat_model("openai:local-model")
     model.max_retries = 0
     with pytest.raises(raised):
-        anyio.run(lambda: run_agent(SUPERVISOR, model, logs_provider(), "<incident>{}</incident>"))
+        anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))

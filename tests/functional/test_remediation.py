@@ -1,4 +1,4 @@
-"""Remediation lookups per fault, guardrails, the resolver (scripted and offline), and applying proposals (executor)."""
+"""Remediation lookups per fault, guardrails, the proposer (scripted and offline), and applying proposals (executor)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from incident_responder.proposal.lookups.concurrency import get_concurrency_rest
 from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
 from incident_responder.proposal.lookups.iam import get_iam_restore_info
 from incident_responder.proposal.lookups.network import get_network_restore_info
-from incident_responder.proposal.proposer import proposal_message, resolver_spec
+from incident_responder.proposal.proposer import proposal_message, proposer_spec
 from incident_responder.remediation import remediate as executor
 from tests.fakes import (
     ScriptedChatModel,
@@ -127,7 +127,7 @@ def test_lookups_without_baseline_or_function_are_errors(clients, sample):
         assert "no baseline recorded" in tool(clients, FN).error
 
 
-# -- the resolver ---------------------------------------------------------------------------------
+# -- the proposer ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def servers(lab):
     with mcp_servers(lab.env, KEY) as urls:
@@ -181,7 +181,7 @@ def apply_as_approved(clients, sample, incident, actions: list[dict]) -> executo
 
 
 @pytest.mark.parametrize("case", list(FAULT_CASES))
-def test_offline_resolver_proposes_and_applying_it_heals_the_workload(clients, configured, case):
+def test_offline_proposer_proposes_and_applying_it_heals_the_workload(clients, configured, case):
     inject(clients, *FAULT_CASES[case])
     burst = DataProcessor(clients).invoke(3)
     incident = parse_alert(burst.alert)
@@ -253,7 +253,7 @@ def test_whatever_the_model_says_guardrails_decide(clients, configured):
     assert "AdministratorAccess was not attached in the baseline" in reasons and "wildcard" in reasons
 
 
-def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured):
+def test_mismatched_parameters_are_sent_back_to_the_proposer(clients, configured):
     from tests.fakes import logs_provider
 
     incident = parse_alert({"function_name": FN, "detected_at": "2026-11-23T04:00:00Z", "error_type": "X"})
@@ -277,7 +277,7 @@ def test_mismatched_parameters_are_sent_back_to_the_resolver(clients, configured
     model = ScriptedChatModel(responses=[call(bad, 1), call(good, 2)])
     run = anyio.run(
         lambda: run_agent(
-            resolver_spec(None, incident.incident_id),
+            proposer_spec(None, incident.incident_id),
             model,
             logs_provider(),
             proposal_message(incident, {"fault_types": ["unknown"]}),

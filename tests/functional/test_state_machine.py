@@ -15,11 +15,11 @@ from incident_responder.reporting.report import collect, render_html
 from incident_responder.state import keys
 from incident_responder.state.lifecycle import (
     execution_input,
+    execution_path,
     get_incident_state,
     history,
     reconcile_execution,
     state_table_name,
-    states_entered,
 )
 from tests.report_checks import assert_report
 
@@ -114,11 +114,11 @@ def test_happy_path(clients, lifecycle, dispatcher):
     sqs = clients.get("sqs")
     queue = sqs.create_queue(QueueName="operator")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    topic = clients.get("sns").create_topic(Name="proposals")["TopicArn"]
+    topic = clients.get("sns").create_topic(Name="incident-news")["TopicArn"]
     clients.get("sns").subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "SUCCEEDED"
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
     state = get_incident_state(clients, incident.incident_id)
     assert state["status"] == "PROPOSAL_READY"
     assert (state["proposed_actions"], state["rejected_actions"]) == (1, 0)
@@ -179,7 +179,7 @@ def test_model_auth_error_goes_to_error_without_retry(clients, lifecycle, dispat
     dispatcher.register("investigate", denied)
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "FAILED" and len(calls) == 1
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["ERROR", "Incident error"]
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["ERROR", "Incident error"]
     state = get_incident_state(clients, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("ERROR", "model_auth")
     assert state["error_reason"].startswith("ModelAuthError: AccessDeniedException")
@@ -256,7 +256,7 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
     assert "data-processor already had 2 incidents this hour" in suppressed["error_reason"]
     assert suppressed["ended_at"] == suppressed["updated_at"]
     # Recorded, not failed: a storm raises no failure alarm.
-    assert execution["status"] == "SUCCEEDED" and states_entered(
+    assert execution["status"] == "SUCCEEDED" and execution_path(
         clients.get("stepfunctions"), execution["executionArn"]
     )[-2:] == ["SUPPRESSED", "Suppressed"]
     # Another function still gets investigated while data-processor is over its budget.
@@ -296,7 +296,7 @@ def test_a_throttled_state_write_is_retried_not_the_end_of_the_incident(
     finally:
         lab.clear_failures()
     assert execution["status"] == "SUCCEEDED", (execution.get("error"), execution.get("cause"))
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
     assert len(delays) == 2 and all(0 <= d <= 2 for d in delays), delays  # jittered, from one second
 
@@ -312,7 +312,7 @@ def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
         "executionArn"
     ]
     assert wait_for_execution(sfn, arn)["status"] == "SUCCEEDED"
-    assert states_entered(sfn, arn) == ["RECEIVED", "Already recorded"]
+    assert execution_path(sfn, arn) == ["RECEIVED", "Already recorded"]
     assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
@@ -412,7 +412,7 @@ def test_transient_errors_are_retried_with_jittered_backoff_and_auth_never(
 
 
 @pytest.mark.parametrize(
-    "resolver, category",
+    "proposer, category",
     [
         (
             lambda event, context: (_ for _ in ()).throw(
@@ -430,15 +430,15 @@ def test_transient_errors_are_retried_with_jittered_backoff_and_auth_never(
         ),
         (lambda event, context: time.sleep(1.5) or proposed(event, context), "timeout"),
     ],
-    ids=["resolver-error", "no-proposal", "resolver-timeout"],
+    ids=["proposer-error", "no-proposal", "proposer-timeout"],
 )
-def test_proposal_failures_end_in_proposal_failed(clients, lifecycle, dispatcher, resolver, category):
+def test_proposal_failures_end_in_proposal_failed(clients, lifecycle, dispatcher, proposer, category):
     dispatcher.register("investigate", diagnosed)
-    dispatcher.register("propose", resolver)
+    dispatcher.register("propose", proposer)
     with instant_retries():
         incident, execution = start(clients, lifecycle(ProposeTimeoutSeconds=1))
     assert execution["status"] == "FAILED"
-    assert states_entered(clients.get("stepfunctions"), execution["executionArn"])[-2:] == [
+    assert execution_path(clients.get("stepfunctions"), execution["executionArn"])[-2:] == [
         "PROPOSAL_FAILED",
         "Proposal failed",
     ]

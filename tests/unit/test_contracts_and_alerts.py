@@ -156,7 +156,7 @@ def test_alert_text_reaches_the_model_quoted_as_untrusted_data():
     assert seen["function_name"] == "data-processor" and seen["error_message"] == HOSTILE
 
 
-def test_the_resolver_sees_the_diagnosis_as_untrusted_data():
+def test_the_proposer_sees_the_diagnosis_as_untrusted_data():
     from incident_responder.proposal.proposer import SYSTEM_PROMPT, proposal_message
 
     incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z"})

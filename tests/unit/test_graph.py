@@ -11,7 +11,7 @@ from incident_responder.agent.errors import ModelAuthError, ModelTransientError
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.spec import Limits
 from incident_responder.agent.tools import RawToolResult
-from incident_responder.investigation.investigator import SUPERVISOR
+from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import LOGS, ScriptedChatModel, call, diagnosis, logs_provider
 
 
@@ -20,7 +20,7 @@ def run(model, provider=None, limits=None, remaining_ms=None):
     limits = limits or Limits()
     return anyio.run(
         lambda: run_agent(
-            SUPERVISOR, model, provider, "<incident>{}</incident>", limits=limits, remaining_ms=remaining_ms
+            INVESTIGATOR, model, provider, "<incident>{}</incident>", limits=limits, remaining_ms=remaining_ms
         )
     ), provider
 

@@ -1,4 +1,4 @@
-"""The offline resolver and critic on the failure catalogue's faults, with scripted remediation lookups (the shape
+"""The offline proposer and critic on the failure catalogue's faults, with scripted remediation lookups (the shape
 get_secret_restore_info, get_queue_restore_info and get_function_config_restore_info return): the three restores
 copied and judged, and what a person is told for the four faults no action fixes."""
 
@@ -69,7 +69,7 @@ def test_each_catalogue_fault_with_an_action_is_looked_up_by_its_own_lookup():
 
 
 @pytest.mark.parametrize("tool", list(LOOKUPS))
-def test_the_resolver_copies_the_lookups_restore_for_each_catalogue_fault(tool):
+def test_the_proposer_copies_the_lookups_restore_for_each_catalogue_fault(tool):
     action = LOOKUPS[tool]
     proposal, called = propose(diagnosis(action["fault_type"]), {tool: result_for(tool, action)})
     assert called == [tool]
@@ -91,7 +91,7 @@ def test_the_three_at_once_are_ordered_by_the_contracts_priority():
 
 # -- what a person is told for the faults no action fixes ------------------------------------------------------
 def pointer(tool: str, field: str, value: str, verified: bool = True) -> dict[str, Any]:
-    """An evidence pointer; the resolver is shown only verified ones (diagnosis_facts)."""
+    """An evidence pointer; the proposer is shown only verified ones (diagnosis_facts)."""
     return {"tool": tool, "field": field, "value": value, "interpretation": "seen", "verified": verified}
 
 

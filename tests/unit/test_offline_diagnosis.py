@@ -1,4 +1,4 @@
-"""The offline supervisor on scripted tool results: the new faults (a bad deployment, a disabled key, a
+"""The offline investigator on scripted tool results: the new faults (a bad deployment, a disabled key, a
 disabled event source mapping, a throttled dependency), Node.js errors, and each combined with an older fault.
 
 Tool results are built the way the diagnostics tools build them (their own models and log parser), served
@@ -21,7 +21,7 @@ from incident_responder.agent.offline import Observations
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
 from incident_responder.core.contracts import Incident
 from incident_responder.investigation.diagnostics import MAX_MESSAGE_CHARS, ConfigDrift, RecentLogs, fold_events
-from incident_responder.investigation.investigator import SUPERVISOR, incident_message
+from incident_responder.investigation.investigator import INVESTIGATOR, incident_message
 from tests.fakes import NAME_SCHEMA
 
 FN = "orders-api"
@@ -156,10 +156,12 @@ def returning(result: dict[str, Any]):
 
 
 def diagnose(the_incident: Incident, **results: dict[str, Any]):
-    """Run the offline supervisor with these tool results; (diagnosis, run, the tools called in each turn)."""
+    """Run the offline investigator with these tool results; (diagnosis, run, the tools called in each turn)."""
     tools = {name: (ToolSpec(name, name, NAME_SCHEMA), returning(result)) for name, result in results.items()}
     provider = InMemoryToolProvider(tools)
-    run = anyio.run(lambda: run_agent(SUPERVISOR, offline.OfflineChatModel(), provider, incident_message(the_incident)))
+    run = anyio.run(
+        lambda: run_agent(INVESTIGATOR, offline.OfflineChatModel(), provider, incident_message(the_incident))
+    )
     assert run.end_reason == "submitted", run.end_reason
     assert all(args == {"lambda_name": FN} for _, args in provider.calls)
     # Every claim points at this run's tool output (an unknown cause has nothing to point at).

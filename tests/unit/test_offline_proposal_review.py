@@ -1,4 +1,4 @@
-"""The offline resolver and critic on the new faults, with scripted remediation lookups (the shape the
+"""The offline proposer and critic on the new faults, with scripted remediation lookups (the shape the
 remediation server's get_alias_restore_info, get_kms_restore_info and get_event_source_restore_info return)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from incident_responder.core.contracts import (
     Incident,
     RemediationAction,
 )
-from incident_responder.proposal.proposer import SYSTEM_PROMPT, proposal_message, resolver_spec
+from incident_responder.proposal.proposer import SYSTEM_PROMPT, proposal_message, proposer_spec
 from incident_responder.review.critic import CRITIC, review_message
 from tests.fakes import NAME_SCHEMA
 
@@ -98,7 +98,7 @@ def propose(the_diagnosis: dict[str, Any], results: dict[str, dict[str, Any]]):
     tools = provider(results)
     run = anyio.run(
         lambda: run_agent(
-            resolver_spec(None, INCIDENT.incident_id),
+            proposer_spec(None, INCIDENT.incident_id),
             offline.OfflineChatModel(),
             tools,
             proposal_message(INCIDENT, the_diagnosis),
@@ -108,17 +108,17 @@ def propose(the_diagnosis: dict[str, Any], results: dict[str, dict[str, Any]]):
     return run.payload, [name for name, _ in tools.calls]
 
 
-def test_every_fault_with_an_action_has_a_lookup_the_resolver_may_call_and_a_no_drift_field():
+def test_every_fault_with_an_action_has_a_lookup_the_proposer_may_call_and_a_no_drift_field():
     assert set(LOOKUP_FOR_FAULT) == {str(f) for f in ACTION_FOR_FAULT}
     assert set(LOOKUP_FOR_FAULT.values()) <= REMEDIATION_TOOLS
     assert set(offline.NO_DRIFT) == {str(f) for f in ACTION_FOR_FAULT}
-    # The resolver's prompt names every unresolvable fault from the contract, not a set of its own.
+    # The proposer's prompt names every unresolvable fault from the contract, not a set of its own.
     assert all(f.value in SYSTEM_PROMPT for f in UNRESOLVABLE_FAULTS)
     assert FaultType.DEPENDENCY_THROTTLING in UNRESOLVABLE_FAULTS
 
 
 @pytest.mark.parametrize("tool", list(LOOKUPS))
-def test_the_resolver_copies_the_lookups_restore_for_each_new_fault(tool):
+def test_the_proposer_copies_the_lookups_restore_for_each_new_fault(tool):
     action = LOOKUPS[tool]
     proposal, called = propose(diagnosis(action["fault_type"]), {tool: lookup(action)})
     assert called == [tool]

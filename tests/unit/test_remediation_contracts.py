@@ -75,9 +75,9 @@ def test_a_proposal_with_only_unresolvable_faults_is_valid():
 # -- what a hosted model sees: submit_proposal's schema ----------------------------------------------
 def submit_proposal_schema() -> dict:
     from incident_responder.agent.spec import model_tool_schema
-    from incident_responder.proposal.proposer import resolver_spec
+    from incident_responder.proposal.proposer import proposer_spec
 
-    return model_tool_schema(resolver_spec(None, "i-1").payload_model)
+    return model_tool_schema(proposer_spec(None, "i-1").payload_model)
 
 
 def test_submit_proposal_publishes_every_action_types_parameter_names():

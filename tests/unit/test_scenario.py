@@ -125,3 +125,28 @@ def test_a_file_that_is_not_utf8_names_the_byte(tmp_path):
     bad.write_bytes(b"name: t\nfaults: []\n# \xff\xfe\n")
     with pytest.raises(ScenarioError, match=r"bad.yaml: not UTF-8 text \(invalid start byte at byte 21\)"):
         load_scenario(bad)
+
+
+def test_every_fault_kind_maps_to_one_fault_type():
+    from typing import get_args
+
+    from incident_responder.lab.scenario import FAULT_TYPE_OF_KIND, Fault
+
+    kinds = {get_args(m.model_fields["kind"].annotation)[0] for m in get_args(get_args(Fault)[0])}
+    assert set(FAULT_TYPE_OF_KIND) == kinds and len(kinds) == 16
+    assert all(isinstance(t, FaultType) for t in FAULT_TYPE_OF_KIND.values())
+
+
+def test_the_corpus_expects_the_fault_types_its_kinds_produce():
+    from pathlib import Path
+
+    from incident_responder.lab.scenario import FAULT_TYPE_OF_KIND
+
+    checked = 0
+    for path in sorted((Path(__file__).parents[2] / "scenarios").glob("*.yaml")):
+        scenario = load_scenario(path)
+        if scenario.faults:
+            produced = {FAULT_TYPE_OF_KIND[f.kind] for f in scenario.faults}
+            assert set(scenario.expect.fault_types) == produced, path.name
+            checked += 1
+    assert checked >= 40

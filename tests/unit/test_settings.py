@@ -17,7 +17,7 @@ from incident_responder.core.settings import (
     at_cold_start,
     deadline_buffer_ms,
 )
-from incident_responder.investigation.investigator import SUPERVISOR
+from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import logs_provider
 
 INVESTIGATE = {
@@ -94,7 +94,7 @@ def test_a_60_second_timeout_still_investigates():
     incident = '<incident>\n{"function_name": "f", "incident_id": "i", "metric_name": "Errors"}\n</incident>'
     run = anyio.run(
         lambda: run_agent(
-            SUPERVISOR,
+            INVESTIGATOR,
             create_chat_model("offline"),
             logs_provider(),
             incident,

@@ -63,7 +63,7 @@ def _substitutions() -> dict[str, str]:
         "InvestigateTimeoutSeconds": "300",
         "ProposeFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Propose-ABC",
         "ProposeTimeoutSeconds": "180",
-        "ProposalTopicArn": "arn:aws:sns:us-east-1:123456789012:incident-responder-remediation-proposals",
+        "IncidentNewsTopicArn": "arn:aws:sns:us-east-1:123456789012:incident-responder-incident-news",
         "IncidentTtlSeconds": "7*86400",
         "RemediationMode": "closed_loop",
         "ReviewFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:incident-responder-Review-ABC",

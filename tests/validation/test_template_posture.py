@@ -703,7 +703,7 @@ def test_the_report_function_reads_the_incident_and_writes_only_reports():
         "/reports/*" in r for a, r in granted if a == "s3:PutObject"
     )
     assert all("/reports/*" in r or "/incidents/*" in r for a, r in granted if a == "s3:GetObject")
-    assert allows(statements, "sns:Publish", "ProposalTopic") and allows(
+    assert allows(statements, "sns:Publish", "IncidentNewsTopic") and allows(
         statements, "kms:GenerateDataKey*", "TopicsKey"
     )
     # Every end of this state machine's executions reaches it (the reconcile function only the failed ones).
@@ -968,3 +968,11 @@ SIGNALS_STATEMENTS = {
     "ReadVersionsAndDestinations": ["lambda:GetFunctionEventInvokeConfig", "lambda:ListVersionsByFunction"],
     "ReadDependencyTables": ["dynamodb:DescribeTable"],
 }
+
+
+def test_the_renamed_news_topic_keeps_its_old_output_name():
+    """IncidentNewsTopic was ProposalTopic: the old output still answers, with the same topic."""
+    outputs = SAM["Outputs"]
+    assert ref_name(outputs["IncidentNewsTopicArn"]["Value"]) == "IncidentNewsTopic"
+    assert ref_name(outputs["ProposalTopicArn"]["Value"]) == "IncidentNewsTopic"
+    assert "ProposalTopic" not in SAM["Resources"]

@@ -86,7 +86,7 @@ def machine(localstack):
             "InvestigateTimeoutSeconds": 30,
             "ProposeFunctionArn": "arn:aws:lambda:us-east-1:000000000000:function:propose",
             "ProposeTimeoutSeconds": 30,
-            "ProposalTopicArn": "arn:aws:sns:us-east-1:000000000000:proposals",
+            "IncidentNewsTopicArn": "arn:aws:sns:us-east-1:000000000000:incident-news",
             "IncidentTtlSeconds": 604800,
             # The MockConfigFile cases end at PROPOSAL_READY: the closed loop is not part of them.
             "RemediationMode": "propose_only",

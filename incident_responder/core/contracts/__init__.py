@@ -12,7 +12,7 @@ diagnosis   what the investigating agent concluded; severity, confidence and ris
 usage       the tokens an agent's run used
 parameters  the parameters of each action type
 actions     a remediation action, a rejected action, the proposal that orders them
-submission  what the resolver model submits (actions typed per action type)
+submission  what the proposer model submits (actions typed per action type)
 verdicts    the critic's verdict on each action, and what it submits
 approval    who approved which actions, and the digest of exactly those actions
 """
@@ -20,7 +20,7 @@ approval    who approved which actions, and the digest of exactly those actions
 from incident_responder.core.contracts.actions import RejectedAction, RemediationAction, RemediationProposal
 from incident_responder.core.contracts.approval import ApprovalChannel, ApprovalDecision, actions_digest
 from incident_responder.core.contracts.base import Contract, build_all
-from incident_responder.core.contracts.diagnosis import Confidence, Diagnosis, RemediationStep, RiskLevel, Severity
+from incident_responder.core.contracts.diagnosis import Confidence, Diagnosis, RemediationAdvice, RiskLevel, Severity
 from incident_responder.core.contracts.evidence import EvidencePointer
 from incident_responder.core.contracts.faults import (
     ACTION_FOR_FAULT,
@@ -106,7 +106,7 @@ __all__ = [
     "RejectedAction",
     "RemediationAction",
     "RemediationProposal",
-    "RemediationStep",
+    "RemediationAdvice",
     "RestoreIamPolicyParams",
     "RestoreNetworkEgressParams",
     "RestoreQueueAttributesParams",

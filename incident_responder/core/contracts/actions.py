@@ -44,7 +44,7 @@ class RejectedAction(Contract):
 
 
 class RemediationProposal(Contract):
-    """What the resolver proposes; the validator orders actions by fault priority and numbers them."""
+    """What the proposer proposes; the validator orders actions by fault priority and numbers them."""
 
     model_config = ConfigDict(extra="forbid")
 

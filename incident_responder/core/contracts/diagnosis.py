@@ -15,7 +15,12 @@ Confidence = Literal["high", "medium", "low"]
 RiskLevel = Literal["low", "medium", "high"]
 
 
-class RemediationStep(Contract):
+class RemediationAdvice(Contract):
+    """Free-text advice in a diagnosis, for a person; never executed (a :class:`RemediationAction` is).
+
+    A diagnosis keeps it in ``remediation_plan``, the field name stored diagnoses and the model's tool
+    schema already use."""
+
     model_config = ConfigDict(extra="forbid")
 
     action: str = Field(min_length=3, max_length=300)
@@ -36,7 +41,7 @@ class Diagnosis(Contract):
     severity: Severity
     confidence: Confidence
     evidence: list[EvidencePointer] = Field(default_factory=list)
-    remediation_plan: list[RemediationStep] = Field(default_factory=list)
+    remediation_plan: list[RemediationAdvice] = Field(default_factory=list)
     investigation_gaps: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

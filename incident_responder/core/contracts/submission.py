@@ -1,4 +1,4 @@
-"""PROPOSING: what the resolver model submits, its actions typed per action type, and the proposal it becomes."""
+"""PROPOSING: what the proposer model submits, its actions typed per action type, and the proposal it becomes."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from incident_responder.core.contracts.parameters import (
 )
 
 
-# -- what the resolver model submits ----------------------------------------------------------------
+# -- what the proposer model submits ----------------------------------------------------------------
 # The model-facing shape of an action: its parameters typed per action type, published to the model as
 # a union discriminated by ``action_type``, so a hosted model sees every parameter name it must give.
 # It has no risk_level, requires_approval, execution_order or rejected_actions: deterministic code sets those.

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from incident_responder.lab.emulation.invocation import BurstResult
 from incident_responder.lab.tokens import AGENTS
 from incident_responder.reporting.view import APPROVAL_KEYS
-from incident_responder.state.lifecycle import TERMINAL_STATUSES, get_incident_state, states_entered
+from incident_responder.state.lifecycle import TERMINAL_STATUSES, execution_path, get_incident_state
 from incident_responder.state.store import load_record
 
 # The lifecycle's failure ends (the other terminal statuses are not failures).
@@ -80,7 +80,7 @@ class IncidentRecords:
         metrics = summary.get("metrics", {})
         proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
         proposal_metrics = proposal_record.get("metrics", {})
-        visited = states_entered(sfn, execution["executionArn"])
+        visited = execution_path(sfn, execution["executionArn"])
         timings = {k: state[k] for k in TIMINGS if k in state}
         review_record = (load_record(self.clients, incident_id, "review") or {}).get("summary", {})
         approval = {key: state[key] for key in APPROVAL_KEYS if key in state}

@@ -51,7 +51,7 @@ from incident_responder.remediation.health import set_health_probe
 # invokes the workload itself (no metrics to wait for). `responder lab up` keeps a person's timeout.
 LAB_LOOP_PARAMETERS = {"ApprovalTimeoutMinutes": "0.1", "VerifySettleSeconds": "1"}
 # Functions in worker processes of their own unless a caller says otherwise. A program that replaces a handler
-# in its own process before it runs the lab (e.g. `responder demo` with a broken resolver, in a test) sets it
+# in its own process before it runs the lab (e.g. `responder demo` with a broken proposer, in a test) sets it
 # False: a worker imports the handler module afresh and would not see the replacement.
 WORKERS_BY_DEFAULT = True
 
