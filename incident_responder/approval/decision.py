@@ -121,7 +121,7 @@ def decide(
     result = ApprovalDecision(
         decision=decision,
         decided_by=flat(decided_by, 512) or "unknown",
-        decided_at=iso(now),
+        decided_at=iso(now, "milliseconds"),  # as precise as the state machine's stamps: the timeline sorts by them
         channel=channel,
         actions_digest=record.actions_digest,
         reason=flat(reason, 1000) or None,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from incident_responder.agent.evidence import verified_evidence_by_fault
 from incident_responder.core.contracts import (
+    RISK_FOR_ACTION,
     VERDICT_STRICTNESS,
     ActionType,
     ActionVerdict,
@@ -24,7 +25,7 @@ from incident_responder.core.contracts import (
     Verdict,
     actions_digest,
 )
-from incident_responder.proposal.guardrails.policy import RISK_FOR_ACTION
+from incident_responder.core.encoding import iso
 
 AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
@@ -163,7 +164,7 @@ def apply_review_policy(
         approval = ApprovalDecision(
             decision="approve",
             decided_by=AUTO_APPROVER,
-            decided_at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            decided_at=iso(now or datetime.now(UTC), "milliseconds"),
             channel="auto",
             actions_digest=digest,
         )

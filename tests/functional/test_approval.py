@@ -341,6 +341,9 @@ def test_approve_resumes_the_execution_with_the_decision(clients, approvals):
     record = load_approval_record(clients, TABLE, waiting.incident_id)
     assert record.used and (record.decision, record.channel) == ("approve", "link")
     assert (record.decided_by, record.decided_at) == (result.decided_by, result.decided_at)
+    # To the millisecond, like the state machine's own stamps: AWAITING_APPROVAL and APPROVED often fall in
+    # the same second, and a time cut to the second would put the approval first in the timeline.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", result.decided_at), result.decided_at
     # Replayed: the same link again decides nothing.
     with pytest.raises(ApprovalAlreadyUsedError, match="already decided: approve by approval link"):
         decide_link(clients, waiting)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import anyio
@@ -696,3 +697,11 @@ def test_handler_end_to_end(clients, configured, capsys):
     summary = by_message["review_summary"]["review_summary"]
     assert summary["verdicts"] == {"1": "approve"} and summary["auto_approved"] is True
     assert any(line.get("_aws") for line in lines)
+
+
+def test_an_auto_approval_is_timed_to_the_millisecond():
+    """The state machine stamps each state it enters to the millisecond; an approval stamped to the second
+    would sort before the REVIEWING it follows when both fall in the same second."""
+    at = datetime(2026, 11, 24, 1, 56, 35, 987654, tzinfo=UTC)
+    decision = apply_review_policy([CONCURRENCY], [verdict(2, "approve")], DIAGNOSIS, auto_approve="low", now=at)
+    assert decision.approval is not None and decision.approval.decided_at == "2026-11-24T01:56:35.987Z"

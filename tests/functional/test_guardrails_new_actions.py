@@ -9,9 +9,13 @@ from __future__ import annotations
 import pytest
 
 from incident_responder.account.baseline import load_baseline, record_baseline
-from incident_responder.core.contracts import ProposalSubmission, RemediationAction, RemediationProposal
+from incident_responder.core.contracts import (
+    RISK_FOR_ACTION,
+    ProposalSubmission,
+    RemediationAction,
+    RemediationProposal,
+)
 from incident_responder.proposal.guardrails.checks import check_action
-from incident_responder.proposal.guardrails.policy import RISK_FOR_ACTION
 from incident_responder.proposal.lookups.alias import get_alias_restore_info
 from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
 from incident_responder.proposal.lookups.kms import get_kms_restore_info

@@ -330,6 +330,11 @@ def test_kms_and_throttling():
     assert faults(diagnosis) == {"throttling", "kms_key_disabled"}
     assert list(map(str, diagnosis.fault_types)) == ["kms_key_disabled", "throttling"]  # the contract's priority
     assert called == [["get_lambda_config", "get_config_drift"]]
+    # The advice is rated as the guardrails will rate the action that fixes each fault, not lower.
+    assert [(s.details, s.risk_level) for s in diagnosis.remediation_plan] == [
+        ("addresses kms_key_disabled", "high"),
+        ("addresses throttling", "low"),
+    ]
 
 
 # -- a disabled event source mapping ---------------------------------------------------------------

@@ -20,14 +20,16 @@ approval    who approved which actions, and the digest of exactly those actions
 from incident_responder.core.contracts.actions import RejectedAction, RemediationAction, RemediationProposal
 from incident_responder.core.contracts.approval import ApprovalChannel, ApprovalDecision, actions_digest
 from incident_responder.core.contracts.base import Contract, build_all
-from incident_responder.core.contracts.diagnosis import Confidence, Diagnosis, RemediationAdvice, RiskLevel, Severity
+from incident_responder.core.contracts.diagnosis import Confidence, Diagnosis, RemediationAdvice, Severity
 from incident_responder.core.contracts.evidence import EvidencePointer
 from incident_responder.core.contracts.faults import (
     ACTION_FOR_FAULT,
     FAULT_PRIORITY,
+    RISK_FOR_ACTION,
     UNRESOLVABLE_FAULTS,
     ActionType,
     FaultType,
+    RiskLevel,
 )
 from incident_responder.core.contracts.incident import (
     ALERT_TEXT_FIELDS,
@@ -70,6 +72,7 @@ from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, Actio
 
 __all__ = [
     "ACTION_FOR_FAULT",
+    "RISK_FOR_ACTION",
     "ALERT_TEXT_FIELDS",
     "FAULT_PRIORITY",
     "INCIDENT_ID_PATTERN",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from incident_responder.core.contracts.base import Contract
-from incident_responder.core.contracts.diagnosis import Confidence, RiskLevel
-from incident_responder.core.contracts.faults import ACTION_FOR_FAULT, FAULT_PRIORITY, ActionType, FaultType
+from incident_responder.core.contracts.diagnosis import Confidence
+from incident_responder.core.contracts.faults import ACTION_FOR_FAULT, FAULT_PRIORITY, ActionType, FaultType, RiskLevel
 from incident_responder.core.contracts.incident import INCIDENT_ID_PATTERN
 from incident_responder.core.contracts.parameters import PARAMETERS_FOR_ACTION
 

@@ -8,11 +8,10 @@ from pydantic import ConfigDict, Field, model_validator
 
 from incident_responder.core.contracts.base import Contract
 from incident_responder.core.contracts.evidence import EvidencePointer
-from incident_responder.core.contracts.faults import FaultType
+from incident_responder.core.contracts.faults import FaultType, RiskLevel
 
 Severity = Literal["critical", "high", "medium", "low"]
 Confidence = Literal["high", "medium", "low"]
-RiskLevel = Literal["low", "medium", "high"]
 
 
 class RemediationAdvice(Contract):

@@ -9,11 +9,11 @@ function_settings  restores of concurrency, timeout, memory, storage, an alias, 
 
 from incident_responder.core.exports import lazy_exports
 
-__all__ = ["RISK_FOR_ACTION", "apply_guardrails", "check_action", "drift_paths", "version_code_sha256"]
+__all__ = ["apply_guardrails", "check_action", "drift_paths", "version_code_sha256"]
 __getattr__ = lazy_exports(
     __name__,
     {
-        "policy": ["RISK_FOR_ACTION", "apply_guardrails"],
+        "policy": ["apply_guardrails"],
         "checks": ["check_action", "drift_paths"],
         "function_settings": ["version_code_sha256"],
     },

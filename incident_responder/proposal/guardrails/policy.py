@@ -23,32 +23,13 @@ from collections.abc import Iterable, Mapping
 from incident_responder.account.state import FunctionConfiguration
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
-    ActionType,
+    RISK_FOR_ACTION,
     RejectedAction,
     RemediationAction,
     RemediationProposal,
 )
 from incident_responder.proposal.guardrails.access import _key
 from incident_responder.proposal.guardrails.checks import check_action
-
-# Set by policy, never by the model: what an action could break if it were wrong. Access and network
-# changes are high risk (a wrong one opens or closes what the function can reach), and so are enabling a
-# key and cancelling a secret's deletion (someone may have disabled or scheduled it on purpose, e.g. after
-# a compromise); moving traffic back to the baseline version, resuming a queue's delivery and changing
-# when a queue redelivers change what runs and when: medium; putting a function's own limits back to
-# their baseline values is low. Only low-risk actions may skip a person, and only when the deployment
-# says so (AutoApprove=low); see incident_responder.review.policy.
-RISK_FOR_ACTION = {
-    ActionType.RESTORE_IAM_POLICY: "high",
-    ActionType.RESTORE_NETWORK_EGRESS: "high",
-    ActionType.ENABLE_KMS_KEY: "high",
-    ActionType.RESTORE_SECRET: "high",
-    ActionType.ROLLBACK_ALIAS: "medium",
-    ActionType.ENABLE_EVENT_SOURCE_MAPPING: "medium",
-    ActionType.RESTORE_QUEUE_ATTRIBUTES: "medium",
-    ActionType.UPDATE_CONCURRENCY: "low",
-    ActionType.UPDATE_FUNCTION_CONFIGURATION: "low",
-}
 
 
 def _identity(action: RemediationAction) -> str:
