@@ -22,6 +22,7 @@ def _load_mcp_by_submodule() -> None:
     spec = importlib.util.find_spec("mcp")
     if spec is None or spec.loader is None:
         return  # not installed here: whoever imports it gets the usual error
+    loader = spec.loader  # bound here: the check above does not narrow ``spec.loader`` inside __getattr__
     package = importlib.util.module_from_spec(spec)
     lock = threading.RLock()
     state = {"initialized": False, "running": False}
@@ -40,7 +41,7 @@ def _load_mcp_by_submodule() -> None:
             if not state["initialized"]:
                 state["running"] = True
                 try:
-                    spec.loader.exec_module(package)
+                    loader.exec_module(package)
                     state["initialized"] = True
                 finally:
                     state["running"] = False
@@ -48,7 +49,8 @@ def _load_mcp_by_submodule() -> None:
             return package.__dict__[name]
         raise AttributeError(f"module 'mcp' has no attribute {name!r}")
 
-    package.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    # PEP 562: the module's own __getattr__ is looked up in its namespace (ModuleType declares one for typing).
+    vars(package)["__getattr__"] = __getattr__
     sys.modules["mcp"] = package
 
 

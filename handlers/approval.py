@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from incident_responder.approval.errors import (
     ApprovalUnavailableError,
-    InvalidApprovalRequestError,  # noqa: F401 - the ASL error name
+    InvalidApprovalRequestError,
     MalformedApprovalRequestError,
 )
 from incident_responder.approval.page import MAX_FORM_BYTES, HttpResponse, handle_http, render_refusal_page

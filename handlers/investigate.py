@@ -17,7 +17,6 @@ from incident_responder.agent.graph import agent_graph
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
-from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import InvestigateSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
 from incident_responder.investigation.investigate import run_investigation

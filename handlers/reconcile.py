@@ -32,12 +32,12 @@ sweep_settings = (
 
 @logger.inject_lambda_context(log_event=True)
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    reconcile_settings()
+    table = reconcile_settings().incident_state_table
     detail = event.get("detail") or {}
     arn, status = detail.get("executionArn"), detail.get("status")
     if not arn or not status:
         raise ValueError("not a Step Functions Execution Status Change event: detail.executionArn/status missing")
-    action = reconcile_execution(AwsClients.shared(), arn, status, detail.get("cause") or detail.get("error"))
+    action = reconcile_execution(AwsClients.shared(), table, arn, status, detail.get("cause") or detail.get("error"))
     logger.info("reconciled", extra={"execution_arn": arn, "execution_status": status, "action": action})
     return {"execution_arn": arn, "action": action}
 
@@ -45,8 +45,14 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 @metrics.log_metrics
 @logger.inject_lambda_context(log_event=False)
 def sweep_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    config = sweep_settings()
     active: dict[str, int] = {}
-    done = sweep_stuck(AwsClients.shared(), older_than_minutes=sweep_settings().stuck_after_minutes, active=active)
+    done = sweep_stuck(
+        AwsClients.shared(),
+        config.incident_state_table,
+        older_than_minutes=config.stuck_after_minutes,
+        active=active,
+    )
     metrics.add_metric(name="ApprovalsPending", unit=MetricUnit.Count, value=active.get("AWAITING_APPROVAL", 0))
     metrics.add_metric(name="ActiveIncidents", unit=MetricUnit.Count, value=sum(active.values()))
     logger.info("swept", extra={"reconciled": done, "active": active})

@@ -17,20 +17,13 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 
-from incident_responder.account.errors import BaselineNotFoundError  # noqa: F401 - the ASL error name
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
-from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import RemediateSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation import remediate as executor
-from incident_responder.remediation.errors import (  # noqa: F401 - the ASL error names
-    ApprovalMismatchError,
-    FunctionLeaseHeldError,
-    InvalidRemediationInputError,
-    LedgerConflictError,
-)
+from incident_responder.remediation.errors import InvalidRemediationInputError
 from incident_responder.remediation.telemetry import record_apply, record_rollback
 
 settings = at_cold_start(RemediateSettings)
@@ -64,7 +57,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             clients,
             table=config.incident_state_table,
             incident=incident,
-            actions=event.get("actions"),
+            actions=executor.parse_actions(event.get("actions")),  # the event's actions are untrusted input
             actions_digest=event.get("actions_digest"),
             approval=event.get("approval"),
             ttl_days=config.incident_ttl_days,

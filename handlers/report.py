@@ -32,6 +32,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         AwsClients.shared(),
         execution_arn=arn,
         execution_status=status,
+        state_table=config.incident_state_table,
+        context_table=config.incident_context_table,
         bucket=config.artifacts_bucket,
         topic_arn=config.incident_news_topic_arn,
         link_hours=config.report_link_hours,

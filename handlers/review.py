@@ -20,12 +20,9 @@ from incident_responder.agent.graph import agent_graph
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
-from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import ReviewSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
-from incident_responder.proposal.errors import DiagnosisUnavailableError  # noqa: F401 - the ASL error name
 from incident_responder.proposal.propose import diagnosis_for
-from incident_responder.review.errors import ProposalUnavailableError  # noqa: F401 - the ASL error name
 from incident_responder.review.review import run_review
 
 settings = at_cold_start(ReviewSettings)

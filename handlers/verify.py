@@ -14,11 +14,9 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 
-from incident_responder.account.errors import BaselineNotFoundError  # noqa: F401 - the ASL error name
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
-from incident_responder.core.errors import InvalidIncidentError  # noqa: F401 - the ASL error name
 from incident_responder.core.settings import VerifySettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation.errors import InvalidVerificationInputError

@@ -100,21 +100,21 @@ def incidents(p) -> dict[str, dict[str, Any]]:
     from incident_responder.state import keys
     from incident_responder.state.lifecycle import get_incident_state
 
+    table = p.stack.physical["IncidentStateTable"]
     pages = (
-        p.clients.get("dynamodb")
-        .get_paginator("scan")
-        .paginate(TableName=p.stack.physical["IncidentStateTable"], ProjectionExpression="incident_id")
+        p.clients.get("dynamodb").get_paginator("scan").paginate(TableName=table, ProjectionExpression="incident_id")
     )
     ids = [item["incident_id"]["S"] for page in pages for item in page["Items"]]
-    return {i: get_incident_state(p.clients, i) for i in ids if keys.is_incident(i)}
+    return {i: get_incident_state(p.clients, table, i) for i in ids if keys.is_incident(i)}
 
 
 def wait_for_status(p, incident_id: str, wanted: Callable[[str], bool], timeout: float = CASE_TIMEOUT) -> str:
     from incident_responder.state.lifecycle import get_incident_state
 
+    table = p.stack.physical["IncidentStateTable"]
     deadline = time.monotonic() + timeout
     while True:
-        status = (get_incident_state(p.clients, incident_id) or {}).get("status", "")
+        status = (get_incident_state(p.clients, table, incident_id) or {}).get("status", "")
         if wanted(status) or time.monotonic() > deadline:
             return status
         time.sleep(0.05)
@@ -187,7 +187,7 @@ def count_lost(p, alerts: list[str], letters: list[tuple[str, str]]) -> int:
         except MalformedAlertError:
             lost += 1
             continue
-        lost += get_incident_state(p.clients, incident_id) is None
+        lost += get_incident_state(p.clients, table, incident_id) is None
     return lost
 
 
@@ -446,7 +446,8 @@ def throttled_without_reservation(p) -> Row:
     settle(p)
     found = summarize(p, row, alerts, expected=1)
     state = found["states"][0] if found["states"] else {}
-    proposal = (load_record(p.clients, state.get("incident_id", "-"), "proposal") or {}).get("summary", {})
+    stored = load_record(p.clients, p.stack.physical["IncidentContextTable"], state.get("incident_id", "-"), "proposal")
+    proposal = (stored or {}).get("summary", {})
     actions = (proposal.get("proposal") or {}).get("actions", [])
     rejected = (proposal.get("proposal") or {}).get("rejected_actions", [])
     concurrency = [a["parameters"] for a in actions if a["action_type"] == "update_concurrency"]

@@ -40,7 +40,7 @@ def _bind_handler_logs() -> None:
 _bind_handler_logs()
 
 
-# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in four);
+# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in three);
 # every other file is one unit, so its module fixtures (a lab, a pipeline) are built once.
 SPLIT_FILES = frozenset({"tests/functional/test_evaluation.py"})
 
@@ -154,6 +154,9 @@ async def asgi_client(server, headers: dict[str, str] | None = None):
             yield client
 
 
+# The incident tables of a lifecycle deployed without the stack: the names a lab without the stack uses.
+STATE_TABLE = "incident-state"
+CONTEXT_TABLE = "incident-context"
 LIFECYCLE_ASL = Path(__file__).parents[1] / "statemachine" / "incident_lifecycle.asl.json"
 
 
@@ -163,13 +166,12 @@ def lifecycle(clients, lab_env, dispatcher):
     Lambda tasks pointing at names the test registers on the dispatcher."""
     from incident_responder.lab.account.resources import create_table
     from incident_responder.lab.engine import substitute
-    from incident_responder.state.lifecycle import state_table_name
 
-    create_table(clients, "IncidentStateTable", state_table_name())
+    create_table(clients, "IncidentStateTable", STATE_TABLE)
 
     def deploy(**overrides):
         values = {
-            "IncidentStateTable": state_table_name(),
+            "IncidentStateTable": STATE_TABLE,
             "InvestigateFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:investigate",
             "MaxIncidentsPerHour": 20,
             "MaxIncidentsPerFunctionPerHour": 5,

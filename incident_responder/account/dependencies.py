@@ -103,9 +103,10 @@ def _metrics(reader: _Reader, result: Dependencies) -> None:
         for i, arn in enumerate(queues_sorted)
     ]
     window = int(TABLE_THROTTLE_WINDOW.total_seconds())
-    for i, table in enumerate(tables):
-        queries.append(_stat_query(f"r{i}", "AWS/DynamoDB", "ReadThrottleEvents", {"TableName": table}, "Sum", window))
-        queries.append(_stat_query(f"w{i}", "AWS/DynamoDB", "WriteThrottleEvents", {"TableName": table}, "Sum", window))
+    for i, table_name in enumerate(tables):
+        dimensions = {"TableName": table_name}
+        queries.append(_stat_query(f"r{i}", "AWS/DynamoDB", "ReadThrottleEvents", dimensions, "Sum", window))
+        queries.append(_stat_query(f"w{i}", "AWS/DynamoDB", "WriteThrottleEvents", dimensions, "Sum", window))
     data = reader.attempt(
         "metrics (queue ages, table throttles)", lambda: _metric_data(reader.clients, queries, start, end), {}
     )

@@ -1,12 +1,17 @@
-"""Every stage: what goes wrong reading the account, the exceptions raised here (class names are ASL error names),
-and one line for an AWS failure."""
+"""Every stage: what goes wrong reading the account, the exceptions raised here, and one line for an AWS failure.
+
+BaselineNotFoundError can reach the state machine (the catch-all of the task raising it routes it); the others
+are answers of the MCP tools and the command line.
+"""
 
 from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from incident_responder.core.errors import StateMachineError
 
-class BaselineNotFoundError(LookupError):
+
+class BaselineNotFoundError(StateMachineError, LookupError):
     """No baseline is recorded for this function (it was never onboarded)."""
 
 

@@ -182,8 +182,9 @@ def _js_error(
     if error_type == "Error" and code and code in NETWORK_ERRORS:
         error_type = code
     if error_type in PLATFORM_ERRORS:
-        category: Category = PLATFORM_ERRORS[error_type]
-        return ErrorRecord(error_type, message, "platform", category, "nodejs", handled, request_id=request_id)
+        return ErrorRecord(
+            error_type, message, "platform", PLATFORM_ERRORS[error_type], "nodejs", handled, request_id=request_id
+        )
     if category := aws_error_category(error_type) or aws_error_category(code):
         return ErrorRecord(error_type, message, "aws_service", category, "nodejs", handled, request_id=request_id)
     if "$metadata" in details or "$fault" in details:
@@ -328,12 +329,12 @@ def _json_line(text: str) -> LogRecord | None:
         return None
     if not isinstance(data, dict):
         return None
-    record = data.get("record") if isinstance(data.get("record"), dict) else {}
+    record = _object(data.get("record"))
     kind = data.get("type")
     if kind == "platform.start" and isinstance(record.get("requestId"), str):
         return StartRecord(record["requestId"], record.get("version"))
     if kind == "platform.report" and isinstance(record.get("requestId"), str):
-        metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+        metrics = _object(record.get("metrics"))
         return ReportRecord(
             record["requestId"],
             duration_ms=_number(str(metrics["durationMs"])) if "durationMs" in metrics else None,
@@ -347,7 +348,8 @@ def _json_line(text: str) -> LogRecord | None:
     level = data.get("level", data.get("log_level"))
     if level not in ERROR_LEVELS:
         return None
-    error = data.get("message") if isinstance(data.get("message"), dict) else data
+    message_field = data.get("message")
+    error = message_field if isinstance(message_field, dict) else data
     if not isinstance(error.get("errorType"), str):
         return None
     request = data.get("requestId") if isinstance(data.get("requestId"), str) else None
@@ -355,3 +357,8 @@ def _json_line(text: str) -> LogRecord | None:
     if "log_level" in data:
         return _python_error(error["errorType"], message, handled=False, request_id=request)
     return _js_error(error["errorType"], message, error, handled=False, request_id=request)
+
+
+def _object(value: object) -> dict[str, Any]:
+    """A JSON object field; empty when the field is missing or is not an object."""
+    return value if isinstance(value, dict) else {}

@@ -125,13 +125,14 @@ def _window(minutes: int, now: datetime | None = None) -> tuple[datetime, dateti
 def _departs(metric: str, value: float, normal: float | None, timeout_ms: int | None, complete: bool) -> bool:
     """Whether a point departs from ``normal``; a period still in progress (not ``complete``) holds part of its
     traffic, so a drop in it is not one."""
+    doubled = value > 2 * normal if normal else False  # more than twice a normal that is not zero
     if metric in ZERO_NORMAL:
-        return (value > 0 and not normal) or (bool(normal) and value > 2 * normal)
+        return (value > 0 and not normal) or doubled
     if metric == "Duration":
-        return bool(timeout_ms and value >= 0.9 * timeout_ms) or (bool(normal) and value > 2 * normal)
+        return bool(timeout_ms and value >= 0.9 * timeout_ms) or doubled
     if metric == "Invocations":
         return normal is not None and (value > 2 * normal or (complete and value < normal / 2))
-    return bool(normal) and value > 2 * normal
+    return doubled
 
 
 def _series(

@@ -129,8 +129,8 @@ class _Reader:
             redrive = {}
         if isinstance(redrive, dict):
             state.dead_letter_queue_arn = redrive.get("deadLetterTargetArn")
-            count = redrive.get("maxReceiveCount")
-            state.max_receive_count = int(count) if str(count).isdigit() else None
+            count = str(redrive.get("maxReceiveCount"))
+            state.max_receive_count = int(count) if count.isdigit() else None
         self._queues[arn] = state
         return state
 
@@ -207,13 +207,13 @@ def _other_queues(
     if len(named) > MAX_QUEUES:
         reader.gaps.append(f"queues: only the first {MAX_QUEUES} of {len(named)} shown")
     out = []
-    for arn, used_as, variable in named[:MAX_QUEUES]:
+    for arn, used_as, named_by in named[:MAX_QUEUES]:
         state = reader.queue(arn)
         out.append(
             QueueDependency(
                 queue_arn=arn,
                 used_as=used_as,
-                variable=variable,
+                variable=named_by,
                 messages_visible=state.messages_visible,
                 is_event_source=arn in sources,
                 exists=state.exists,

@@ -44,8 +44,11 @@ def _number(value: float) -> float:
     return round(float(value), 2)
 
 
-def _metric_data(clients: AwsClients, queries: list[dict[str, Any]], start: datetime, end: datetime) -> dict:
-    """GetMetricData, every query in one request (followed through NextToken): id -> [(time, value)] oldest first."""
+def _metric_data(
+    clients: AwsClients, queries: list[dict[str, Any]], start: datetime, end: datetime
+) -> dict[str, list[tuple[datetime, float]]]:
+    """GetMetricData, every query in one request (followed through NextToken): id -> [(time, value)] oldest first.
+    A point whose time cannot be read is left out (it could be neither placed in the window nor sorted)."""
     out: dict[str, list[tuple[datetime, float]]] = {q["Id"]: [] for q in queries}
     kwargs: dict[str, Any] = {
         "MetricDataQueries": queries,
@@ -57,7 +60,8 @@ def _metric_data(clients: AwsClients, queries: list[dict[str, Any]], start: date
         page = clients.get("cloudwatch").get_metric_data(**kwargs)
         for result in page.get("MetricDataResults", []):
             points = zip(result.get("Timestamps", []), result.get("Values", []), strict=False)
-            out.setdefault(result["Id"], []).extend((_aws_time(t), float(v)) for t, v in points)
+            timed = ((_aws_time(t), float(v)) for t, v in points)
+            out.setdefault(result["Id"], []).extend((t, v) for t, v in timed if t is not None)
         if not page.get("NextToken"):
             break
         kwargs["NextToken"] = page["NextToken"]

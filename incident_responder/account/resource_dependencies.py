@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from pydantic import Field
@@ -100,9 +101,7 @@ def _parameters(reader: _Reader, variables: dict[str, str]) -> list[ParameterDep
         # DescribeParameters, never GetParameter: the metadata, not the value.
         described = reader.attempt(
             f"parameter {names[-1]}",
-            lambda names=names: ssm.describe_parameters(
-                ParameterFilters=[{"Key": "Name", "Option": "Equals", "Values": names}]
-            ),
+            partial(ssm.describe_parameters, ParameterFilters=[{"Key": "Name", "Option": "Equals", "Values": names}]),
         )
         if described is None:
             continue
@@ -153,8 +152,8 @@ def _tables(reader: _Reader, config: dict[str, Any], variables: dict[str, str]) 
         reader.gaps.append(f"tables: only the first {MAX_TABLES} of {len(named)} shown")
     ddb = reader.clients.get("dynamodb")
     out = []
-    for table, variable in list(named.items())[:MAX_TABLES]:
-        entry = TableDependency(table_name=table, variable=variable)
+    for table, named_by in list(named.items())[:MAX_TABLES]:
+        entry = TableDependency(table_name=table, variable=named_by)
         try:
             described = ddb.describe_table(TableName=table)["Table"]
             entry.status = described.get("TableStatus")

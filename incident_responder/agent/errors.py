@@ -8,33 +8,36 @@ too) are not: retrying cannot fix credentials or a model id. Anything not classi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from botocore.exceptions import ClientError
 
+from incident_responder.core.errors import StateMachineError
 
-class McpConnectionError(Exception):
+
+class McpConnectionError(StateMachineError):
     """The MCP server could not be reached or stopped answering: refused, DNS, connect or read timeout,
     no answer to a call in time, or the connection lost in the middle of the session."""
 
 
-class McpInitError(Exception):
+class McpInitError(StateMachineError):
     """The MCP server answered but not as one should: protocol, initialize or tool listing failed, HTTP 5xx."""
 
 
-class McpAuthError(Exception):
+class McpAuthError(StateMachineError):
     """The MCP server refused our credentials (HTTP 401/403), or we had none to present (no AWS
     credentials to sign with, the API key unavailable): retrying will not help."""
 
 
-class ModelAuthError(Exception):
+class ModelAuthError(StateMachineError):
     """The model endpoint refused our credentials (AccessDenied, Unauthorized): retrying will not help."""
 
 
-class ModelTransientError(Exception):
+class ModelTransientError(StateMachineError):
     """The model endpoint is throttling, over a per-minute quota, unavailable or timed out: retry with backoff."""
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(StateMachineError, ValueError):
     """RESPONDER_MODEL names no model this project can build (said with what is accepted)."""
 
 
@@ -157,8 +160,8 @@ def fix_for(kind: str, message: str) -> str:
     return KIND_FIX[kind]
 
 
-def _chain(exc: BaseException):
-    seen = set()
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         yield exc

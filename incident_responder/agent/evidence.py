@@ -59,17 +59,14 @@ def resolve_path(data: Any, path: str) -> list[Any]:
         for value in current:
             if token == "*" and isinstance(value, list):
                 following.extend(value)
-            elif (
-                isinstance(token, int)
-                and isinstance(value, list)
-                and -len(value) <= token < len(value)
-                or isinstance(token, str)
-                and isinstance(value, dict)
-                and token in value
-            ):
-                following.append(value[token])
-            elif isinstance(token, str) and isinstance(value, dict) and token.isdigit() and int(token) in value:
-                following.append(value[int(token)])
+            elif isinstance(token, int):
+                if isinstance(value, list) and -len(value) <= token < len(value):
+                    following.append(value[token])
+            elif isinstance(value, dict):
+                if token in value:
+                    following.append(value[token])
+                elif token.isdigit() and int(token) in value:
+                    following.append(value[int(token)])
         current = following
         if not current:
             return []
@@ -162,7 +159,8 @@ def verify_review(
     ``policy`` is cleared: only the approval policy writes it. The report numbers the pointers across
     all verdicts, in order.
     """
-    verdicts, checks = [], []
+    verdicts = []
+    checks: list[PointerCheck] = []
     for verdict in submission.verdicts:
         evidence, own = verify_pointers(verdict.evidence, results)
         checks += [check.model_copy(update={"index": len(checks) + n}) for n, check in enumerate(own)]

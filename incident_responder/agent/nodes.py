@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from incident_responder.agent import telemetry
 from incident_responder.agent.errors import classify_model_error
-from incident_responder.agent.protocol import quote_untrusted
+from incident_responder.agent.protocol import TOOL_ERROR_PREFIX, quote_untrusted
 from incident_responder.agent.spec import AgentState, RunContext
 from incident_responder.core.contracts import TokenUsage
 
@@ -108,8 +108,16 @@ def over_budget(state: AgentState, runtime: Runtime[RunContext]) -> str:
     return "give_up" if state.get("llm_calls", 0) >= runtime.context.limits.recursion_limit else "agent_reason"
 
 
+def model_turn(state: AgentState) -> AIMessage:
+    """The model's turn that :func:`route` sent here: only an AI message carries tool calls."""
+    last = state["messages"][-1]
+    if not isinstance(last, AIMessage):
+        raise TypeError(f"the last message is a {type(last).__name__}, not the model's turn")
+    return last
+
+
 async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    last: AIMessage = state["messages"][-1]
+    last = model_turn(state)
     results = list(state.get("tool_results", []))
     messages, sent = [], 0
     provider_calls = state.get("provider_calls", 0)
@@ -119,11 +127,12 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
         async with telemetry.span("tool", call["name"], tool=call["name"]):
             outcome = await runtime.context.executor.run(call["name"], call.get("args"))
         provider_calls += int(outcome.provider_called)
-        if outcome.ok:
-            results.append({"tool": call["name"], "arguments": call.get("args"), "result": outcome.data})
-            content = quote_untrusted(call["name"], outcome.data)
+        data = outcome.data if outcome.ok else None  # an ok outcome always carries its validated data
+        if data is not None:
+            results.append({"tool": call["name"], "arguments": call.get("args"), "result": data})
+            content = quote_untrusted(call["name"], data)
         else:
-            content = f"ERROR: {outcome.error}"
+            content = f"{TOOL_ERROR_PREFIX}{outcome.error}"
         sent += len(content)
         telemetry.tool_executed(
             call["name"],
@@ -138,14 +147,14 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
                 content=content,
                 tool_call_id=call["id"],
                 name=call["name"],
-                status="success" if outcome.ok else "error",
+                status="success" if data is not None else "error",
             )
         )
     for bad in getattr(last, "invalid_tool_calls", None) or []:
         # Arguments that were not even JSON: answered so the model can correct itself.
         messages.append(
             ToolMessage(
-                content=f"ERROR: arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
+                content=f"{TOOL_ERROR_PREFIX}arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
                 tool_call_id=bad.get("id") or "invalid",
                 name=bad.get("name") or "unknown",
                 status="error",
@@ -163,7 +172,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
 
 def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     spec = runtime.context.spec
-    last: AIMessage = state["messages"][-1]
+    last = model_turn(state)
     replies = []
     payload, problem = None, None
     for call in last.tool_calls:
@@ -183,7 +192,7 @@ def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
             problem = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:8])
             replies.append(
                 ToolMessage(
-                    f"ERROR: {spec.terminal_tool} rejected: {problem}. Fix and call it again.",
+                    f"{TOOL_ERROR_PREFIX}{spec.terminal_tool} rejected: {problem}. Fix and call it again.",
                     tool_call_id=call["id"],
                     name=call["name"],
                     status="error",

@@ -138,7 +138,7 @@ class RunContext:
         limits: Limits,
         remaining_ms: Callable[[], int],
     ) -> RunContext:
-        terminal = {
+        terminal: dict[str, Any] = {
             "type": "function",
             "function": {
                 "name": spec.terminal_tool,
@@ -148,8 +148,8 @@ class RunContext:
         }
         # Cache points (see cache_point()): after the tool definitions, and, through langchain-aws's cache_control,
         # at the end of the conversation so far: the next turn reads all of it back from the cache.
-        cached = [CACHE_POINT] if cache_point(model) else []
-        conversation = {"cache_control": {"type": "default"}} if cached else {}
+        cached: list[dict[str, Any]] = [CACHE_POINT] if cache_point(model) else []
+        conversation: dict[str, Any] = {"cache_control": {"type": "default"}} if cached else {}
         return cls(
             spec=spec,
             model=model.bind_tools([t.as_model_tool() for t in tools] + [terminal] + cached, **conversation),

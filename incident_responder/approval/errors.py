@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from incident_responder.core.errors import StateMachineError
+
 
 class ApprovalError(Exception):
     """A decision that cannot be made; the message says why, for the person who tried."""
@@ -54,7 +56,7 @@ class NotAwaitingApprovalError(ApprovalError):
     title = "This incident is not awaiting approval"
 
 
-class InvalidApprovalRequestError(ValueError):
+class InvalidApprovalRequestError(StateMachineError, ValueError):
     """What the state machine passed cannot be shown to a person (an ASL error name: goes to ERROR)."""
 
 

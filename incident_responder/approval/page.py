@@ -220,15 +220,15 @@ def handle_http(
             incident_id=link["incident"],
             digest=link["digest"],
             token=token,
-            decision=link["decision"],  # type: ignore[arg-type]
+            decision=link["decision"],  # type: ignore[arg-type]  # _link_params admits only approve or reject
             decided_by=decided_by,
             channel="link",
             reason=params.get("reason"),
             link_key=link["key"],
             now=now,
         )
-        record = load_approval_record(clients, table, link["incident"])
-        assert record is not None
-        return HttpResponse(200, render_result_page(result, record))
+        decided = load_approval_record(clients, table, link["incident"])
+        assert decided is not None
+        return HttpResponse(200, render_result_page(result, decided))
     except ApprovalError as exc:
         return HttpResponse(exc.status, render_refusal_page(exc))

@@ -61,11 +61,15 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
     from incident_responder.account.errors import InvalidFunctionNameError
     from incident_responder.agent import errors as agent_errors
     from incident_responder.approval.errors import ApprovalError
+    from incident_responder.core.settings import ConfigurationError
 
     if isinstance(exc, ApprovalError):  # refusals of a decision: the message says why
         return str(exc), 1
     if isinstance(exc, InvalidFunctionNameError):
         return str(exc), 2
+    if isinstance(exc, ConfigurationError):  # a setting in the environment: each variable and what is wrong with it
+        problems = "; ".join(line.strip() for line in str(exc).splitlines()[1:])
+        return f"the environment is not usable: {problems}", 2
     lab_hint = "is the lab running (responder lab up), and are its printed export lines set in this shell?"
     if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in LAB_EXTRA_MODULES:
         return (

@@ -257,7 +257,7 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
     checks.append(_check_own_resources_out_of_scope(clients, stack_name))
     sns = clients.get("sns")
     # Nobody on the approval topic: every approval expires. Nobody on the proposal topic: news goes unread.
-    for output, who, missing in (
+    for output, who, unconfirmed in (
         ("ApprovalTopicArn", "approval requests", FAIL),
         ("IncidentNewsTopicArn", "incident news", WARN),
     ):
@@ -275,7 +275,7 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
             )
             if confirmed
             else Check(
-                missing,
+                unconfirmed,
                 output,
                 f"no confirmed subscription ({pending} pending): nobody receives the {who}",
                 "confirm the email SNS sent, or subscribe someone (ApprovalEmail, or aws sns subscribe)",

@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, Literal
 
 
 def _cmd_investigate(args: argparse.Namespace) -> int:
@@ -17,10 +17,10 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from incident_responder.agent.models import create_chat_model
     from incident_responder.agent.spec import Limits
     from incident_responder.agent.tools import load_mcp_servers
+    from incident_responder.core.settings import StoreSettings
     from incident_responder.intake.alerts import parse_alert
     from incident_responder.intake.errors import MalformedAlertError
     from incident_responder.investigation.investigate import run_investigation
-    from incident_responder.state.store import RecordStore
 
     try:
         text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_bytes().decode("utf-8")
@@ -35,7 +35,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
             incident,
             model=create_chat_model(args.model),
             servers=load_mcp_servers(only=("diagnostics",)),
-            store=RecordStore.from_env(),
+            store=StoreSettings.current().store(),
             limits=Limits(),
         )
     except (MalformedAlertError, ModelConfigError) as exc:
@@ -45,19 +45,21 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     return 0 if result.outcome == "DIAGNOSED" else 3
 
 
-def _no_incident(command: str, incident_id: str) -> int:
-    table = os.environ.get("INCIDENT_STATE_TABLE", "incident-state")
+def _no_incident(command: str, incident_id: str, table: str) -> int:
     print(f"responder {command}: no incident {incident_id} in {table}", file=sys.stderr)
     return 1
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
     from incident_responder.core.aws import AwsClients
+    from incident_responder.core.settings import StoreSettings
     from incident_responder.reporting.view import gather, render_text
 
-    shown = gather(AwsClients(), args.incident_id)
+    stores = StoreSettings.current()
+    table = stores.incident_state_table
+    shown = gather(AwsClients(), args.incident_id, state_table=table, context_table=stores.incident_context_table)
     if shown is None:
-        return _no_incident("show", args.incident_id)
+        return _no_incident("show", args.incident_id, table)
     print(json.dumps(shown, indent=2, default=str) if args.json else render_text(shown))
     return 0
 
@@ -66,11 +68,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from incident_responder.core.aws import AwsClients
+    from incident_responder.core.settings import StoreSettings
     from incident_responder.reporting.report import collect, render_html
 
-    detail = collect(AwsClients(), args.incident_id)
+    stores = StoreSettings.current()
+    table = stores.incident_state_table
+    detail = collect(AwsClients(), args.incident_id, state_table=table, context_table=stores.incident_context_table)
     if detail is None:
-        return _no_incident("report", args.incident_id)
+        return _no_incident("report", args.incident_id, table)
     path = Path(args.out) / args.incident_id / "report.html"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,12 +92,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def _cmd_pending(args: argparse.Namespace) -> int:
     from incident_responder.approval.record import pending_records
     from incident_responder.core.aws import AwsClients
-    from incident_responder.state.lifecycle import get_incident_state, state_table_name
+    from incident_responder.core.settings import StoreSettings
+    from incident_responder.state.lifecycle import get_incident_state
 
     clients = AwsClients()
-    pending = []
-    for record in pending_records(clients, state_table_name()):
-        state = get_incident_state(clients, record.incident_id) or {}
+    table = StoreSettings.current().incident_state_table
+    pending: list[dict[str, Any]] = []
+    for record in pending_records(clients, table):
+        state = get_incident_state(clients, table, record.incident_id) or {}
         if state.get("status") != "AWAITING_APPROVAL":
             continue  # a request left over from an execution that ended (expired, swept) is not pending
         pending.append(
@@ -132,12 +139,13 @@ def _cmd_approve(args: argparse.Namespace) -> int:
     from incident_responder.approval.errors import ApprovalNotFoundError, NotAwaitingApprovalError
     from incident_responder.approval.record import load_approval_record
     from incident_responder.core.aws import AwsClients
-    from incident_responder.state.lifecycle import get_incident_state, history, state_table_name
+    from incident_responder.core.settings import StoreSettings
+    from incident_responder.state.lifecycle import get_incident_state, history
 
     clients = AwsClients()
-    table = state_table_name()
-    decision = "reject" if args.reject else "approve"
-    state = get_incident_state(clients, args.incident_id)
+    table = StoreSettings.current().incident_state_table
+    decision: Literal["approve", "reject"] = "reject" if args.reject else "approve"
+    state = get_incident_state(clients, table, args.incident_id)
     if state is None:
         raise ApprovalNotFoundError(f"no incident {args.incident_id} in {table}")
     if state.get("status") != "AWAITING_APPROVAL":

@@ -18,6 +18,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from botocore.retries.standard import RetryContext, ThrottledRetryableChecker, TransientRetryableChecker
 
+from incident_responder.core.errors import StateMachineError
+
 # Bounded so that an unreachable endpoint becomes an error within seconds, not minutes.
 DEFAULT_CONFIG = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3})
 
@@ -85,7 +87,7 @@ def forget_shared_clients() -> None:
 
 
 # -- errors that pass -------------------------------------------------------------------------------
-class AwsTransientError(RuntimeError):
+class AwsTransientError(StateMachineError, RuntimeError):
     """An AWS call still failed after botocore's own attempts, in a way that passes (throttled, a 5xx, a timeout,
     an endpoint out of reach). Raised by a handler under this name, so the state machine's Retry waits and calls
     the task again instead of ending the incident ERROR."""

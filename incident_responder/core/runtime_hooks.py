@@ -46,8 +46,9 @@ def refresh_after_restore() -> None:
     aws = sys.modules.get("incident_responder.core.aws")
     if aws is not None:
         aws.forget_shared_clients()
-    boto3 = sys.modules.get("boto3")
-    if boto3 is not None:
+    if "boto3" in sys.modules:  # a process that never loaded boto3 has no default session to drop
+        import boto3
+
         boto3.DEFAULT_SESSION = None  # boto3.client() makes a new session, with fresh credentials
     parameters = sys.modules.get("aws_lambda_powertools.utilities.parameters")
     if parameters is not None:

@@ -18,11 +18,13 @@ from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from incident_responder.core.errors import StateMachineError
+
 MODEL_PATTERN = r"^(offline|bedrock_converse:[A-Za-z0-9._:/-]+|openai:[A-Za-z0-9._:/-]+|ollama:[A-Za-z0-9._:/-]+)$"
 McpAuth = Literal["iam", "api_key"]
 
 
-class ConfigurationError(RuntimeError):
+class ConfigurationError(StateMachineError, RuntimeError):
     """The function's environment is incomplete or contradicts itself (an ASL error name: no retry)."""
 
 
@@ -77,6 +79,22 @@ def at_cold_start(model: type[S]) -> Callable[[], S]:
     if in_lambda():
         model.current()
     return model.current
+
+
+# -- the command line ---------------------------------------------------------------------------------
+class StoreSettings(FunctionSettings):
+    """Where the command line (and the lab's shell) reads and writes incidents: the stack's outputs, which
+    ``responder lab up`` exports. Without them, the names a lab without the stack creates its tables under."""
+
+    incident_state_table: str = Field(default="incident-state", min_length=1)
+    incident_context_table: str = Field(default="incident-context", min_length=1)
+    artifacts_bucket: str | None = None
+    incident_ttl_days: int | None = Field(default=None, ge=1)
+
+    def store(self):
+        from incident_responder.state.store import RecordStore
+
+        return RecordStore(self.incident_context_table, self.artifacts_bucket, self.incident_ttl_days)
 
 
 # -- the functions ---------------------------------------------------------------------------------

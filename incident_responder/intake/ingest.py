@@ -177,7 +177,12 @@ def _ended(clients: AwsClients, state_table: str, incident_id: str) -> bool:
 
 
 def _start(
-    clients: AwsClients, state_table: str, key: str, incident: Incident, state_machine_arn: str, outcome: str
+    clients: AwsClients,
+    state_table: str,
+    key: str,
+    incident: Incident,
+    state_machine_arn: str,
+    outcome: Literal["started", "duplicate", "attached"],
 ) -> IngestOutcome:
     result = start_incident(clients, state_machine_arn, incident)
     clients.get("dynamodb").update_item(
@@ -187,7 +192,7 @@ def _start(
         ExpressionAttributeValues={":arn": {"S": result.execution_arn or ""}},
     )
     return IngestOutcome(
-        outcome="duplicate" if result.duplicate else outcome,  # type: ignore[arg-type]
+        outcome="duplicate" if result.duplicate else outcome,
         incident_id=incident.incident_id,
         alert_incident_id=incident.incident_id,
         execution_arn=result.execution_arn,

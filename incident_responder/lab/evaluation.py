@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from incident_responder.core.contracts import FaultType
+from incident_responder.core.status import Status
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
@@ -24,7 +25,7 @@ from incident_responder.lab.tokens import token_summary
 
 # With nobody approving, an incident the scenario expects to change the account ends here instead.
 WITHOUT_APPROVAL = {"reject": "REJECTED", "none": "APPROVAL_EXPIRED"}
-ACTING_ENDS = {"REMEDIATED", "ROLLED_BACK", "REMEDIATION_FAILED"}
+ACTING_ENDS = {Status.REMEDIATED, Status.ROLLED_BACK, Status.REMEDIATION_FAILED}
 
 
 class ScenarioScore(BaseModel):

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from incident_responder.core.contracts import ActionType, FaultType
+from incident_responder.core.status import TERMINAL_STATUSES, Status
 
 
 class _Strict(BaseModel):
@@ -194,26 +195,20 @@ class Workload(_Strict):
     setup: Setup | None = None
 
 
-FinalStatus = Literal[
-    "PROPOSAL_READY",
-    "REMEDIATED",
-    "ROLLED_BACK",
-    "REJECTED",
-    "APPROVAL_EXPIRED",
-    "REMEDIATION_FAILED",
-    "DIAGNOSED",
-    "FAILED",
-    "ERROR",
-    "PROPOSAL_FAILED",
-    "SUPPRESSED",
-]
 Approver = Literal["auto", "reject", "none"]
 
 
 class Expect(_Strict):
-    status: FinalStatus = "PROPOSAL_READY"
+    status: Status = Status.PROPOSAL_READY
     fault_types: list[FaultType] = Field(default_factory=list)
     actions: list[ActionType] = Field(default_factory=list)
+
+    @field_validator("status")
+    @classmethod
+    def _an_end(cls, status: Status) -> Status:
+        if status not in TERMINAL_STATUSES:
+            raise ValueError(f"{status} is not a status an incident ends in ({', '.join(sorted(TERMINAL_STATUSES))})")
+        return status
 
 
 class RemediationFailure(_Strict):

@@ -29,6 +29,7 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SERVERS_DIR = Path(__file__).resolve().parents[2] / "mcp"
@@ -114,9 +115,11 @@ class ProjectMCP(FastMCP):
     def streamable_http_app(self) -> Starlette:
         app = super().streamable_http_app()
         for route in app.routes:
-            if getattr(route, "path", None) == self.settings.streamable_http_path:
+            if isinstance(route, Route) and route.path == self.settings.streamable_http_path:
                 # Inside RequireAuthMiddleware when there is one: a caller without the key still gets 401 first.
-                holder = route.app if isinstance(route.app, RequireAuthMiddleware) else route
+                holder: Route | RequireAuthMiddleware = (
+                    route.app if isinstance(route.app, RequireAuthMiddleware) else route
+                )
                 # The SDK's body limit first: the gate reads the whole body before the SDK would.
                 holder.app = RequestBodyLimitMiddleware(JsonRpcGate(holder.app), self.settings.max_request_body_size)
         return app

@@ -1,26 +1,29 @@
-"""REMEDIATING, ROLLING_BACK and VERIFYING: the errors that refuse an event, each an ASL error name.
+"""REMEDIATING, ROLLING_BACK and VERIFYING: the errors that refuse an event, each a state machine error.
 
-Each is raised before anything changes; the state machine catches it by its class name.
+Each is raised before anything changes; the state machine catches it by its class name (or, for
+InvalidVerificationInputError, by Verify fix's catch-all).
 """
 
 from __future__ import annotations
 
+from incident_responder.core.errors import StateMachineError
 
-class InvalidRemediationInputError(ValueError):
+
+class InvalidRemediationInputError(StateMachineError, ValueError):
     """The event is not what the state machine should pass (malformed actions, approval, operation)."""
 
 
-class ApprovalMismatchError(ValueError):
+class ApprovalMismatchError(StateMachineError, ValueError):
     """The actions are not the ones approved (digest differs) or the decision is not "approve": nothing applied."""
 
 
-class LedgerConflictError(RuntimeError):
+class LedgerConflictError(StateMachineError, RuntimeError):
     """The incident's ledger holds other actions, or actions already rolled back: nothing applied."""
 
 
-class FunctionLeaseHeldError(RuntimeError):
+class FunctionLeaseHeldError(StateMachineError, RuntimeError):
     """Another incident is remediating this function: nothing was applied (the state machine waits, then hands over)."""
 
 
-class InvalidVerificationInputError(ValueError):
-    """What the state machine passed cannot be verified (an ASL error name: no retry)."""
+class InvalidVerificationInputError(StateMachineError, ValueError):
+    """What the state machine passed cannot be verified (no retry: Verify fix's catch-all rolls back)."""

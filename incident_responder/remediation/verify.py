@@ -115,17 +115,17 @@ def configuration_check(
             )
             prefixes.remove("ephemeral_storage")
     elif isinstance(p, RestoreNetworkEgressParams):
-        if p.ip_permissions:
+        if p.ip_permissions and p.security_group_id:  # the contract refuses ip_permissions without the group
             targets.append(f"the egress of {p.security_group_id}")
             # Grant by grant: EC2 groups egress rules as it likes, so whole rules do not compare.
             rules = {g.group_id: g.egress_rules for g in current.network.security_groups}
             base = {g.group_id: g.egress_rules for g in baseline.network.security_groups}
-            now = set(egress_grants(rules.get(p.security_group_id, [])))
-            before = set(egress_grants(base.get(p.security_group_id, [])))
-            if now != before:
+            grants_now = set(egress_grants(rules.get(p.security_group_id, [])))
+            grants_before = set(egress_grants(base.get(p.security_group_id, [])))
+            if grants_now != grants_before:
                 problems.append(
-                    f"egress of {p.security_group_id}: {len(before - now)} baseline grant(s) missing, "
-                    f"{len(now - before)} not in the baseline"
+                    f"egress of {p.security_group_id}: {len(grants_before - grants_now)} baseline grant(s) missing, "
+                    f"{len(grants_now - grants_before)} not in the baseline"
                 )
         acls = {e.network_acl_id for e in p.remove_nacl_entries}
         prefixes = [
@@ -157,11 +157,16 @@ def configuration_check(
         targets.append(f"the visibility timeout of {p.queue_arn}")
         mine = [m.uuid for m in baseline.event_source_mappings if m.event_source_arn == p.queue_arn]
         for uuid in mine:
-            before = next((m.queue_visibility_timeout for m in baseline.event_source_mappings if m.uuid == uuid), None)
-            now = next((m.queue_visibility_timeout for m in current.event_source_mappings if m.uuid == uuid), None)
-            if before is None or now != before:
+            timeout_before = next(
+                (m.queue_visibility_timeout for m in baseline.event_source_mappings if m.uuid == uuid), None
+            )
+            timeout_now = next(
+                (m.queue_visibility_timeout for m in current.event_source_mappings if m.uuid == uuid), None
+            )
+            if timeout_before is None or timeout_now != timeout_before:
                 problems.append(
-                    f"queue {p.queue_arn} (mapping {uuid}): visibility timeout baseline {before}, now {now}"
+                    f"queue {p.queue_arn} (mapping {uuid}): "
+                    f"visibility timeout baseline {timeout_before}, now {timeout_now}"
                 )
         if not mine:
             problems.append(f"queue {p.queue_arn}: no mapping of the function's baseline reads it")
@@ -312,12 +317,12 @@ def _needs_person(
             needs.append(NeedsPerson(fault_type=fault.value, detail="diagnosed, but no action was applied for it"))
     others: dict[FaultType, int] = {}
     for sample in samples:
-        fault = symptom_of(sample)
-        if fault is not None and fault not in actioned and fault not in faults:
-            others[fault] = others.get(fault, 0) + 1
-    for fault, count in others.items():
+        shown = symptom_of(sample)
+        if shown is not None and shown not in actioned and shown not in faults:
+            others[shown] = others.get(shown, 0) + 1
+    for shown, count in others.items():
         needs.append(
-            NeedsPerson(fault_type=fault.value, detail=f"{count} invocation(s) show it, but it was not diagnosed")
+            NeedsPerson(fault_type=shown.value, detail=f"{count} invocation(s) show it, but it was not diagnosed")
         )
     return needs
 

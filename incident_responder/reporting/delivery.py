@@ -24,7 +24,9 @@ MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
 UNANNOUNCED = frozenset({"SUPPRESSED"})
 
 
-def _settled(clients: Any, incident_id: str, execution_status: str, wait_seconds: float) -> dict[str, Any] | None:
+def _settled(
+    clients: Any, state_table: str, context_table: str, incident_id: str, execution_status: str, wait_seconds: float
+) -> dict[str, Any] | None:
     """The incident's detail once its state is terminal: an execution that failed, timed out or was aborted is
     marked by the reconcile function, on the same event, possibly a moment after this one starts. Only the
     state item is read while waiting; everything else once."""
@@ -33,11 +35,11 @@ def _settled(clients: Any, incident_id: str, execution_status: str, wait_seconds
 
     deadline = time.monotonic() + wait_seconds
     while execution_status != "SUCCEEDED" and time.monotonic() < deadline:
-        state = get_incident_state(clients, incident_id)
+        state = get_incident_state(clients, state_table, incident_id)
         if state is None or state.get("status") in TERMINAL_STATUSES:
             break
         time.sleep(0.5)
-    return collect(clients, incident_id)
+    return collect(clients, incident_id, state_table=state_table, context_table=context_table)
 
 
 def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -> tuple[str, str]:
@@ -68,19 +70,22 @@ def deliver(
     *,
     execution_arn: str,
     execution_status: str,
+    state_table: str,
+    context_table: str,
     bucket: str,
     topic_arn: str | None,
     link_hours: float,
     chat_topic_arn: str | None = None,
     wait_seconds: float = 10.0,
 ) -> dict[str, Any]:
-    """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how."""
+    """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how. The incident is read
+    from the incident-state table ``state_table`` and the incident-context table ``context_table``."""
     from incident_responder.reporting.report import render_html
     from incident_responder.reporting.view import alert_to_end_seconds
     from incident_responder.state.lifecycle import incident_id_of
 
     incident_id = incident_id_of(execution_arn)
-    detail = _settled(clients, incident_id, execution_status, wait_seconds)
+    detail = _settled(clients, state_table, context_table, incident_id, execution_status, wait_seconds)
     if detail is None:
         return {"incident_id": incident_id, "outcome": "no_incident"}
     if detail.get("execution_arn") and detail["execution_arn"] != execution_arn:

@@ -1,8 +1,8 @@
 """One incident as a self-contained HTML page: what happened, what was found, proposed, decided, done and
 verified, when, and at what cost.
 
-    detail = collect(clients, incident_id)      # the stores, the artifacts, the undo ledger, the history
-    html = render_html(detail)                   # one page, no external assets, no script
+    detail = collect(clients, incident_id, state_table=..., context_table=...)  # stores, artifacts, ledger, history
+    html = render_html(detail)  # one page, no external assets, no script
 
 :func:`collect` adds to :func:`incident_responder.reporting.view.gather` what a page can show beside it: the
 alert, each tool output an evidence pointer quotes (from the investigation's full record in S3), every
@@ -50,15 +50,15 @@ def estimated_cost_usd(
     return None if found is None else round(found.cost(input_tokens, output_tokens, cache_read, cache_write), 4)
 
 
-def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
-    """Everything the page shows; ``None`` when the state table has no such incident. What cannot be read
-    (an artifact gone, a history expired) is named in ``unavailable`` instead of failing the page."""
+def collect(clients: Any, incident_id: str, *, state_table: str, context_table: str) -> dict[str, Any] | None:
+    """Everything the page shows, from the incident-state table ``state_table`` (the incident, its undo ledger) and
+    the incident-context table ``context_table``; ``None`` when the state table has no such incident. What cannot be
+    read (an artifact gone, a history expired) is named in ``unavailable`` instead of failing the page."""
     from incident_responder.remediation.ledger import Ledger
     from incident_responder.reporting.view import read_incident
-    from incident_responder.state.lifecycle import state_table_name
     from incident_responder.state.store import read_artifact
 
-    found = read_incident(clients, incident_id)
+    found = read_incident(clients, incident_id, state_table=state_table, context_table=context_table)
     if found is None:
         return None
     detail, state, records = found["shown"], found["state"], found["records"]
@@ -79,7 +79,7 @@ def collect(clients: Any, incident_id: str) -> dict[str, Any] | None:
         except Exception as exc:  # noqa: BLE001 - the page is still worth having without the tool output
             unavailable.append(f"the investigation's tool output ({type(exc).__name__})")
     try:
-        entries = Ledger(clients, state_table_name(), incident_id).entries()
+        entries = Ledger(clients, state_table, incident_id).entries()
     except Exception as exc:  # noqa: BLE001 - the rest of the page still stands
         entries = []
         unavailable.append(f"the undo ledger ({type(exc).__name__})")

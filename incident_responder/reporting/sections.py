@@ -58,7 +58,8 @@ def _diagnosis(detail: dict[str, Any]) -> str:
         return "<p>No diagnosis.</p>" + (
             f"<p>{_e(detail.get('error_reason'))}</p>" if detail.get("error_reason") else ""
         )
-    report = detail.get("evidence") if isinstance(detail.get("evidence"), dict) else {}
+    evidence = detail.get("evidence")
+    report: dict[str, Any] = evidence if isinstance(evidence, dict) else {}
     rows = [
         ["root cause", _e(diagnosis.get("root_cause", "-"))],
         ["fault types", _e(", ".join(diagnosis.get("fault_types") or []) or "-")],

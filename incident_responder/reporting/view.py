@@ -18,26 +18,27 @@ APPROVAL_KEYS = ("approved_by", "approved_at", "approval_channel", "actions_dige
 RECORDS = ("investigation", "proposal", "review")
 
 
-def gather(clients: Any, incident_id: str) -> dict[str, Any] | None:
-    """Everything stored about ``incident_id``; ``None`` when the state table has no such incident."""
-    found = read_incident(clients, incident_id)
+def gather(clients: Any, incident_id: str, *, state_table: str, context_table: str) -> dict[str, Any] | None:
+    """Everything stored about ``incident_id`` in the incident-state table ``state_table`` and the
+    incident-context table ``context_table``; ``None`` when the state table has no such incident."""
+    found = read_incident(clients, incident_id, state_table=state_table, context_table=context_table)
     return found["shown"] if found else None
 
 
-def read_incident(clients: Any, incident_id: str) -> dict[str, Any] | None:
+def read_incident(clients: Any, incident_id: str, *, state_table: str, context_table: str) -> dict[str, Any] | None:
     """What :func:`gather` shows (``shown``), and what it was read from: the state item (``state``), the stored
     records (``records``) and the execution's history events (``events``), each read once (the report reuses them)."""
     from incident_responder.state.lifecycle import entered_states, get_incident_state, history
     from incident_responder.state.store import load_record
 
-    state = get_incident_state(clients, incident_id)
+    state = get_incident_state(clients, state_table, incident_id)
     if state is None:
         return None
     unavailable: list[str] = []
 
     def record(name: str) -> dict[str, Any]:
         try:
-            return load_record(clients, incident_id, name) or {}
+            return load_record(clients, context_table, incident_id, name) or {}
         except Exception as exc:  # noqa: BLE001 - the state item alone is still worth showing
             unavailable.append(f"the {name} record ({type(exc).__name__}: {exc})"[:300])
             return {}
@@ -137,7 +138,8 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
             lines.append(f"  not checked: {gap}")
     # The diagnosis holds the pointers; the stored summary ("evidence") their count and the grounded ratio.
     pointers = [e for e in diagnosis.get("evidence") or [] if isinstance(e, dict)]
-    report = shown.get("evidence") if isinstance(shown.get("evidence"), dict) else {}
+    evidence = shown.get("evidence")
+    report: dict[str, Any] = evidence if isinstance(evidence, dict) else {}
     if pointers or report:
         total = report.get("total", len(pointers))
         verified = report.get("verified", sum(1 for e in pointers if e.get("verified")))
@@ -157,10 +159,10 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
         actions = proposal.get("actions") or []
         lines.append(f"  proposal: {len(actions)} action(s), {proposal.get('confidence', '-')} confidence")
         for a in actions:
-            approval = "approval required" if a.get("requires_approval") else "no approval required"
+            needs = "approval required" if a.get("requires_approval") else "no approval required"
             lines.append(
                 f"    {a.get('execution_order')}. {a.get('action_type')} on {a.get('target_resource')} "
-                f"[{a.get('risk_level')} risk, {approval}]"
+                f"[{a.get('risk_level')} risk, {needs}]"
             )
             lines.append(f"       {_short(a.get('parameters'))}")
         for r in proposal.get("rejected_actions") or []:

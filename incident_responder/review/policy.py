@@ -111,8 +111,9 @@ def apply_review_policy(
     final: list[ActionVerdict] = []
     for action in sorted(actions, key=lambda a: a.execution_order):
         order, fault = action.execution_order, str(action.fault_type)
-        verdict = given.get(order)
-        if verdict is None:
+        if order in given:
+            verdict = given[order]
+        else:
             rule = "no verdict from the critic for this action: a person decides"
             verdict = ActionVerdict(execution_order=order, verdict=Verdict.NEEDS_HUMAN, reasons=[rule], policy=[rule])
         critic = verdict.verdict

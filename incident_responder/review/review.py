@@ -169,7 +169,7 @@ def run_review(
             )
         )
     submission = run.payload if run is not None else None
-    if submission is not None:
+    if run is not None and submission is not None:
         verdicts = submission.verdicts
         end_reason = run.end_reason
     elif run is not None:

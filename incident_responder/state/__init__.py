@@ -15,7 +15,6 @@ __all__ = [
     "read_artifact",
     "reconcile_execution",
     "start_incident",
-    "state_table_name",
     "sweep_stuck",
 ]
 __getattr__ = lazy_exports(
@@ -26,7 +25,6 @@ __getattr__ = lazy_exports(
             "get_incident_state",
             "reconcile_execution",
             "start_incident",
-            "state_table_name",
             "sweep_stuck",
         ],
         "store": ["RecordStore", "load_record", "read_artifact"],

@@ -3,13 +3,13 @@
 The state machine writes every transition itself (direct DynamoDB integrations with from-status
 conditions). This module holds what runs outside it: starting an execution for an alert (ingest),
 marking incidents whose execution died without a terminal status (reconcile, sweep), and reading
-an incident back (``responder show``).
+an incident back (``responder show``). The table is always the caller's: a function passes the name its
+validated settings hold (core/settings.py), so nothing here reads the environment or falls back to a default.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -20,13 +20,8 @@ from incident_responder.core.contracts import Incident
 from incident_responder.core.encoding import iso
 from incident_responder.core.status import ACTING_STATUSES, ACTIVE_STATUSES, TERMINAL_STATUSES
 
-DEFAULT_STATE_TABLE = "incident-state"
 # Waits for a person, bounded by its own ApprovalTimeoutMinutes: the sweep never stops it.
 WAITING_STATUSES = {"AWAITING_APPROVAL"}
-
-
-def state_table_name() -> str:
-    return os.environ.get("INCIDENT_STATE_TABLE", DEFAULT_STATE_TABLE)
 
 
 class StartResult(BaseModel):
@@ -61,10 +56,10 @@ def incident_id_of(execution_arn: str) -> str:
     return execution_arn.rsplit(":", 1)[-1]
 
 
-def get_incident_state(clients: AwsClients, incident_id: str) -> dict[str, Any] | None:
+def get_incident_state(clients: AwsClients, table: str, incident_id: str) -> dict[str, Any] | None:
     item = (
         clients.get("dynamodb")
-        .get_item(TableName=state_table_name(), Key={"incident_id": {"S": incident_id}}, ConsistentRead=True)
+        .get_item(TableName=table, Key={"incident_id": {"S": incident_id}}, ConsistentRead=True)
         .get("Item")
     )
     return _plain(item) if item else None
@@ -83,13 +78,19 @@ def _plain(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def mark_failed(
-    clients: AwsClients, incident_id: str, from_status: str, reason: str, category: str, to_status: str = "FAILED"
+    clients: AwsClients,
+    table: str,
+    incident_id: str,
+    from_status: str,
+    reason: str,
+    category: str,
+    to_status: str = "FAILED",
 ) -> bool:
     """FAILED (or ``to_status``), only if the incident is still in ``from_status`` (never overwrites a terminal one)."""
     ddb = clients.get("dynamodb")
     try:
         ddb.update_item(
-            TableName=state_table_name(),
+            TableName=table,
             Key={"incident_id": {"S": incident_id}},
             UpdateExpression=(
                 "SET #s = :failed, error_reason = :reason, error_category = :category, updated_at = :now, ended_at = :now"
@@ -110,7 +111,7 @@ def mark_failed(
 
 
 def reconcile_execution(
-    clients: AwsClients, execution_arn: str, execution_status: str, cause: str | None = None
+    clients: AwsClients, table: str, execution_arn: str, execution_status: str, cause: str | None = None
 ) -> str:
     """An execution ended (FAILED, TIMED_OUT, ABORTED...): make sure its incident is not left active.
 
@@ -120,7 +121,7 @@ def reconcile_execution(
     if execution_status in ("RUNNING", "PENDING_REDRIVE"):
         return "still_running"
     incident_id = incident_id_of(execution_arn)
-    state = get_incident_state(clients, incident_id)
+    state = get_incident_state(clients, table, incident_id)
     if state is None:
         return "unknown_incident"
     if state.get("status") in TERMINAL_STATUSES:
@@ -129,7 +130,7 @@ def reconcile_execution(
     acting = state["status"] in ACTING_STATUSES
     to_status = "REMEDIATION_FAILED" if acting else "FAILED"
     done = mark_failed(
-        clients, incident_id, state["status"], reason, f"execution_{execution_status.lower()}", to_status
+        clients, table, incident_id, state["status"], reason, f"execution_{execution_status.lower()}", to_status
     )
     if not done:
         return "already_terminal"
@@ -138,6 +139,7 @@ def reconcile_execution(
 
 def sweep_stuck(
     clients: AwsClients,
+    table: str,
     state_machine_arn: str | None = None,
     older_than_minutes: int = 30,
     active: dict[str, int] | None = None,
@@ -150,7 +152,7 @@ def sweep_stuck(
     sfn = clients.get("stepfunctions")
     done = []
     kwargs: dict[str, Any] = {
-        "TableName": state_table_name(),
+        "TableName": table,
         "FilterExpression": f"#s IN ({', '.join(f':s{i}' for i in range(len(ACTIVE_STATUSES)))})",
         "ExpressionAttributeNames": {"#s": "status"},
         "ExpressionAttributeValues": {f":s{i}": {"S": status} for i, status in enumerate(sorted(ACTIVE_STATUSES))},
@@ -174,7 +176,10 @@ def sweep_stuck(
                 )
                 status = "ABORTED"
             done.append(
-                {"incident_id": item["incident_id"], "action": reconcile_execution(clients, arn, status, "swept")}
+                {
+                    "incident_id": item["incident_id"],
+                    "action": reconcile_execution(clients, table, arn, status, "swept"),
+                }
             )
         if "LastEvaluatedKey" not in page:
             return done

@@ -9,7 +9,6 @@ The S3 object always holds everything. Items expire with the incident (``expires
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +16,6 @@ from typing import Any
 
 from incident_responder.core.aws import AwsClients
 
-DEFAULT_CONTEXT_TABLE = "incident-context"
 ITEM_LIMIT = 400 * 1024  # DynamoDB's item size limit
 ITEM_BUDGET = ITEM_LIMIT - 16 * 1024  # margin for the bookkeeping attributes and size-accounting slack
 KEEP_TURNS = 3
@@ -75,16 +73,6 @@ class RecordStore:
     table: str
     bucket: str | None = None
     ttl_days: int | None = None
-
-    @classmethod
-    def from_env(cls) -> RecordStore:
-        """For the command line: the tables the environment names (the stack's outputs)."""
-        ttl = os.environ.get("INCIDENT_TTL_DAYS")
-        return cls(
-            table=os.environ.get("INCIDENT_CONTEXT_TABLE", DEFAULT_CONTEXT_TABLE),
-            bucket=os.environ.get("ARTIFACTS_BUCKET") or None,
-            ttl_days=int(ttl) if ttl else None,
-        )
 
     def item(
         self, incident_id: str, record: str, summary: dict[str, Any], chain: list[dict[str, Any]], s3_uri: str | None
@@ -162,9 +150,9 @@ def read_artifact(clients: AwsClients, uri: str) -> dict[str, Any]:
     return json.loads(clients.get("s3").get_object(Bucket=bucket, Key=key)["Body"].read())
 
 
-def load_record(clients: AwsClients, incident_id: str, record: str) -> dict[str, Any] | None:
-    """A stored record, from the table the environment names (command line and lab)."""
-    return RecordStore.from_env().load(clients, incident_id, record)
+def load_record(clients: AwsClients, table: str, incident_id: str, record: str) -> dict[str, Any] | None:
+    """A stored record, from the incident-context table ``table``."""
+    return RecordStore(table).load(clients, incident_id, record)
 
 
 def step_result(

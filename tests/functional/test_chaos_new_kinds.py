@@ -266,7 +266,12 @@ def test_pipeline_runs_a_new_kind_on_a_new_workload(pipeline):
     )
     record = pipeline.run(scenario, timeout=300)
     assert record.workload == {"invocations": ["failed", "failed"], "alert": "orders-api-errors"}
-    assert get_incident_state(pipeline.clients, record.incident_id)["function_name"] == "orders-api"
+    assert (
+        get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], record.incident_id)[
+            "function_name"
+        ]
+        == "orders-api"
+    )
     assert record.execution["terminal"]
     # propose_only applies nothing: the account is as the alert found it (the alias on the new version).
     assert record.end_state["unchanged_since_alert"]
@@ -283,5 +288,10 @@ def test_pipeline_follows_a_queue_alarm_to_its_function(pipeline):
     )
     record = pipeline.run(scenario, timeout=300)
     assert record.workload == {"invocations": [], "alert": "queue-consumer-queue-age"}
-    assert get_incident_state(pipeline.clients, record.incident_id)["function_name"] == "queue-consumer"
+    assert (
+        get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], record.incident_id)[
+            "function_name"
+        ]
+        == "queue-consumer"
+    )
     assert record.execution["terminal"] and record.end_state["unchanged_since_alert"]

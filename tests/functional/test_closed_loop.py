@@ -26,6 +26,7 @@ from incident_responder.state.lifecycle import (
     reconcile_execution,
     sweep_stuck,
 )
+from tests.conftest import CONTEXT_TABLE, STATE_TABLE
 from tests.functional.test_state_machine import HAPPY, diagnosed, proposed, start
 from tests.report_checks import assert_report
 
@@ -198,7 +199,7 @@ def loop(clients, lifecycle, dispatcher):  # noqa: F811 - the deploy fixture
             return machine
         incident, execution = start(clients, machine)
         visited = execution_path(clients.get("stepfunctions"), execution["executionArn"])
-        return incident, execution, visited, get_incident_state(clients, incident.incident_id)
+        return incident, execution, visited, get_incident_state(clients, STATE_TABLE, incident.incident_id)
 
     def messages(topic):
         got = sqs.receive_message(QueueUrl=inboxes[topic], MaxNumberOfMessages=10).get("Messages", [])
@@ -357,7 +358,7 @@ def test_an_undo_that_fails_is_remediation_failed_and_alarms_operators(clients, 
     assert alarm["Subject"].startswith("REMEDIATION FAILED, account changed: data-processor")
     assert "could not undo it" in alarm["Message"]
     # Its report, from the stores: the failure and the path that ended in it.
-    page = render_html(collect(clients, state["incident_id"]))
+    page = render_html(collect(clients, state["incident_id"], state_table=STATE_TABLE, context_table=CONTEXT_TABLE))
     assert_report(page, "REMEDIATION_FAILED")
     assert "AccessDenied on PutRolePolicy" in page and 'class="state failed" data-state="Remediation failed"' in page
 
@@ -396,7 +397,7 @@ def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loo
     machine = loop(wait=False, RemediationMode="propose_only")
     incident, execution = start(clients, machine)
     assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
-    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "PROPOSAL_READY"
 
     def nothing(event, context):
         return {**proposed(event, context), "actions": 0, "unresolvable_faults": ["application_error"]}
@@ -405,7 +406,7 @@ def test_propose_only_and_nothing_automatable_end_at_proposal_ready(clients, loo
     machine = lifecycle(RemediationMode="closed_loop")
     incident, execution = start(clients, machine, at="2026-11-23T04:01:00Z")
     assert execution_path(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["Closed loop?", "Done"]
-    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
 def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_leaves_approvals_alone(clients, loop):
@@ -419,12 +420,12 @@ def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_lea
         stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
     )["executionArn"]
     for _ in range(200):
-        if (get_incident_state(clients, incident.incident_id) or {}).get("status") == "AWAITING_APPROVAL":
+        if (get_incident_state(clients, STATE_TABLE, incident.incident_id) or {}).get("status") == "AWAITING_APPROVAL":
             break
         time.sleep(0.05)
     # Waiting for a person is bounded by its own timeout: the sweep never stops it.
     active: dict[str, int] = {}
-    assert sweep_stuck(clients, older_than_minutes=0, active=active) == []
+    assert sweep_stuck(clients, STATE_TABLE, older_than_minutes=0, active=active) == []
     assert active == {"AWAITING_APPROVAL": 1}  # the sweep's ApprovalsPending gauge
     assert sfn.describe_execution(executionArn=arn)["status"] == "RUNNING"
     # Pretend it was acting on the account when it died.
@@ -437,19 +438,19 @@ def test_an_execution_dying_while_acting_is_remediation_failed_and_the_sweep_lea
     )
     # moto's StopExecution does not interrupt a task waiting for its token: reconcile as EventBridge would
     # report the abort, then let the waiting task end.
-    assert reconcile_execution(clients, arn, "ABORTED") == "marked_remediation_failed"
-    state = get_incident_state(clients, incident.incident_id)
+    assert reconcile_execution(clients, STATE_TABLE, arn, "ABORTED") == "marked_remediation_failed"
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("REMEDIATION_FAILED", "execution_aborted")
     token = task_token_from_history(history(sfn, arn))
     sfn.send_task_failure(taskToken=token, error="ApprovalRejected", cause=json.dumps(decision("reject")))
     assert wait_for_execution(sfn, arn)["status"] in ("SUCCEEDED", "FAILED")
-    assert get_incident_state(clients, incident.incident_id)["status"] == "REMEDIATION_FAILED"  # never overwritten
+    assert (
+        get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "REMEDIATION_FAILED"
+    )  # never overwritten
 
 
 def get_state_table() -> str:
-    from incident_responder.state.lifecycle import state_table_name
-
-    return state_table_name()
+    return STATE_TABLE
 
 
 class ApprovalMismatchError(Exception):

@@ -532,7 +532,7 @@ def test_scripted_critic_cannot_approve_iam_for_a_person(clients, stored):
     assert result.actions_digest == actions_digest([IAM, CONCURRENCY]) and result.risk == "high"
     assert result.evidence == {"total": 2, "verified": 2, "grounded_ratio": 1.0}
     assert 'Critic (quoted): "reviewed"' in result.summary
-    record = load_record(clients, INCIDENT.incident_id, "review")
+    record = load_record(clients, stored.incident_context_table, INCIDENT.incident_id, "review")
     assert record["summary"]["outcome"] == "NEEDS_APPROVAL" and result.review_ref == record["artifact_uri"]
 
 

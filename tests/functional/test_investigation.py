@@ -93,7 +93,7 @@ def test_offline_investigator_diagnoses_each_fault(clients, configured, case):
     assert result.metrics.llm_calls <= 5 and result.metrics.tool_calls <= 4
     assert len(json.dumps(result.model_dump())) < 256 * 1024
     # Stored: the bounded copy in DynamoDB, the whole chain in S3.
-    record = load_record(clients, incident.incident_id, "investigation")
+    record = load_record(clients, configured.context_table, incident.incident_id, "investigation")
     assert record["summary"]["outcome"] == "DIAGNOSED" and record["truncated"] is False
     assert record["reasoning_chain"][0]["type"] == "system"
     bucket, key = record["artifact_uri"].removeprefix("s3://").split("/", 1)
@@ -132,11 +132,12 @@ def test_handler_end_to_end_logs_metrics_and_stores_the_chain(clients, configure
     emf = [line for line in lines if "_aws" in line]
     assert emf and emf[0]["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "IncidentResponder"
     assert emf[0]["LlmCalls"] in (output["metrics"]["llm_calls"], [float(output["metrics"]["llm_calls"])])
-    assert load_record(clients, incident.incident_id, "investigation") is not None
+    assert load_record(clients, configured.context_table, incident.incident_id, "investigation") is not None
 
 
 def test_handler_rejects_a_non_incident(configured):
-    from handlers.investigate import InvalidIncidentError, handler
+    from handlers.investigate import handler
+    from incident_responder.core.errors import InvalidIncidentError
 
     with pytest.raises(InvalidIncidentError):
         handler({"incident": {"function_name": "x"}}, lambda_context())

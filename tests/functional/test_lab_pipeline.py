@@ -243,7 +243,9 @@ def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigat
         for name, e in followed.items()
         if e["status"] != "SUCCEEDED"
     }
-    states = {name: get_incident_state(pipeline.clients, name) for name in ends}
+    states = {
+        name: get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], name) for name in ends
+    }
     assert sorted(s["function_name"] for s in states.values()) == ["data-processor", "orders-worker"]
     assert all(s["status"] == "PROPOSAL_READY" and s.get("investigating_at") for s in states.values())
     group = pipeline.clients.get("dynamodb").get_item(
@@ -277,7 +279,10 @@ def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline)
     first, second = ends.values()
     assert first["startDate"] < second["stopDate"] and second["startDate"] < first["stopDate"]
 
-    by_function = {get_incident_state(pipeline.clients, name)["function_name"]: name for name in runs}
+    by_function = {
+        get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], name)["function_name"]: name
+        for name in runs
+    }
     assert sorted(by_function) == ["data-processor", "orders-api"]
     expected = {
         "data-processor": (
@@ -291,8 +296,12 @@ def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline)
     }
     for function, incident_id in by_function.items():
         other = next(f for f in faults if f != function)
-        diagnosis = load_record(pipeline.clients, incident_id, "investigation")["summary"]["diagnosis"]
-        proposal = load_record(pipeline.clients, incident_id, "proposal")["summary"]["proposal"]
+        diagnosis = load_record(
+            pipeline.clients, pipeline.stack.physical["IncidentContextTable"], incident_id, "investigation"
+        )["summary"]["diagnosis"]
+        proposal = load_record(
+            pipeline.clients, pipeline.stack.physical["IncidentContextTable"], incident_id, "proposal"
+        )["summary"]["proposal"]
         fault_types, parameters = expected[function]
         assert diagnosis["fault_types"] == fault_types, (function, diagnosis["root_cause"])
         assert [a["parameters"] for a in proposal["actions"]] == [parameters]
@@ -414,7 +423,7 @@ def test_recoveries_are_ignored_and_an_alias_travels_with_the_incident(pipeline)
     assert (incident["function_name"], incident["qualifier"]) == ("data-processor", "live")
     # ... and in the incident's record, which the investigation and every later state read.
     pipeline.follow(execution["executionArn"])
-    record = get_incident_state(pipeline.clients, execution["name"])
+    record = get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], execution["name"])
     assert record["incident_json"]["qualifier"] == "live"
 
 
@@ -467,7 +476,10 @@ def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(p
     owner = deliver("2026-11-23T04:00:00Z")
     assert owner.outcome == "started"
     pipeline.follow(owner.execution_arn)
-    assert get_incident_state(pipeline.clients, owner.incident_id)["status"] == "PROPOSAL_READY"
+    assert (
+        get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], owner.incident_id)["status"]
+        == "PROPOSAL_READY"
+    )
     # Still awaiting a person (propose only): a recurrence belongs to it.
     again = deliver("2026-11-23T04:00:30Z")
     assert (again.outcome, again.incident_id) == ("attached", owner.incident_id)
@@ -499,7 +511,12 @@ def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of
         pipeline.lab.clear_failures()
     assert pipeline.lab.failed_requests[-4:] == ["s3:PutObject"] * 4  # the record's first write: botocore's 4 attempts
     assert execution["status"] == "SUCCEEDED", (execution.get("error"), execution.get("cause"))
-    assert get_incident_state(pipeline.clients, started.incident_id)["status"] == "PROPOSAL_READY"
+    assert (
+        get_incident_state(pipeline.clients, pipeline.stack.physical["IncidentStateTable"], started.incident_id)[
+            "status"
+        ]
+        == "PROPOSAL_READY"
+    )
     failed = [
         e["taskFailedEventDetails"]["error"]
         for e in pipeline.clients.get("stepfunctions").get_execution_history(executionArn=arn)["events"]

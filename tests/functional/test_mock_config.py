@@ -12,6 +12,7 @@ from incident_responder.lab.engine import wait_for_execution
 from incident_responder.lab.mock_config import load_test_case, register_test_case
 from incident_responder.lab.moto_patches.stepfunctions import instant_retries
 from incident_responder.state.lifecycle import execution_input, execution_path, get_incident_state
+from tests.conftest import STATE_TABLE
 
 FOLDER = Path(__file__).parents[1] / "statemachine"
 EXPECTED = json.loads((FOLDER / "expected.json").read_text())
@@ -37,7 +38,7 @@ def test_mock_config_case(clients, lifecycle, dispatcher, case):
     expected = EXPECTED[case]
     assert execution["status"] == expected["execution"]
     assert execution_path(sfn, arn)[-2:] == expected["last_states"]
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert state["status"] == expected["status"]
     assert state.get("error_category") == expected.get("error_category")
     assert mocks["investigate"].invocations == expected["invocations"]

@@ -19,8 +19,8 @@ from incident_responder.state.lifecycle import (
     get_incident_state,
     history,
     reconcile_execution,
-    state_table_name,
 )
+from tests.conftest import CONTEXT_TABLE, STATE_TABLE
 from tests.report_checks import assert_report
 
 ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
@@ -119,7 +119,7 @@ def test_happy_path(clients, lifecycle, dispatcher):
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "SUCCEEDED"
     assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert state["status"] == "PROPOSAL_READY"
     assert (state["proposed_actions"], state["rejected_actions"]) == (1, 0)
     # The notification is the one the propose function built from typed fields, published as it is.
@@ -144,7 +144,7 @@ def test_a_diagnosis_travelling_by_reference_is_still_recorded(clients, lifecycl
     dispatcher.register("propose", proposed)
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "SUCCEEDED"
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["fault_types"]) == ("PROPOSAL_READY", [{"S": "permission_loss"}])
     assert state["diagnosis_ref"] == "s3://bucket/incidents/x/i.json"
 
@@ -166,7 +166,7 @@ def test_mcp_connection_error_once_then_success(clients, lifecycle, dispatcher):
     assert len(delays) == 1 and 0 <= delays[0] <= 3  # full jitter: anywhere up to the first interval
     failed = [e for e in history(clients.get("stepfunctions"), execution["executionArn"]) if e["type"] == "TaskFailed"]
     assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["McpConnectionError"]
-    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
 def test_model_auth_error_goes_to_error_without_retry(clients, lifecycle, dispatcher):
@@ -180,7 +180,7 @@ def test_model_auth_error_goes_to_error_without_retry(clients, lifecycle, dispat
     incident, execution = start(clients, lifecycle())
     assert execution["status"] == "FAILED" and len(calls) == 1
     assert execution_path(clients.get("stepfunctions"), execution["executionArn"])[-2:] == ["ERROR", "Incident error"]
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("ERROR", "model_auth")
     assert state["error_reason"].startswith("ModelAuthError: AccessDeniedException")
     assert len(state["error_reason"]) == 500
@@ -198,7 +198,7 @@ def test_task_timeout_is_retried_then_failed(clients, lifecycle, dispatcher):
     with instant_retries():
         incident, execution = start(clients, lifecycle(InvestigateTimeoutSeconds=1))
     assert execution["status"] == "FAILED" and len(calls) == 2
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "timeout")
     assert state["error_reason"].startswith("States.Timeout")
 
@@ -213,11 +213,14 @@ def test_no_diagnosis_fails_with_the_reason(clients, lifecycle, dispatcher):
         },
     )
     incident, execution = start(clients, lifecycle())
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "no_diagnosis")
     assert state["error_reason"] == "no diagnosis: recursion_limit: 12 model turns without submit_diagnosis"
     assert execution["status"] == "FAILED" and execution["error"] == "no_diagnosis"
-    assert_report(render_html(collect(clients, incident.incident_id)), "FAILED")
+    assert_report(
+        render_html(collect(clients, incident.incident_id, state_table=STATE_TABLE, context_table=CONTEXT_TABLE)),
+        "FAILED",
+    )
 
 
 def test_a_diagnosis_without_verified_evidence_fails_and_proposes_nothing(clients, lifecycle, dispatcher):
@@ -232,7 +235,7 @@ def test_a_diagnosis_without_verified_evidence_fails_and_proposes_nothing(client
     )
     dispatcher.register("propose", lambda event, context: proposals.append(1) or proposed(event, context))
     incident, execution = start(clients, lifecycle())
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "no_evidence")
     assert state["error_reason"].startswith("no evidence: the diagnosis (unknown) cites no verified tool output")
     assert execution["status"] == "FAILED" and proposals == []
@@ -246,13 +249,16 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
 
     def outcome(function, second):
         incident, execution = start(clients, machine, function=function, at=f"2026-11-23T04:00:{second:02}Z")
-        return get_incident_state(clients, incident.incident_id), execution
+        return get_incident_state(clients, STATE_TABLE, incident.incident_id), execution
 
     runs = [outcome("data-processor", i) for i in range(4)]
     assert [state["status"] for state, _ in runs] == ["PROPOSAL_READY", "PROPOSAL_READY", "SUPPRESSED", "SUPPRESSED"]
     suppressed, execution = runs[2]
     assert suppressed["error_category"] == "circuit_breaker" and "no model was called" in suppressed["error_reason"]
-    assert_report(render_html(collect(clients, suppressed["incident_id"])), "SUPPRESSED")
+    assert_report(
+        render_html(collect(clients, suppressed["incident_id"], state_table=STATE_TABLE, context_table=CONTEXT_TABLE)),
+        "SUPPRESSED",
+    )
     assert "data-processor already had 2 incidents this hour" in suppressed["error_reason"]
     assert suppressed["ended_at"] == suppressed["updated_at"]
     # Recorded, not failed: a storm raises no failure alarm.
@@ -265,7 +271,7 @@ def test_circuit_breaker_suppresses_per_function_and_per_account_before_any_mode
     assert outcome("billing", 11)[0]["error_reason"].startswith("circuit breaker: the account already had 3")
     assert len(calls) == 3
     counters = {}
-    for item in clients.get("dynamodb").scan(TableName=state_table_name())["Items"]:
+    for item in clients.get("dynamodb").scan(TableName=STATE_TABLE)["Items"]:
         key = item["incident_id"]["S"]
         if key.startswith(keys.RATE_PREFIX):
             window = key.removeprefix(keys.RATE_PREFIX).split(keys.SEPARATOR)
@@ -297,7 +303,7 @@ def test_a_throttled_state_write_is_retried_not_the_end_of_the_incident(
         lab.clear_failures()
     assert execution["status"] == "SUCCEEDED", (execution.get("error"), execution.get("cause"))
     assert execution_path(clients.get("stepfunctions"), execution["executionArn"]) == HAPPY
-    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "PROPOSAL_READY"
     assert len(delays) == 2 and all(0 <= d <= 2 for d in delays), delays  # jittered, from one second
 
 
@@ -313,7 +319,7 @@ def test_a_replayed_start_records_nothing_new(clients, lifecycle, dispatcher):
     ]
     assert wait_for_execution(sfn, arn)["status"] == "SUCCEEDED"
     assert execution_path(sfn, arn) == ["RECEIVED", "Already recorded"]
-    assert get_incident_state(clients, incident.incident_id)["status"] == "PROPOSAL_READY"
+    assert get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "PROPOSAL_READY"
 
 
 def start_stuck_in_investigating(clients, lifecycle, dispatcher, error_type: str):
@@ -335,7 +341,7 @@ def start_stuck_in_investigating(clients, lifecycle, dispatcher, error_type: str
         stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
     )["executionArn"]
     for _ in range(100):
-        if (get_incident_state(clients, incident.incident_id) or {}).get("status") == "INVESTIGATING":
+        if (get_incident_state(clients, STATE_TABLE, incident.incident_id) or {}).get("status") == "INVESTIGATING":
             break
         time.sleep(0.05)
     return incident, arn, release
@@ -348,27 +354,29 @@ def test_aborted_execution_is_reconciled_to_failed(clients, lifecycle, dispatche
     release.append(True)
     status = wait_for_execution(sfn, arn)["status"]
     assert status == "ABORTED"
-    assert get_incident_state(clients, incident.incident_id)["status"] == "INVESTIGATING"  # nothing recorded the abort
-    assert reconcile_execution(clients, arn, status) == "marked_failed"
-    state = get_incident_state(clients, incident.incident_id)
+    assert (
+        get_incident_state(clients, STATE_TABLE, incident.incident_id)["status"] == "INVESTIGATING"
+    )  # nothing recorded the abort
+    assert reconcile_execution(clients, STATE_TABLE, arn, status) == "marked_failed"
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
     assert state["ended_at"] == state["updated_at"]  # every terminal write says when the incident ended
-    assert reconcile_execution(clients, arn, status) == "already_terminal"
+    assert reconcile_execution(clients, STATE_TABLE, arn, status) == "already_terminal"
 
 
 def test_sweep_stops_a_stuck_execution_and_marks_it_failed(clients, lifecycle, dispatcher):
     from incident_responder.state.lifecycle import sweep_stuck
 
     incident, arn, release = start_stuck_in_investigating(clients, lifecycle, dispatcher, "Y")
-    assert sweep_stuck(clients, older_than_minutes=30) == []  # not stuck yet
-    done = sweep_stuck(clients, older_than_minutes=0)
+    assert sweep_stuck(clients, STATE_TABLE, older_than_minutes=30) == []  # not stuck yet
+    done = sweep_stuck(clients, STATE_TABLE, older_than_minutes=0)
     release.append(True)
     assert done == [{"incident_id": incident.incident_id, "action": "marked_failed"}]
     assert wait_for_execution(clients.get("stepfunctions"), arn)["status"] == "ABORTED"
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("FAILED", "execution_aborted")
     assert "swept" in state["error_reason"] and state["ended_at"] == state["updated_at"]
-    assert reconcile_execution(clients, arn, "ABORTED") == "already_terminal"
+    assert reconcile_execution(clients, STATE_TABLE, arn, "ABORTED") == "already_terminal"
 
 
 class McpInitError(Exception):
@@ -406,7 +414,7 @@ def test_transient_errors_are_retried_with_jittered_backoff_and_auth_never(
     assert all(0 <= delay <= cap for delay, cap in zip(delays, caps, strict=True)), delays
     if attempts == 6:  # over a window of minutes, not one 2-second retry
         assert sum(caps) >= 90
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == (status, category)
     assert state["error_reason"].startswith(type(error).__name__)
 
@@ -442,6 +450,6 @@ def test_proposal_failures_end_in_proposal_failed(clients, lifecycle, dispatcher
         "PROPOSAL_FAILED",
         "Proposal failed",
     ]
-    state = get_incident_state(clients, incident.incident_id)
+    state = get_incident_state(clients, STATE_TABLE, incident.incident_id)
     assert (state["status"], state["error_category"]) == ("PROPOSAL_FAILED", category)
     assert "diagnosed_at" in state  # the diagnosis stays recorded

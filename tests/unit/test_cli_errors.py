@@ -145,3 +145,11 @@ def test_eval_a_scenario_file_that_is_not_utf8(no_aws, capsys, tmp_path):
     code, _, err = run_main(capsys, ["eval", str(tmp_path)])
     line = one_line(code, err)
     assert "latin1.yaml: not UTF-8 text" in line and "byte 9" in line, line
+
+
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_a_setting_out_of_range_is_one_line_naming_it(no_aws, monkeypatch, capsys, command):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("INCIDENT_TTL_DAYS", "0")
+    code, _, err = run_main(capsys, [command, "some-incident"])
+    assert "INCIDENT_TTL_DAYS" in one_line(code, err) and code == 2

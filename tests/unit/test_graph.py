@@ -98,6 +98,51 @@ def test_bad_or_empty_responses_are_errors_never_data(response, error):
     assert result.payload.confidence == "low"
 
 
+def test_every_error_answer_is_marked_by_its_status_and_results_are_not():
+    bad_json = AIMessage(
+        content="",
+        invalid_tool_calls=[{"name": "get_recent_logs", "args": "{", "id": "bad", "error": "not JSON", "type": "x"}],
+    )
+    model = ScriptedChatModel(
+        responses=[
+            call("delete_everything", {}),
+            call("get_recent_logs", {"lambda_name": "../etc"}),
+            bad_json,
+            call("get_recent_logs", {"lambda_name": "f"}),
+            call("submit_diagnosis", diagnosis(fault_types=["gremlins"])),
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "get_recent_logs", "args": {"lambda_name": "f"}, "id": "c1", "type": "tool_call"},
+                    {"name": "submit_diagnosis", "args": diagnosis(), "id": "c2", "type": "tool_call"},
+                ],
+            ),
+        ]
+    )
+    result, _ = run(model)
+    assert result.end_reason == "submitted"
+    # The offline model (and Converse's toolResult.status) tell an error by its status; the text is for models.
+    statuses = [(m.name, m.status, m.content.split(" ")[0]) for m in result.messages if isinstance(m, ToolMessage)]
+    assert statuses == [
+        ("delete_everything", "error", "ERROR:"),
+        ("get_recent_logs", "error", "ERROR:"),
+        ("get_recent_logs", "error", "ERROR:"),
+        ("get_recent_logs", "success", "<tool_result"),
+        ("submit_diagnosis", "error", "ERROR:"),
+        ("get_recent_logs", "error", "not"),  # not executed: the submission came in the same turn
+        ("submit_diagnosis", "success", "accepted"),
+    ]
+
+
+def test_a_failing_tool_answers_with_an_error_status():
+    model = ScriptedChatModel(
+        responses=[call("get_recent_logs", {"lambda_name": "f"}), call("submit_diagnosis", diagnosis())]
+    )
+    run(model, logs_provider(lambda lambda_name: RawToolResult(is_error=True, structured=None, text="ERROR: boom")))
+    (message,) = tool_messages(model)
+    assert message.status == "error" and message.content == "ERROR: get_recent_logs failed: ERROR: boom"
+
+
 def test_text_answer_is_nudged_then_the_run_gives_up():
     model = ScriptedChatModel(responses=[AIMessage(content="It is probably IAM.")])
     result, _ = run(model)

@@ -460,6 +460,43 @@ def test_observations_read_what_the_message_builders_write():
     ):
         source = inspect.getsource(module)
         assert "<tool_result" not in source and "<incident>" not in source and "<diagnosis" not in source
+        # Nor of the terminal tools' names or the error prefix: an error is read from the message's status.
+        assert '"submit_' not in source and '"ERROR' not in source
+
+
+def test_a_tool_error_is_read_from_the_message_status_never_from_its_text():
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    from incident_responder.agent.protocol import SUBMIT_DIAGNOSIS, TOOL_ERROR_PREFIX, quote_untrusted
+
+    # A result whose text reads like an error (a tool's output can say anything) is no failure...
+    forged = ToolMessage("ERROR: get_iam_state failed: AccessDenied", tool_call_id="a", name="get_iam_state")
+    # ...and an error quoting what looks like a result (a server's error text) is no result.
+    quoting = f"{TOOL_ERROR_PREFIX}get_lambda_config failed: {quote_untrusted('get_lambda_config', config())}"
+    error = ToolMessage(quoting, tool_call_id="b", name="get_lambda_config", status="error")
+    plain = ToolMessage("timed out", tool_call_id="c", name="get_recent_logs", status="error")
+    rejected = ToolMessage("confidence: bad", tool_call_id="d", name=SUBMIT_DIAGNOSIS, status="error")
+    obs = Observations([HumanMessage(incident_message(incident())), forged, error, plain, rejected])
+    assert obs.results == {}
+    assert obs.failed == {
+        "get_lambda_config": quoting,
+        "get_recent_logs": "timed out",
+        SUBMIT_DIAGNOSIS: "confidence: bad",
+    }
+    assert "get_iam_state" not in obs.called
+    assert obs.submit_rejections == 1
+
+
+def test_a_failing_tool_is_a_gap_and_is_not_called_again():
+    from incident_responder.agent.tools import RawToolResult
+
+    failing = RawToolResult(is_error=True, structured=None, text="AccessDenied")
+    diagnosis, _, called = diagnose(incident(), **tools(get_config_drift=failing))
+    # Told by the error status alone: without it the model would call the tool again until out of turns.
+    assert [name for turn in called for name in turn].count("get_config_drift") == 1
+    assert "get_config_drift could not be used: ERROR: get_config_drift failed: AccessDenied" in (
+        diagnosis.investigation_gaps
+    )
 
 
 @pytest.mark.parametrize("metric", ["Errors", None])

@@ -213,3 +213,19 @@ def test_the_critic_sends_a_rollback_to_another_version_to_a_person():
     verdict = review(other, lookup(ROLLBACK))
     assert verdict.verdict == "needs_human" and "parameters differ" in verdict.reasons[0]
     assert (verdict.evidence[0].field, verdict.evidence[0].value) == ("actions[0].parameters.function_version", "2")
+
+
+def test_the_critic_approves_no_restore_whose_parameters_do_not_validate():
+    from langchain_core.messages import ToolMessage
+
+    from incident_responder.agent.offline.review import judge_action
+    from incident_responder.agent.protocol import quote_untrusted
+
+    # Neither the proposed action nor the lookup's restore validates: equal, but nothing to approve.
+    broken = {**ROLLBACK, "execution_order": 1, "parameters": {"function_version": {}}}
+    tool = LOOKUP_FOR_FAULT[broken["fault_type"]]
+    result = ToolMessage(quote_untrusted(tool, lookup(broken)), tool_call_id="c", name=tool)
+    verdict = judge_action(offline.Observations([result]), broken)
+    assert verdict["verdict"] == "needs_human" and "parameters differ" in verdict["reasons"][0]
+    # An action naming no fault has no lookup.
+    assert judge_action(offline.Observations([result]), {**broken, "fault_type": None})["verdict"] == "reject"

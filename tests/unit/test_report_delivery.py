@@ -76,8 +76,8 @@ def test_deliver_writes_links_within_sigv4s_week_and_tells_both_topics(monkeypat
     fake = _Fake()
     arn = f"arn:aws:states:us-east-1:123456789012:execution:lifecycle:{DETAIL['incident_id']}"
     out = deliver(
-        fake, execution_arn=arn, execution_status="SUCCEEDED", bucket="b", topic_arn="arn:aws:sns:t", link_hours=1000,
-        chat_topic_arn="arn:aws:sns:chat",
+        fake, execution_arn=arn, execution_status="SUCCEEDED", state_table="s", context_table="c", bucket="b",
+        topic_arn="arn:aws:sns:t", link_hours=1000, chat_topic_arn="arn:aws:sns:chat",
     )  # fmt: skip
     kinds = [k for k, _ in fake.calls]
     assert kinds == ["put_object", "presign", "publish", "publish"]
@@ -93,8 +93,8 @@ def test_an_execution_without_an_incident_sends_nothing(monkeypatch):
     monkeypatch.setattr(report_delivery, "_settled", lambda *a: None)
     fake = _Fake()
     out = deliver(
-        fake, execution_arn="arn:aws:states:us-east-1:1:execution:m:gone", execution_status="ABORTED", bucket="b",
-        topic_arn="arn:aws:sns:t", link_hours=12,
+        fake, execution_arn="arn:aws:states:us-east-1:1:execution:m:gone", execution_status="ABORTED",
+        state_table="s", context_table="c", bucket="b", topic_arn="arn:aws:sns:t", link_hours=12,
     )  # fmt: skip
     assert out == {"incident_id": "gone", "outcome": "no_incident"} and fake.calls == []
 
@@ -104,7 +104,7 @@ def test_a_suppressed_incident_is_reported_and_counted_but_announced_to_nobody(m
     fake = _Fake()
     out = deliver(
         fake, execution_arn=f"arn:aws:states:us-east-1:1:execution:m:{DETAIL['incident_id']}", execution_status="SUCCEEDED",
-        bucket="b", topic_arn="arn:aws:sns:t", link_hours=12, chat_topic_arn="arn:aws:sns:chat",
+        state_table="s", context_table="c", bucket="b", topic_arn="arn:aws:sns:t", link_hours=12, chat_topic_arn="arn:aws:sns:chat",
     )  # fmt: skip
     assert [k for k, _ in fake.calls] == ["put_object", "presign"] and out["sent"] == []
     assert out["status"] == "SUPPRESSED"  # the handler still counts it (IncidentsEnded, BreakerSuppressions)
@@ -115,7 +115,10 @@ def test_another_execution_of_the_same_incident_reports_nothing(monkeypatch):
     monkeypatch.setattr(report_delivery, "_settled", lambda *a: {**DETAIL, "execution_arn": own})
     fake = _Fake()
     other = own.replace(":execution:m:", ":execution:other-machine:")
-    out = deliver(fake, execution_arn=other, execution_status="SUCCEEDED", bucket="b", topic_arn="t", link_hours=12)
+    out = deliver(
+        fake, execution_arn=other, execution_status="SUCCEEDED", state_table="s", context_table="c", bucket="b",
+        topic_arn="t", link_hours=12,
+    )  # fmt: skip
     assert out["outcome"] == "not_the_incidents_execution" and fake.calls == []
 
 
@@ -125,17 +128,24 @@ def test_waiting_for_the_reconciled_status_reads_only_the_state_item(monkeypatch
 
     statuses = iter(["INVESTIGATING", "INVESTIGATING", "FAILED"])
     reads: list[str] = []
+    tables: list[Any] = []
     monkeypatch.setattr(
-        lifecycle, "get_incident_state", lambda c, i: reads.append("state") or {"status": next(statuses)}
+        lifecycle,
+        "get_incident_state",
+        lambda c, t, i: tables.append(t) or reads.append("state") or {"status": next(statuses)},
     )
     monkeypatch.setattr(
-        incident_report, "collect", lambda c, i: reads.append("collect") or {**DETAIL, "status": "FAILED"}
+        incident_report,
+        "collect",
+        lambda c, i, **k: tables.append(k) or reads.append("collect") or {**DETAIL, "status": "FAILED"},
     )
     monkeypatch.setattr(report_delivery.time, "sleep", lambda s: None)
-    detail = report_delivery._settled(None, DETAIL["incident_id"], "ABORTED", 10)
+    detail = report_delivery._settled(None, "states", "contexts", DETAIL["incident_id"], "ABORTED", 10)
     assert detail["status"] == "FAILED" and reads == ["state", "state", "state", "collect"]
+    # The tables the caller names (the report function's settings), nothing from the environment.
+    assert tables == ["states"] * 3 + [{"state_table": "states", "context_table": "contexts"}]
     reads.clear()
-    report_delivery._settled(None, DETAIL["incident_id"], "SUCCEEDED", 10)  # a success needs no reconcile
+    report_delivery._settled(None, "states", "contexts", DETAIL["incident_id"], "SUCCEEDED", 10)  # no reconcile
     assert reads == ["collect"]
 
 
@@ -157,11 +167,14 @@ def test_only_incidents_ended_is_counted_by_status_the_other_metrics_by_service_
     report = importlib.import_module("handlers.report")
     monkeypatch.setattr(report.AwsClients, "shared", classmethod(lambda cls: None))
     ended = {"incident_id": "i", "outcome": "reported", "status": "SUPPRESSED", "duration_seconds": 2.5}
-    monkeypatch.setattr(report, "deliver", lambda *a, **k: ended)
+    asked: dict[str, Any] = {}
+    monkeypatch.setattr(report, "deliver", lambda *a, **k: asked.update(k) or ended)
     context = LambdaContext("report", 60, 256)
     report.handler(
         {"detail": {"executionArn": "arn:aws:states:us-east-1:1:execution:m:i", "status": "SUCCEEDED"}}, context
     )
+    # The function's validated settings, passed down: the library reads no environment of its own.
+    assert (asked["state_table"], asked["context_table"], asked["bucket"]) == ("state", "context", "artifacts")
     dimensions = {}
     for line in capsys.readouterr().out.splitlines():
         blob = json.loads(line) if line.startswith('{"_aws"') else None

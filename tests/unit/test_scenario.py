@@ -150,3 +150,10 @@ def test_the_corpus_expects_the_fault_types_its_kinds_produce():
             assert set(scenario.expect.fault_types) == produced, path.name
             checked += 1
     assert checked >= 40
+
+
+def test_a_status_no_incident_ends_in_is_refused(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(VALID.replace("status: PROPOSAL_READY", "status: DIAGNOSED"))
+    with pytest.raises(ScenarioError, match=r"expect\.status: .*DIAGNOSED is not a status an incident ends in"):
+        load_scenario(path)

@@ -20,6 +20,7 @@ from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     INCIDENT_TAG,
     PROPOSAL_TAG,
+    TERMINAL_TOOL_PREFIX,
     TOOL_RESULT_TAG,
     read_blocks,
 )
@@ -58,13 +59,17 @@ class Observations:
             if isinstance(message, HumanMessage):
                 self._read_user_turn(text)
             elif isinstance(message, ToolMessage):
-                results = read_blocks(text, TOOL_RESULT_TAG)
-                if results and results[0][0].get("tool") and isinstance(results[0][1], dict):
-                    self.results[results[0][0]["tool"]] = results[0][1]
-                elif text.startswith("ERROR:"):
-                    if "rejected" in text:
+                # The loop marks errors by status; the text may quote anything (a tool's error, a log line).
+                if message.status == "error":
+                    if (message.name or "").startswith(TERMINAL_TOOL_PREFIX):
                         self.submit_rejections += 1
                     self.failed[message.name or "?"] = text
+                elif (
+                    (results := read_blocks(text, TOOL_RESULT_TAG))
+                    and results[0][0].get("tool")
+                    and isinstance(results[0][1], dict)
+                ):
+                    self.results[results[0][0]["tool"]] = results[0][1]
         self.called = set(self.results) | set(self.failed)
 
     def _read_user_turn(self, text: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import next_remediation_tools
-from incident_responder.agent.protocol import LOOKUP_FOR_FAULT
+from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, TOOL_ERROR_PREFIX
 from incident_responder.core.contracts import PARAMETERS_FOR_ACTION
 
 # The parameter that says what an action sets, cited as the evidence for a verdict (in this order).
@@ -77,15 +77,14 @@ def _point(tool: str, field: str, value: Any, interpretation: str) -> dict[str, 
 def judge_action(obs: Observations, action: dict[str, Any]) -> dict[str, Any]:
     """One verdict, as a careful reviewer reaches it from the lookup for the action's fault."""
     order, fault = action.get("execution_order"), action.get("fault_type")
-    tool = LOOKUP_FOR_FAULT.get(fault)
 
     def verdict(kind: str, reason: str, *evidence: dict[str, Any]) -> dict[str, Any]:
         return {"execution_order": order, "verdict": kind, "reasons": [reason], "evidence": list(evidence)}
 
-    if tool is None:
+    if not isinstance(fault, str) or (tool := LOOKUP_FOR_FAULT.get(fault)) is None:
         return verdict("reject", f"{fault} has no automated remedy")
     if tool in obs.failed or tool not in obs.results:
-        error = obs.failed.get(tool, "not available").removeprefix("ERROR: ")
+        error = obs.failed.get(tool, "not available").removeprefix(TOOL_ERROR_PREFIX)
         return verdict("needs_human", f"the action cannot be checked: {error[:300]}")
     result = obs.results[tool]
     if result.get("error"):
@@ -108,7 +107,12 @@ def judge_action(obs: Observations, action: dict[str, Any]) -> dict[str, Any]:
         return verdict("reject", f"no-op: already at the baseline ({meaning})", _point(tool, field, shown, meaning))
     proposed = _normalized(action)
     for index, candidate in ready:
-        if candidate.get("action_type") == action.get("action_type") and _normalized(candidate) == proposed:
+        # Equal only when both validate: an action of no known type is no restore to approve.
+        if (
+            proposed is not None
+            and candidate.get("action_type") == action.get("action_type")
+            and _normalized(candidate) == proposed
+        ):
             field, value = _key_pointer(index, proposed)
             return verdict(
                 "approve",

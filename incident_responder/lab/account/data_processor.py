@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from incident_responder.account.baseline import baseline_table_name
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.settings import StoreSettings
 from incident_responder.lab.account.resources import _create_role, _logs_policy, create_table
 from incident_responder.lab.account.sources import (
     _FUNCTION_SOURCE,
@@ -26,7 +27,6 @@ from incident_responder.lab.account.sources import (
     deployment_package,
 )
 from incident_responder.mcp_transport.auth import DEFAULT_API_KEY_PARAMETER
-from incident_responder.state.store import RecordStore
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def create_sample_account(
     clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
 
     table = baseline_table_name()
-    context_table = RecordStore.from_env().table
+    context_table = StoreSettings.current().incident_context_table
     artifacts = os.environ.get("ARTIFACTS_BUCKET") or f"incident-artifacts-{account}"
     topic_arn = f"arn:aws:sns:{region}:{account}:{INCIDENT_TOPIC}"
     if responder_resources:  # without the deployed stack, create what the responder itself uses

@@ -19,7 +19,11 @@ def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"record": folder / "record.json"}
     paths["record"].write_text(record.model_dump_json(indent=2))
-    detail = collect(pipeline.clients, record.incident_id) if record.incident_id else None
+    tables = {
+        "state_table": pipeline.stack.physical["IncidentStateTable"],
+        "context_table": pipeline.stack.physical["IncidentContextTable"],
+    }
+    detail = collect(pipeline.clients, record.incident_id, **tables) if record.incident_id else None
     if detail is None:
         return paths
     if detail["history"]:

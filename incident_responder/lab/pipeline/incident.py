@@ -184,7 +184,8 @@ class IncidentRuns:
                     on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
                 seen = len(entered)
             if on_status:
-                now = (get_incident_state(self.clients, incident_id) or {}).get("status")
+                table = self.stack.physical["IncidentStateTable"]
+                now = (get_incident_state(self.clients, table, incident_id) or {}).get("status")
                 if now != status:
                     status = now
                     on_status(now)

@@ -74,15 +74,17 @@ class IncidentRecords:
             return IncidentRecord(
                 incident_id=None, status="NO_ALERT", metrics={"latency_ms": latency}, execution={}, workload=workload
             )
-        state = get_incident_state(self.clients, incident_id) or {}
-        context = load_record(self.clients, incident_id, "investigation") or {}
+        state_table = self.stack.physical["IncidentStateTable"]
+        context_table = self.stack.physical["IncidentContextTable"]
+        state = get_incident_state(self.clients, state_table, incident_id) or {}
+        context = load_record(self.clients, context_table, incident_id, "investigation") or {}
         summary = context.get("summary", {})
         metrics = summary.get("metrics", {})
-        proposal_record = (load_record(self.clients, incident_id, "proposal") or {}).get("summary", {})
+        proposal_record = (load_record(self.clients, context_table, incident_id, "proposal") or {}).get("summary", {})
         proposal_metrics = proposal_record.get("metrics", {})
         visited = execution_path(sfn, execution["executionArn"])
         timings = {k: state[k] for k in TIMINGS if k in state}
-        review_record = (load_record(self.clients, incident_id, "review") or {}).get("summary", {})
+        review_record = (load_record(self.clients, context_table, incident_id, "review") or {}).get("summary", {})
         approval = {key: state[key] for key in APPROVAL_KEYS if key in state}
         agents = [metrics, proposal_metrics, review_record.get("metrics", {})]
         remediation = {

@@ -84,21 +84,21 @@ def _network_restore_info(name: str, current: FunctionConfiguration, baseline: B
                 AclEntryRestore(network_acl_id=subnet.network_acl_id, added_entries=added, missing_entries=missing)
             )
     actions: list[Any] = []
-    for group in groups:
+    for egress in groups:
         rules = [
             {k: v for k, v in rule.items() if k in SG_RULE_FIELDS and v not in (None, [])}
-            for rule in group.missing_egress_rules
+            for rule in egress.missing_egress_rules
         ]
         if rules:
             actions.append(
                 ProposedRestoreNetworkEgress(
                     fault_type=FaultType.NETWORK_BLOCK,
                     action_type=ActionType.RESTORE_NETWORK_EGRESS,
-                    target_resource=group.security_group_id,
+                    target_resource=egress.security_group_id,
                     parameters=RestoreNetworkEgressParams(
-                        security_group_id=group.security_group_id, ip_permissions=rules
+                        security_group_id=egress.security_group_id, ip_permissions=rules
                     ),
-                    reasoning=f"{len(rules)} baseline egress rule(s) missing from {group.security_group_id}",
+                    reasoning=f"{len(rules)} baseline egress rule(s) missing from {egress.security_group_id}",
                 )
             )
     for acl in acls:

@@ -92,7 +92,7 @@ def _secret_restore_info(name: str, current: FunctionConfiguration, baseline: Ba
                     action_type=ActionType.RESTORE_SECRET,
                     target_resource=base.secret_arn,
                     parameters=RestoreSecretParams(secret_arn=base.secret_arn),
-                    reasoning=f"the secret {base.variable} names is scheduled for deletion (on {secret.deleted_date}); "
+                    reasoning=f"the secret {base.variable} names is scheduled for deletion (on {restore.deleted_date}); "
                     "the baseline recorded it available (its deletion may have been scheduled on purpose: a person "
                     "should confirm)",
                 )
