@@ -52,13 +52,14 @@ demo: $(STAMP)
 	$(BIN)/responder demo
 
 # Four workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
-# the corpus run in four and starts the longest first): much of the suite waits on subprocesses and on the
+# the corpus run in three and starts the longest first): much of the suite waits on subprocesses and on the
 # lab's clocks (sam build, lab servers, settle waits), so more workers than cores keep both busy
 # (fresh clone, 2 cores: pytest 356 s with four, 361-371 s with three).
 test:
 	@# The project's environment and the validation tools are set up side by side (on a fresh machine, a minute saved).
 	@$(MAKE) --no-print-directory -j2 install tools
 	$(BIN)/ruff check .
+	@$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -n 4 --dist loadfile --durations=10
 
 # The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.

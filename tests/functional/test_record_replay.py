@@ -89,41 +89,51 @@ def test_a_recorded_run_keeps_one_cassette_per_scenario_with_every_call(recorded
     assert 0 < report["summary"]["spent_usd"] == pytest.approx(report["summary"]["estimated_cost_usd"], abs=1e-3)
 
 
-@pytest.mark.slow
-def test_the_replay_runs_the_same_scenarios_with_no_model_and_no_credentials(recorded, tmp_path):
-    corpus, cassettes, recorded_report, _, model = recorded
+EDITED = "s3-policy-revoked-edited"
+
+
+@pytest.fixture(scope="module")
+def replayed(recorded, tmp_path_factory):
+    """The recorded scenarios replayed with no model and no credentials, in one lab beside a copy of the first
+    whose cassette was edited: the investigation's first answer now calls its first tool with other arguments,
+    so what the code sends next is not what was recorded. (the replay's report, its stderr, model calls before)"""
+    corpus, cassettes, _, _, model = recorded
+    root = tmp_path_factory.mktemp("replayed")
+    shutil.copytree(corpus, root / "corpus")
+    shutil.copytree(cassettes, root / "cassettes")
+    scenario = (corpus / "s3-policy-revoked.yaml").read_text().replace("name: s3-policy-revoked", f"name: {EDITED}")
+    (root / "corpus" / f"{EDITED}.yaml").write_text(scenario)
+    cassette = json.loads((cassettes / "s3-policy-revoked.json").read_text())
+    blocks = cassette["exchanges"][0]["response"]["output"]["message"]["content"]
+    use = next(b["toolUse"] for b in blocks if "toolUse" in b)
+    use["input"] = {**use["input"], "lambda_name": "another-function"}
+    (root / "cassettes" / f"{EDITED}.json").write_text(json.dumps(cassette))
     calls_before = len(model.exchanges)
-    out = _eval(str(corpus), "--replay", str(cassettes), **_no_credentials(tmp_path))
-    assert out.returncode == 0, out.stderr[-3000:]
+    out = _eval(str(root / "corpus"), "--replay", str(root / "cassettes"), **_no_credentials(root))
+    yield out, calls_before
+
+
+@pytest.mark.slow
+def test_the_replay_runs_the_same_scenarios_with_no_model_and_no_credentials(recorded, replayed):
+    _, _, recorded_report, _, model = recorded
+    out, calls_before = replayed
+    assert out.returncode == 1, out.stderr[-3000:]  # the edited cassette's scenario fails the run, and only it
     assert "replayed from" in out.stderr.splitlines()[0]
     assert len(model.exchanges) == calls_before  # the model was never asked
-    replayed = {s["name"]: s for s in json.loads(out.stdout)["scenarios"]}
+    replayed_scores = {s["name"]: s for s in json.loads(out.stdout)["scenarios"]}
+    assert sorted(replayed_scores) == sorted([*SCENARIOS, EDITED])
+    assert [name for name, s in replayed_scores.items() if not s["passed"]] == [EDITED]
     for was in recorded_report["scenarios"]:
-        now = replayed[was["name"]]
+        now = replayed_scores[was["name"]]
         assert now["passed"], now["failures"]
         for key in ("status", "fault_types", "actions", "llm_calls", "tool_calls", "input_tokens", "output_tokens"):
             assert now[key] == was[key], key
 
 
 @pytest.mark.slow
-def test_a_replay_that_departs_from_its_cassette_fails_loudly(recorded, tmp_path):
-    corpus, cassettes, _, _, _ = recorded
-    edited = tmp_path / "cassettes"
-    shutil.copytree(cassettes, edited)
-    # The investigation's first answer now calls its first tool with other arguments: what the code sends next is
-    # not what was recorded.
-    path = edited / "s3-policy-revoked.json"
-    cassette = json.loads(path.read_text())
-    blocks = cassette["exchanges"][0]["response"]["output"]["message"]["content"]
-    use = next(b["toolUse"] for b in blocks if "toolUse" in b)
-    use["input"] = {**use["input"], "lambda_name": "another-function"}
-    path.write_text(json.dumps(cassette))
-    single = tmp_path / "corpus"
-    single.mkdir()
-    shutil.copy(corpus / "s3-policy-revoked.yaml", single)
-    out = _eval(str(single), "--replay", str(edited), **_no_credentials(tmp_path))
-    assert out.returncode == 1, out.stderr[-3000:]
-    (score,) = json.loads(out.stdout)["scenarios"]
+def test_a_replay_that_departs_from_its_cassette_fails_loudly(replayed):
+    out, _ = replayed
+    (score,) = [s for s in json.loads(out.stdout)["scenarios"] if s["name"] == EDITED]
     assert not score["passed"] and score["status"] == "ERROR"
     departures = [f for f in score["failures"] if f.startswith("departed from the cassette")]
     assert "submit_diagnosis call 2 differs at message 2" in departures[0]
