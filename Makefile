@@ -59,7 +59,7 @@ test:
 	@# The project's environment and the validation tools are set up side by side (on a fresh machine, a minute saved).
 	@$(MAKE) --no-print-directory -j2 install tools
 	$(BIN)/ruff check .
-	@$(MAKE) --no-print-directory typecheck
+	@# make typecheck runs inside (tests/validation/test_types.py), beside the other tests.
 	$(BIN)/python -m pytest -n 4 --dist loadfile --durations=10
 
 # The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.

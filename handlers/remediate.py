@@ -22,7 +22,7 @@ from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
 from incident_responder.core.settings import RemediateSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from incident_responder.remediation.errors import InvalidRemediationInputError
 from incident_responder.remediation.telemetry import record_apply, record_rollback
 
@@ -53,11 +53,11 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     clients = AwsClients.shared()
     metrics.add_metadata(key="incident_id", value=incident.incident_id)
     if event["operation"] == "apply":
-        result = executor.apply(
+        result = remediate.apply(
             clients,
             table=config.incident_state_table,
             incident=incident,
-            actions=executor.parse_actions(event.get("actions")),  # the event's actions are untrusted input
+            actions=remediate.parse_actions(event.get("actions")),  # the event's actions are untrusted input
             actions_digest=event.get("actions_digest"),
             approval=event.get("approval"),
             ttl_days=config.incident_ttl_days,
@@ -67,6 +67,6 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return result.model_dump(mode="json")
 
     reason = str(event.get("reason") or "")
-    rollback = executor.rollback(clients, table=config.incident_state_table, incident=incident, reason=reason)
+    rollback = remediate.rollback(clients, table=config.incident_state_table, incident=incident, reason=reason)
     record_rollback(logger, metrics, rollback, reason)
     return rollback.model_dump(mode="json")

@@ -1,9 +1,9 @@
 """REMEDIATING: one remediation at a time per function, by a lease in the incident-state table.
 
 Two incidents on one function must never change it at once: one's rollback would undo the other's fix.
-Before applying, the executor takes the function's lease (``lease#<function_name>``, a conditional write
+Before applying, remediate takes the function's lease (``lease#<function_name>``, a conditional write
 that succeeds when nobody holds it, this incident already does, or the holder's lease has run out);
-it is released after verifying (the state machine, once REMEDIATED) or after rolling back (the executor).
+it is released after verifying (the state machine, once REMEDIATED) or after rolling back (remediate).
 A lease outlives a holder that dies by :data:`LEASE_SECONDS` at most. The item has no ``status``
 attribute: the sweep scans that attribute for incidents.
 """

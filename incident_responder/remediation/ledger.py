@@ -1,6 +1,6 @@
 """REMEDIATING and ROLLING_BACK: the undo ledger, what is recorded to undo each step of a remediation.
 
-Before each action the executor records the exact prior state the action is about to change
+Before each action remediate records the exact prior state the action is about to change
 (``remediation#<incident_id>#<execution_order>`` in the incident-state table, written once, conditionally:
 :func:`incident_responder.state.keys.ledger_step`), then how far the step got (``progress``) and what it
 left (``after``). A head item (``remediation#<incident_id>``) lists the steps, so a rollback finds them

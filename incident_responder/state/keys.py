@@ -30,14 +30,14 @@ approval record  ``approval#<incident_id>``                    the approval requ
                                                                token; claimed once by a decision (approval page,
                                                                ``responder approve``), scanned by ``responder
                                                                pending``. ``IncidentTtlDays`` after it expires.
-ledger head      ``remediation#<incident_id>``                 the executor (:mod:`incident_responder.remediation.
+ledger head      ``remediation#<incident_id>``                 remediate (:mod:`incident_responder.remediation.
                                                                ledger`): the digest and the steps' orders, so
                                                                a rollback finds them without a scan.
                                                                ``IncidentTtlDays`` after it is written.
-ledger step      ``remediation#<incident_id>#<order>``         the executor: one action's prior state (to undo
+ledger step      ``remediation#<incident_id>#<order>``         remediate: one action's prior state (to undo
                                                                it) and what it left; read by the rollback and
                                                                ``responder report``. As the head.
-function lease   ``lease#<function_name>``                     the executor takes it (:mod:`incident_responder.
+function lease   ``lease#<function_name>``                     remediate takes it (:mod:`incident_responder.
                                                                remediation.lease`), the state machine ("Free the
                                                                function") or the rollback gives it back: one
                                                                remediation at a time per function. A day past

@@ -39,9 +39,9 @@ from incident_responder.lab.account.data_processor import create_sample_account
 from incident_responder.proposal.guardrails.checks import drift_paths
 from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.remediation import lease as function_lease
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from incident_responder.remediation.ledger import Ledger
-from tests.functional.test_executor import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
+from tests.functional.test_remediate import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))
@@ -306,7 +306,7 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
             channel="auto",
             actions_digest=actions_digest(kept),
         )
-        executor.apply(
+        remediate.apply(
             clients,
             table=TABLE,
             incident=incident,
@@ -316,7 +316,7 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
             ttl_days=1,
         )
         lab.clear_failures()
-    # Nothing kept, nothing applied: the executor never ran (reading the account again would only slow this down).
+    # Nothing kept, nothing applied: remediate never ran (reading the account again would only slow this down).
     after = read_function_configuration(clients, FN) if kept else before
     event("refused at the tool" if proposal is None else f"{len(kept)} action(s) past the guardrails")
     event("the account moved" if diff_configurations(before, after) else "the account did not move")
@@ -343,7 +343,7 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
     assert all(e.prior for e in entries)
     # 4. A rollback puts back what it applied.
     if entries and chosen.roll_back:
-        undone = executor.rollback(clients, table=TABLE, incident=incident, reason="property")
+        undone = remediate.rollback(clients, table=TABLE, incident=incident, reason="property")
         event(f"rolled back: {sorted({s.status for s in undone.steps})}")
         assert undone.outcome == "ROLLED_BACK", undone.error
         after = read_function_configuration(clients, FN)

@@ -1,4 +1,4 @@
-"""Remediation lookups per fault, guardrails, the proposer (scripted and offline), and applying proposals (executor)."""
+"""Remediation lookups per fault, guardrails, the proposer (scripted and offline), and applying proposals (remediate)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from incident_responder.proposal.lookups.function_config import get_function_con
 from incident_responder.proposal.lookups.iam import get_iam_restore_info
 from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.proposal.proposer import proposal_message, proposer_spec
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from tests.fakes import (
     ScriptedChatModel,
     guard,
@@ -157,8 +157,8 @@ FAULT_CASES = {
 }
 
 
-def apply_as_approved(clients, sample, incident, actions: list[dict]) -> executor.ApplyResult:
-    """The product's executor applies ``actions`` as a person approved them (its undo ledger in the state table)."""
+def apply_as_approved(clients, sample, incident, actions: list[dict]) -> remediate.ApplyResult:
+    """remediate applies ``actions`` as a person approved them (its undo ledger in the state table)."""
     create_table(clients, "IncidentStateTable", STATE_TABLE)
     digest = actions_digest(actions)
     approval = ApprovalDecision(
@@ -168,7 +168,7 @@ def apply_as_approved(clients, sample, incident, actions: list[dict]) -> executo
         channel="cli",
         actions_digest=digest,
     )
-    return executor.apply(
+    return remediate.apply(
         clients,
         table=STATE_TABLE,
         incident=incident,

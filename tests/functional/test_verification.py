@@ -19,7 +19,7 @@ from incident_responder.remediation.health import (
 )
 from incident_responder.remediation.remediate import ApplyResult
 from incident_responder.remediation.verify import verify
-from tests.functional.test_executor import (
+from tests.functional.test_remediate import (
     free_functions,
     inject,
     lab_account,

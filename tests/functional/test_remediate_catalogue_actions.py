@@ -17,13 +17,11 @@ from incident_responder.core.contracts import Incident, ProposalSubmission, Reme
 from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
 from incident_responder.proposal.lookups.queues import get_queue_restore_info
 from incident_responder.proposal.lookups.secrets import get_secret_restore_info
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.changes.secrets import recovery_window_days
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.state import keys
-from tests.functional.test_executor import approval, counting, ledger_item, prior
-from tests.functional.test_executor_new_actions import run_verify
 from tests.functional.test_guardrails_catalogue_actions import (
     CONSUMER,
     ORDERS,
@@ -35,6 +33,8 @@ from tests.functional.test_guardrails_catalogue_actions import (
     create_function,
     create_secret,
 )
+from tests.functional.test_remediate import approval, counting, ledger_item, prior
+from tests.functional.test_remediate_new_actions import run_verify
 
 WRITES = {"RestoreSecret", "DeleteSecret", "SetQueueAttributes", "UpdateFunctionConfiguration"}
 SERVICES = ("secretsmanager", "sqs", "lambda")
@@ -76,7 +76,7 @@ def restore_actions(clients, function: str, kind: str) -> list[RemediationAction
 
 
 def run_apply(clients, incident, chosen):
-    return executor.apply(
+    return remediate.apply(
         clients,
         table=STATE_TABLE,
         incident=incident,
@@ -88,7 +88,7 @@ def run_apply(clients, incident, chosen):
 
 
 def rollback(clients, incident):
-    return executor.rollback(clients, table=STATE_TABLE, incident=incident, reason="NOT_FIXED")
+    return remediate.rollback(clients, table=STATE_TABLE, incident=incident, reason="NOT_FIXED")
 
 
 def writes(calls) -> dict[str, int]:

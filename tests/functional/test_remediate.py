@@ -33,7 +33,7 @@ from incident_responder.proposal.lookups.function_config import get_function_con
 from incident_responder.proposal.lookups.iam import get_iam_restore_info
 from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.remediation import lease as function_lease
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from incident_responder.remediation.changes.concurrency import _Concurrency
 from incident_responder.remediation.changes.network import egress_grants
 from incident_responder.remediation.errors import (
@@ -199,7 +199,7 @@ def run_apply(clients, incident, chosen, **overrides):
         "approval": approval(chosen),
         "ttl_days": 7,
     }
-    return executor.apply(clients, **{**kwargs, **overrides})
+    return remediate.apply(clients, **{**kwargs, **overrides})
 
 
 def ledger_item(clients, incident, order: int) -> dict:
@@ -400,7 +400,7 @@ def test_the_guardrails_run_again_and_refuse_what_is_no_restore(env):
     result = run_apply(clients, refused, [action])
     assert result.outcome == "FAILED" and result.failed_step == 1
     assert "refused by the guardrails" in result.error and "already equals the baseline" in result.error
-    assert executor.rollback(clients, table=TABLE, incident=refused, reason=result.error).steps == []
+    assert remediate.rollback(clients, table=TABLE, incident=refused, reason=result.error).steps == []
     elsewhere = action.model_copy(
         update={"parameters": {"function_name": "billing", "reserved_concurrent_executions": 10}}
     )
@@ -443,7 +443,7 @@ def test_a_failure_on_the_second_action_stops_there_and_rollback_undoes_the_firs
     assert step2["progress"]["S"] == "failed" and "ResourceConflictException" in step2["error"]["S"]
     assert ledger_item(clients, incident, 3) is None
 
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason=result.error)
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason=result.error)
     assert undo.outcome == "ROLLED_BACK" and undo.error is None
     assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "not_applied"), (1, "undone")]
     assert undo.steps[0].detail.startswith("never applied (ResourceConflictException")
@@ -465,7 +465,7 @@ def test_rollback_restores_the_exact_prior_state_in_reverse_order_and_is_idempot
     assert run_apply(clients, incident, actions).outcome == "APPLIED"
     assert diff_configurations(env.baseline.configuration, read_function_configuration(clients, FN)) == []
 
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLED_BACK"
     assert [s.execution_order for s in undo.steps] == sorted((a.execution_order for a in actions), reverse=True)
     assert all(s.status == "undone" and s.detail == "restored the recorded prior state" for s in undo.steps)
@@ -477,11 +477,11 @@ def test_rollback_restores_the_exact_prior_state_in_reverse_order_and_is_idempot
     assert all(ledger_item(clients, incident, a.execution_order)["progress"]["S"] == "undone" for a in actions)
 
     with counting(clients, "lambda", "ec2", "iam") as calls:
-        again = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+        again = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert again.outcome == "ROLLED_BACK" and all(s.status == "undone" for s in again.steps)
     assert writes(calls) == {}
     # Nothing recorded (the apply never started): nothing to undo.
-    assert executor.rollback(clients, table=TABLE, incident=new_incident(), reason="x").model_dump() == {
+    assert remediate.rollback(clients, table=TABLE, incident=new_incident(), reason="x").model_dump() == {
         "outcome": "ROLLED_BACK",
         "steps": [],
         "error": None,
@@ -495,7 +495,7 @@ def test_an_undo_that_fails_is_rollback_failed_the_others_still_undone_and_a_ret
     incident = new_incident()
     assert run_apply(clients, incident, actions).outcome == "APPLIED"
     lab.fail_requests("PutFunctionConcurrency", code="AccessDeniedException", status=403, message="not allowed")
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLBACK_FAILED"
     assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undo_failed")]
     assert undo.error == "step 1 (update_concurrency): AccessDeniedException: not allowed"
@@ -503,7 +503,7 @@ def test_an_undo_that_fails_is_rollback_failed_the_others_still_undone_and_a_ret
     config = clients.get("lambda").get_function_configuration(FunctionName=FN)
     assert (read_reserved_concurrency(clients, FN), config["Timeout"]) == (10, 1)
 
-    retried = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    retried = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert retried.outcome == "ROLLED_BACK" and read_reserved_concurrency(clients, FN) == 0
 
 
@@ -521,7 +521,7 @@ def test_an_undo_the_live_state_does_not_confirm_is_a_failure(env, monkeypatch):
             FunctionName=FN, ReservedConcurrentExecutions=3
         ),
     )
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLBACK_FAILED" and undo.steps[0].status == "undo_failed"
     assert "reserved_concurrent_executions: expected 0, found 3" in undo.error
 
@@ -538,7 +538,7 @@ def test_a_step_the_api_refused_is_never_undone_over_a_fix_made_since(env):
     assert run_apply(clients, a, actions).outcome == "FAILED"
     clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)  # the fix
 
-    undo = executor.rollback(clients, table=TABLE, incident=a, reason="step 1 failed")
+    undo = remediate.rollback(clients, table=TABLE, incident=a, reason="step 1 failed")
     assert undo.outcome == "ROLLED_BACK"
     assert [(s.status, s.detail[:15]) for s in undo.steps] == [("not_applied", "never applied (")]
     assert read_reserved_concurrency(clients, FN) == 10
@@ -552,7 +552,7 @@ def test_a_rollback_leaves_a_value_changed_since_it_was_set_and_fails_so_operato
     assert run_apply(clients, incident, actions).outcome == "APPLIED"
     clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=25)  # a person
 
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLBACK_FAILED"
     assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone"), (1, "undo_failed")]
     assert "changed since this incident set it" in undo.error and "expected 10, found 25" in undo.error
@@ -573,13 +573,13 @@ def test_a_step_that_may_have_run_is_left_alone_unless_it_is_at_its_prior(env):
         UpdateExpression="SET progress = :p REMOVE after_json",
         ExpressionAttributeValues={":p": {"S": "recorded"}},
     )
-    undo = executor.rollback(clients, table=TABLE, incident=incident, reason="x")
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="x")
     assert undo.outcome == "ROLLBACK_FAILED" and "cannot tell whether this incident changed it" in undo.error
     assert read_reserved_concurrency(clients, FN) == 10
 
 
 def test_one_remediation_at_a_time_per_function(env):
-    """Defect: nothing stopped two executors from changing one function at once."""
+    """Defect: nothing stopped two remediations from changing one function at once."""
     clients = env.clients
     inject(clients, ("throttle", {"reserved_concurrency": 0}))
     actions = restore_actions(clients, "concurrency")
@@ -592,7 +592,7 @@ def test_one_remediation_at_a_time_per_function(env):
     assert run_apply(clients, a, actions).outcome == "APPLIED"  # a retried task of the holder goes on
     assert function_lease.holder(clients, TABLE, FN)["holder"] == a.incident_id
 
-    assert executor.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
+    assert remediate.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
     assert function_lease.holder(clients, TABLE, FN) is None  # released after rolling back
     assert read_reserved_concurrency(clients, FN) == 0
     assert run_apply(clients, b, actions).outcome == "APPLIED"
@@ -622,7 +622,7 @@ def lambda_context(name: str) -> SimpleNamespace:
 
 @pytest.mark.filterwarnings("ignore:No application metrics to publish")
 def test_the_remediate_handler_applies_and_rolls_back(env, monkeypatch, capsys):
-    from handlers import remediate
+    from handlers import remediate as remediate_handler
 
     monkeypatch.setenv("INCIDENT_STATE_TABLE", TABLE)
     monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")
@@ -638,9 +638,9 @@ def test_the_remediate_handler_applies_and_rolls_back(env, monkeypatch, capsys):
         "actions_digest": actions_digest(actions),
         "approval": approval(actions).model_dump(mode="json"),
     }
-    out = remediate.handler(event, lambda_context("remediate"))
+    out = remediate_handler.handler(event, lambda_context("remediate"))
     assert out["outcome"] == "APPLIED" and out["steps"][0]["status"] == "applied" and out["finished_at"]
-    back = remediate.handler(
+    back = remediate_handler.handler(
         {"operation": "rollback", "incident": incident, "reason": "NOT_FIXED"}, lambda_context("remediate")
     )
     assert back == {"outcome": "ROLLED_BACK", "steps": back["steps"], "error": None}
@@ -657,7 +657,7 @@ def test_the_remediate_handler_applies_and_rolls_back(env, monkeypatch, capsys):
         {"operation": "apply", "incident": incident},
     ):
         with pytest.raises(InvalidRemediationInputError):
-            remediate.handler(bad, lambda_context("remediate"))
+            remediate_handler.handler(bad, lambda_context("remediate"))
 
 
 # -- the lab's failure seam ---------------------------------------------------------------------------

@@ -14,14 +14,14 @@ from incident_responder.core.contracts import Incident, ProposalSubmission, Reme
 from incident_responder.proposal.lookups.alias import get_alias_restore_info
 from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
 from incident_responder.proposal.lookups.kms import get_kms_restore_info
-from incident_responder.remediation import remediate as executor
+from incident_responder.remediation import remediate
 from incident_responder.remediation.changes import event_source_mappings
 from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.remediation.remediate import ApplyResult
 from incident_responder.remediation.verify import verify
 from incident_responder.state import keys
-from tests.functional.test_executor import approval, counting, ledger_item, prior
+from tests.functional.test_remediate import approval, counting, ledger_item, prior
 from tests.wider_account import CONSUMER, ORDERS, STATE_TABLE, build_wider_account
 
 WRITES = {"UpdateAlias", "EnableKey", "DisableKey", "UpdateEventSourceMapping"}
@@ -55,7 +55,7 @@ def restore_actions(clients, function: str, *kinds: str) -> list[RemediationActi
 
 
 def run_apply(clients, incident, chosen):
-    return executor.apply(
+    return remediate.apply(
         clients,
         table=STATE_TABLE,
         incident=incident,
@@ -143,7 +143,7 @@ def test_apply_records_the_prior_state_a_retry_repeats_nothing_and_rollback_rest
     assert prior(clients, incident, 1) == case["prior"](world)
 
     with counting(clients, "lambda", "kms") as calls:
-        undo = executor.rollback(clients, table=STATE_TABLE, incident=incident, reason="NOT_FIXED")
+        undo = remediate.rollback(clients, table=STATE_TABLE, incident=incident, reason="NOT_FIXED")
     assert undo.outcome == "ROLLED_BACK", undo.error
     assert [(s.status, s.detail) for s in undo.steps] == [("undone", "restored the recorded prior state")]
     assert writes(calls) == {UNDO_WRITE[kind]: 1}
@@ -151,7 +151,7 @@ def test_apply_records_the_prior_state_a_retry_repeats_nothing_and_rollback_rest
     assert ledger_item(clients, incident, 1)["progress"]["S"] == "undone"
     # Undone already: a second rollback writes nothing.
     with counting(clients, "lambda", "kms") as calls:
-        assert executor.rollback(clients, table=STATE_TABLE, incident=incident, reason="x").outcome == "ROLLED_BACK"
+        assert remediate.rollback(clients, table=STATE_TABLE, incident=incident, reason="x").outcome == "ROLLED_BACK"
     assert writes(calls) == {}
 
 
@@ -177,7 +177,7 @@ def test_an_alias_rollback_that_fails_stops_there_and_the_key_enabled_before_is_
     assert result.error.startswith("step 2 (rollback_alias): ResourceConflictException")
     assert (world.key_state(), world.alias_version()) == ("Enabled", "2")
 
-    undo = executor.rollback(clients, table=STATE_TABLE, incident=incident, reason=result.error)
+    undo = remediate.rollback(clients, table=STATE_TABLE, incident=incident, reason=result.error)
     assert undo.outcome == "ROLLED_BACK"
     assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "not_applied"), (1, "undone")]
     assert undo.steps[0].detail.startswith("never applied (ResourceConflictException")
@@ -213,7 +213,7 @@ def test_a_rollback_to_a_version_deleted_since_the_approval_is_refused_before_an
 
 
 def test_enabling_a_mapping_waits_while_lambda_is_still_moving_it(world, monkeypatch):
-    """Lambda refuses an update while a mapping is Disabling; the executor waits for it to settle."""
+    """Lambda refuses an update while a mapping is Disabling; remediate waits for it to settle."""
     world.disable_mapping()
     (action,) = restore_actions(world.clients, CONSUMER, "event_source")
     states = iter(["Disabling", "Disabling", "Disabled"])
