@@ -52,7 +52,7 @@ demo: $(STAMP)
 	$(BIN)/responder demo
 
 # Four workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
-# the corpus run in three and starts the longest first): much of the suite waits on subprocesses and on the
+# the corpus run in two and starts the longest first): much of the suite waits on subprocesses and on the
 # lab's clocks (sam build, lab servers, settle waits), so more workers than cores keep both busy
 # (fresh clone, 2 cores: pytest 356 s with four, 361-371 s with three).
 test:

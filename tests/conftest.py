@@ -41,7 +41,7 @@ def _bind_handler_logs() -> None:
 _bind_handler_logs()
 
 
-# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in three);
+# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in two);
 # every other file is one unit, so its module fixtures (a lab, a pipeline) are built once.
 SPLIT_FILES = frozenset({"tests/functional/test_evaluation.py"})
 

@@ -66,6 +66,7 @@ def alive(pid: int) -> bool:
 class LabUp:
     proc: subprocess.Popen
     printed: list[str]
+    started_with: subprocess.CompletedProcess | None = None  # `chaos status` as it came up
 
     def shell(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` after the printed ``unset`` and ``export`` lines, as a user's second shell."""
@@ -117,11 +118,43 @@ def responder(*argv: str, env: dict[str, str], timeout: float = 120) -> subproce
     return subprocess.run([*RESPONDER, *argv], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
+@dataclass
+class Stopped:
+    """A first lab on the port, stopped by SIGTERM with a fault injected: what it left behind."""
+
+    children: list[int]
+    chaos_returncode: int
+    stop_returncode: int
+    alive_after_stop: list[int]
+
+
 @pytest.fixture(scope="module")
-def lab_up(tmp_path_factory):
+def stopped_lab(tmp_path_factory):
+    """A lab on a port, a fault injected, then SIGTERM: the port and shell base the module's lab then reuses."""
     base = clean_env(tmp_path_factory.mktemp("lab-up"))
-    lab = start_lab_up(free_port(), base)
-    yield lab, lab.shell({**base, **STRAY})
+    port = free_port()
+    first = start_lab_up(port, base)
+    children = children_of(first.proc.pid)
+    try:
+        chaos = responder("chaos", "iam_revoke", "--target", "s3", env=first.shell(base)).returncode
+        stopped = first.stop()
+        survivors = [pid for pid in children if alive(pid)]
+    finally:
+        first.stop()
+        for pid in filter(alive, children):  # never leave orphans behind, even when the test fails
+            os.kill(pid, signal.SIGKILL)
+    return base, port, Stopped(children, chaos, stopped, survivors)
+
+
+@pytest.fixture(scope="module")
+def lab_up(stopped_lab):
+    """The next lab on the stopped lab's port (and its state directory), shared by the tests below; the faults
+    it reports as it starts are kept for the SIGTERM test (later tests inject their own)."""
+    base, port, _ = stopped_lab
+    lab = start_lab_up(port, base)
+    shell = lab.shell({**base, **STRAY})
+    lab.started_with = responder("chaos", "status", env=shell)
+    yield lab, shell
     lab.stop()
 
 
@@ -213,28 +246,16 @@ def test_mcp_call_signs_for_the_lab_even_with_a_key_exported(lab_up):
     assert "Traceback" not in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
 
 
-def test_sigterm_stops_every_child_and_the_next_lab_on_the_port_starts_clean(tmp_path):
-    base = clean_env(tmp_path)
-    port = free_port()
-    first = start_lab_up(port, base)
-    children = children_of(first.proc.pid)
-    try:
-        assert len(children) >= 2  # the function URL processes of both MCP servers
-        assert responder("chaos", "iam_revoke", "--target", "s3", env=first.shell(base)).returncode == 0
-        assert first.stop() == 0
-        assert not [pid for pid in children if alive(pid)]
-    finally:
-        first.stop()
-        for pid in filter(alive, children):  # never leave orphans behind, even when the test fails
-            os.kill(pid, signal.SIGKILL)
-
-    second = start_lab_up(port, base, "--empty")
-    try:
-        status = responder("chaos", "status", env=second.shell(base))
-        assert status.returncode == 0, status.stderr
-        assert json.loads(status.stdout)["faults"] == []
-    finally:
-        second.stop()
+def test_sigterm_stops_every_child_and_the_next_lab_on_the_port_starts_clean(stopped_lab, lab_up):
+    _, _, first = stopped_lab
+    assert len(first.children) >= 2  # the function URL processes of both MCP servers
+    assert first.chaos_returncode == 0 and first.stop_returncode == 0
+    assert first.alive_after_stop == []
+    # The next lab on that port (lab_up) started, and sees none of the first one's faults.
+    lab, _ = lab_up
+    status = lab.started_with
+    assert status is not None and status.returncode == 0, status
+    assert json.loads(status.stdout)["faults"] == []
 
 
 def test_lab_up_on_a_busy_port_fails_fast(tmp_path):
