@@ -51,16 +51,22 @@ check-locks: $(UV)
 demo: $(STAMP)
 	$(BIN)/responder demo
 
-# Four workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
+# Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
 # the corpus run in two and starts the longest first): much of the suite waits on subprocesses and on the
-# lab's clocks (sam build, lab servers, settle waits), so more workers than cores keep both busy
-# (fresh clone, 2 cores: pytest 356 s with four, 361-371 s with three).
+# lab's clocks (sam build, lab servers, settle waits), so one more worker than cores keeps both busy; a
+# fourth only adds contention now that the suite is CPU-bound (fresh clone, 2 cores: 7:19 with four, 6:59
+# with three, CPU 13:57 and 12:47).
 test:
 	@# The project's environment and the validation tools are set up side by side (on a fresh machine, a minute saved).
 	@$(MAKE) --no-print-directory -j2 install tools
 	$(BIN)/ruff check .
+	@# Bytecode, even where the shell sets PYTHONDONTWRITEBYTECODE: the suite starts some thirty Python processes
+	@# (labs, function URLs, the command line), and without it each compiles what it imports again, a sixth of
+	@# its CPU. The project's modules are compiled first, so no test writes next to the sources the sam build
+	@# test copies; the dependencies' are written as first imported.
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m compileall -q -j 0 incident_responder handlers mcp chaos scripts tests
 	@# make typecheck runs inside (tests/validation/test_types.py), beside the other tests.
-	$(BIN)/python -m pytest -n 4 --dist loadfile --durations=10
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
 # The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.
 test-fast: $(STAMP)
