@@ -48,8 +48,10 @@ upgrade: $(UV)
 check-locks: $(UV)
 	$(PYTHON) scripts/locks.py check
 
+# Bytecode written even where the shell sets PYTHONDONTWRITEBYTECODE: the demo's lab starts several Python
+# processes, and each would compile what it imports again at every run (as `make test` below).
 demo: $(STAMP)
-	$(BIN)/responder demo
+	PYTHONDONTWRITEBYTECODE= $(BIN)/responder demo
 
 # Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
 # the corpus run in two and starts the longest first): much of the suite waits on subprocesses and on the
