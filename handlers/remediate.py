@@ -57,7 +57,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             clients,
             table=config.incident_state_table,
             incident=incident,
-            actions=remediate.parse_actions(event.get("actions")),  # the event's actions are untrusted input
+            actions=event.get("actions"),
             actions_digest=event.get("actions_digest"),
             approval=event.get("approval"),
             ttl_days=config.incident_ttl_days,

@@ -191,7 +191,7 @@ def apply(
     *,
     table: str,
     incident: Incident | dict[str, Any],
-    actions: list[RemediationAction] | list[dict[str, Any]],
+    actions: list[RemediationAction] | list[dict[str, Any]] | None,  # None: an input error (parse_actions)
     actions_digest: str | None,
     approval: ApprovalDecision | dict[str, Any] | None,
     ttl_days: int,
