@@ -20,15 +20,16 @@ def compact_json(data: Any) -> str:
 
 
 def untrusted_json(data: Any) -> str:
-    """JSON that cannot close the tag quoting it (``</`` is escaped, as JSON allows)."""
+    """JSON that cannot close the tag quoting it (``</`` is escaped, as JSON allows): how every block is written,
+    trusted or not, so no value (whatever a contract admits) can end its block or open another."""
     return compact_json(data).replace("</", "<\\/")
 
 
 # The tags that quote data in the agents' messages, spelled here only: the prompts name them, the
 # message builders write them with the functions below, and the offline model reads them back with
 # :func:`read_blocks`.
-INCIDENT_TAG = "incident"  # the incident's structural facts (trusted)
-ALERT_TEXT_TAG = "alert_text"  # the alert's own words (untrusted)
+INCIDENT_TAG = "incident"  # the incident's facts: ids and names the contract constrains (trusted)
+ALERT_TEXT_TAG = "alert_text"  # every other string the alert or event set: its own words (untrusted)
 TOOL_RESULT_TAG = "tool_result"  # one tool's output (untrusted), naming the tool
 DIAGNOSIS_TAG = "diagnosis"  # the investigator's diagnosis, as the proposer and critic see it (untrusted)
 PROPOSAL_TAG = "proposal"  # the proposer's actions, as the critic sees them (untrusted)
@@ -47,8 +48,8 @@ def quote_untrusted(tool: str, data: dict[str, Any]) -> str:
 
 
 def quote_block(tag: str, data: Any) -> str:
-    """Trusted data (built by the system, not quoted from anyone) inside ``<tag>``, as compact JSON."""
-    return f"<{tag}>\n{compact_json(data)}\n</{tag}>"
+    """Trusted data (built by the system, not quoted from anyone) inside ``<tag>``, escaped like untrusted data."""
+    return f"<{tag}>\n{untrusted_json(data)}\n</{tag}>"
 
 
 def quote_untrusted_block(tag: str, data: Any, note: str) -> str:

@@ -33,6 +33,7 @@ from incident_responder.core.contracts.faults import (
 )
 from incident_responder.core.contracts.incident import (
     ALERT_TEXT_FIELDS,
+    FACT_FIELDS,
     INCIDENT_ID_PATTERN,
     QUALIFIER_RE,
     Incident,
@@ -74,6 +75,7 @@ __all__ = [
     "ACTION_FOR_FAULT",
     "RISK_FOR_ACTION",
     "ALERT_TEXT_FIELDS",
+    "FACT_FIELDS",
     "FAULT_PRIORITY",
     "INCIDENT_ID_PATTERN",
     "PARAMETERS_FOR_ACTION",

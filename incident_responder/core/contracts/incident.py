@@ -44,13 +44,17 @@ class Incident(Contract):
     account_id: str | None = None
 
 
-# Text that came in with the alert: written by whoever named the alarm or raised the alert, or by the
-# failing code itself (an error message). The agents see it quoted as untrusted data, never as the incident.
-ALERT_TEXT_FIELDS = ("alarm_name", "reason", "error_type", "error_message")
+# The incident's facts: the fields whose contract admits only a closed grammar (ids, a function name, a
+# qualifier, the source), so no value can carry markup or an instruction. Everything else the alert set is
+# its text, written by whoever named the alarm, its metric or its children, raised the alert, or by the
+# failing code itself (an error message): the agents see it quoted as untrusted data, never as the incident.
+# A field added to Incident is alert text until it is listed here.
+FACT_FIELDS = ("incident_id", "function_name", "qualifier", "source")
+ALERT_TEXT_FIELDS = tuple(name for name in Incident.model_fields if name not in FACT_FIELDS)
 
 
 def incident_facts(incident: Incident) -> tuple[dict, dict]:
-    """(structural fields, alert text) of an incident, for the agents' first message."""
+    """(facts, alert text) of an incident, for the agents' first message."""
     data = incident.model_dump(mode="json", exclude_none=True)
     text = {k: data.pop(k) for k in ALERT_TEXT_FIELDS if k in data}
     return data, text
