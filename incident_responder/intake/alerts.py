@@ -50,6 +50,8 @@ QUEUE_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,75}(?:\.fifo)?|[A-Za-z0-9_-]{1,80}"
 _ALARM_TERM = re.compile(r'(\bNOT\s+)?\bALARM\(\s*(?:"((?:[^"\\]|\\.)*)"|([^\s()"]+))\s*\)')
 # Alarm names are 1-255 characters; a composite's rule names at most 100 alarms.
 MAX_CHILD_ALARMS = 100
+# Metrics an alarm divides by to make a rate: they count traffic, not a failure (see fault_signature).
+RATE_DENOMINATORS = frozenset({"Invocations"})
 
 
 def alarm_name_of(reference: str) -> str:
@@ -192,13 +194,24 @@ def _check_time(value: str, now: datetime) -> None:
 
 
 def fault_signature(incident: Incident) -> str:
-    """What makes two alerts about one function the same fault: the alarm, else the error type.
+    """What failed on the function, not which alarm said so: what makes two alerts about one function one fault.
 
-    Alerts with the same function and signature within the grouping window are one incident.
+    Alerts with the same function and signature within the grouping window are one incident. An alarm's is the
+    metrics it watches (a composite's, its child's; a queue alarm's, the queue's), so a composite and its child, or
+    an error-rate and an error-count alarm, give one incident and one approval request. A rate's denominator
+    (Invocations) is traffic, not what failed: left out when the alarm reads other metrics. Other metrics stay other
+    faults (Throttles beside Errors, Duration): the investigation starts from the incident's metric, so absorbing
+    one into the other would leave its symptom undiagnosed. An alias or version is another target of the fix, so
+    another fault too. A project alert's is its error type.
     """
-    if incident.alarm_name:
-        return f"alarm:{incident.alarm_name}"
-    return f"error:{incident.error_type or ''}"
+    where = f"@{incident.qualifier}" if incident.qualifier else ""
+    names = sorted(set(filter(None, (incident.metric_name or "").split(", "))))
+    if incident.alarm_name and names:
+        failed = [name for name in names if name not in RATE_DENOMINATORS] or names
+        return f"metric:{incident.namespace or ''}:{','.join(failed)}{where}"
+    if incident.alarm_name:  # no metric named (metric math over expressions alone): the alarm is all there is
+        return f"alarm:{incident.alarm_name}{where}"
+    return f"error:{incident.error_type or ''}{where}"
 
 
 def _from_alarm_event(event: dict[str, Any]) -> dict[str, Any]:

@@ -213,3 +213,12 @@ def test_malformed_and_function_alarms_are_unchanged_at_ingest(world, machine):
     }
     rejected = ingest(world, machine, unknown)
     assert rejected.outcome == "rejected" and "function 'billing' is not onboarded" in rejected.reason
+
+
+def test_another_alarm_on_the_same_queue_metric_joins_the_open_incident(world, machine):
+    """The fault is the queue's age as its consumer's, whichever alarm (a warning, a critical one) reported it."""
+    started = ingest(world, machine, recent_alarm())
+    critical = {**recent_alarm(), "AlarmName": "queue-consumer-queue-age-critical"}
+    critical["AlarmArn"] = f"{ALARM['AlarmArn']}-critical"
+    joined = ingest(world, machine, critical)
+    assert (joined.outcome, joined.incident_id) == ("attached", started.incident_id), joined.reason

@@ -445,10 +445,11 @@ def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(pipeline):
     assert len(reasons) == len(rejected), reasons
     for says in rejected.values():
         assert any(says in reason for reason in reasons), (says, reasons)
-    # Every start is one of three incidents: the alarm on the function, its alias, its version (the other
-    # shapes of data-processor-errors and its composite are the same fault within the grouping window).
-    started = {json.loads(e.get("input") or "{}").get("incident", {}).get("qualifier") for e in described(pipeline)}
-    assert started == {None, "live", "3"}, started
+    # Four faults, one incident each: the function's Errors (whichever alarm: each shape of data-processor-errors,
+    # the error rate, the composites), its alias's and its version's Errors, and its Duration.
+    incidents = [json.loads(e.get("input") or "{}").get("incident", {}) for e in described(pipeline)]
+    started = sorted((i.get("metric_name"), i.get("qualifier", "")) for i in incidents)
+    assert started == [("Duration", ""), ("Errors", ""), ("Errors", "3"), ("Errors", "live")], started
 
 
 def described(pipeline) -> list[dict]:
