@@ -17,10 +17,11 @@ Each alert ends in exactly one outcome:
     The same alert again (SNS delivers at least once), or a retry of one whose start was interrupted:
     the execution is made sure to exist, nothing new starts.
 ``attached``
-    Another alert for the same function and fault signature within the grouping window: it is
-    recorded on the group of the incident already under way, and starts nothing. Only while that
+    Another alert for the same function and fault signature within the grouping window, whichever
+    alarm sent it (a composite and its child: :func:`~incident_responder.intake.alerts.fault_signature`):
+    it is recorded on the group of the incident already under way, and starts nothing. Only while that
     incident is open: once it has ended (:data:`RECURRENCE_STARTS_AFTER`: remediated, rolled back,
-    rejected, failed...), the same alarm firing again is a recurrence and starts a new incident
+    rejected, failed...), the fault firing again is a recurrence and starts a new incident
     (``started``, with ``recurrence_of``), which takes the group over.
 
 An alarm on a queue or a composite alarm names no function: :mod:`incident_responder.intake.resolve` finds

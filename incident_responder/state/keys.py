@@ -72,7 +72,7 @@ def rate(hour: str, function_name: str | None = None) -> str:
 
 
 def group(function_name: str, signature: str) -> str:
-    """The alert group of one fault (its signature, e.g. ``alarm:orders-errors``) of one function."""
+    """The alert group of one fault (its signature, e.g. ``metric:AWS/Lambda:Errors``) of one function."""
     digest = hashlib.sha256(signature.encode()).hexdigest()[:16]
     return f"{GROUP_PREFIX}{function_name}{SEPARATOR}{digest}"
 
