@@ -2,6 +2,7 @@
 
 alerts    read an alert into an Incident, or a pending alarm that names no function; what is refused and why
 shapes    the shapes an alert arrives in: CloudWatch's alarm notification, the project's alert JSON
+alarm_events  the same alarm change as EventBridge and an alarm's Lambda action send it; one account, one Region
 pending   an alarm's incident, and the alarms (on a queue, composite) that wait for their function
 resolve   find the function of a pending alarm in the account (baselines' event sources, child alarms)
 ingest    from one alert to at most one incident: validate, group, start (and check-alert's decision)

@@ -9,9 +9,9 @@ function is the onboarded one whose event source mapping reads the queue. A comp
 :class:`CompositeAlarm`: its function is the one its child alarms in ALARM watch (read with DescribeAlarms).
 Nothing here calls AWS.
 
-Besides the SNS notification, the same alarm change is read in the shape EventBridge publishes ("CloudWatch
-Alarm State Change", e.g. a rule whose target is the incident topic) and the shape an alarm's Lambda action
-sends: both carry Powertools' ``CloudWatchAlarmData``.
+Besides the SNS notification, the same alarm change is read in the shape EventBridge publishes and the shape an
+alarm's Lambda action sends (:mod:`incident_responder.intake.alarm_events`). Whatever the shape, an alert that
+holds no text (a lone surrogate) or names two accounts or Regions for its alarm is refused with the reason.
 
     >>> incident = parse_alert({"function_name": "data-processor", "error_type": "KeyError",
     ...                         "detected_at": "2026-11-23T04:00:00Z"})
@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from incident_responder.core.contracts import QUALIFIER_RE, Incident
+from incident_responder.intake.alarm_events import ACCOUNT_ID_RE, REGION_RE, consistent, notification_of_event
 from incident_responder.intake.errors import (
     AlertIgnoredError,
     ForeignAlertError,
@@ -54,19 +55,34 @@ MAX_CHILD_ALARMS = 100
 RATE_DENOMINATORS = frozenset({"Invocations"})
 
 
-def alarm_name_of(reference: str) -> str:
-    """The alarm name in a rule's or notification's reference: a name, or an ARN ``...:alarm:NAME``."""
-    return reference.split(":alarm:", 1)[1] if reference.startswith("arn:") and ":alarm:" in reference else reference
+def alarm_name_of(reference: str, account: str | None = None, region: str | None = None) -> str:
+    """The alarm name in a rule's or notification's reference: a name, or an ARN ``...:alarm:NAME``.
+
+    An ARN of another account or Region than the composite's own (``account``, ``region``, when known) is refused
+    (ForeignAlertError): the alarm of the same name here is another alarm, and is never read in its place.
+    """
+    if not (reference.startswith("arn:") and ":alarm:" in reference):
+        return reference
+    there = Home.of(reference)
+    if there and ((account and there.account != account) or (region and there.region != region)):
+        raise ForeignAlertError(
+            f"child alarm {reference[:300]!r} is in account {there.account}, Region {there.region}; the composite "
+            f"alarm is in account {account or there.account}, Region {region or there.region}: the alarm of the same "
+            "name here is another alarm, so it is not read; a responder watches its own account's alarms"
+        )
+    return reference.split(":alarm:", 1)[1]
 
 
-def rule_children(rule: str) -> list[str]:
+def rule_children(rule: str, account: str | None = None, region: str | None = None) -> list[str]:
     """The alarms a composite rule needs in ALARM, in order: ``ALARM(a) OR (ALARM("b c") AND OK(d))`` -> a, b c.
+    An ARN of another account or Region than ``account`` and ``region`` is refused, as :func:`alarm_name_of` says.
 
     >>> rule_children('ALARM(orders-errors) OR ALARM("arn:aws:cloudwatch:us-east-1:1:alarm:orders throttles") '
     ...               'AND NOT ALARM(maintenance)')
     ['orders-errors', 'orders throttles']
     """
-    names = [alarm_name_of(quoted or plain) for negated, quoted, plain in _ALARM_TERM.findall(rule) if not negated]
+    terms = _ALARM_TERM.findall(rule)
+    names = [alarm_name_of(quoted or plain, account, region) for negated, quoted, plain in terms if not negated]
     return list(dict.fromkeys(name for name in names if name))[:MAX_CHILD_ALARMS]
 
 
@@ -121,6 +137,30 @@ def _check_home(what: str, account: str | None, region: str | None, home: Home |
     )
 
 
+# What JSON's escapes can spell but no Unicode text holds: a surrogate code point on its own ("\ud800").
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(message: dict[str, Any]) -> None:
+    """Every key and string of the alert is Unicode text: a lone surrogate is refused here, where it is a reason,
+    rather than where it fails to encode (the incident id's hash, DescribeAlarms, DynamoDB)."""
+    pending: list[tuple[str, Any]] = [("", message)]
+    while pending:  # iterative: however deep JSON let the alert nest
+        path, value = pending.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            where = f"in {path[:200]}" if path else "in the alert"
+        elif isinstance(value, dict) and any(_SURROGATE.search(str(key)) for key in value):
+            where = f"in a key of {path[:200]}" if path else "in a key"
+        else:
+            items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+            # Reversed onto the stack: the first one in the alert is the one named.
+            pending += reversed([(f"{path}.{key}" if path else str(key), item) for key, item in items])
+            continue
+        raise MalformedAlertError(
+            f"alert holds a lone surrogate (U+D800-U+DFFF, which JSON can escape but no text contains) {where}"
+        )
+
+
 def parse_alert(message: str | dict[str, Any], now: datetime | None = None, home: Home | None = None) -> Incident:
     """An Incident from an SNS message body (string or already-decoded JSON).
 
@@ -158,8 +198,9 @@ def read_alert(
         raise MalformedAlertError("alert must be a JSON object")
     alert: Incident | QueueAlarm | CompositeAlarm
     try:
+        _check_text(message)
         if "alarmData" in message or "detail" in message:
-            message = _from_alarm_event(message)
+            message = notification_of_event(message)
         if "AlarmName" in message:
             alert = _from_alarm(AlarmNotification.model_validate(message), home)
         else:
@@ -214,67 +255,6 @@ def fault_signature(incident: Incident) -> str:
     return f"error:{incident.error_type or ''}{where}"
 
 
-def _from_alarm_event(event: dict[str, Any]) -> dict[str, Any]:
-    """The SNS notification's fields from the same change as EventBridge publishes it ("CloudWatch Alarm State
-    Change": account, region, resources, detail) or as an alarm's Lambda action sends it (alarmArn, accountId,
-    alarmData); ``detail`` and ``alarmData`` are what Powertools' ``CloudWatchAlarmData`` reads."""
-    # Powertools' data classes package loads every event source's class: only for these shapes.
-    from aws_lambda_powertools.utilities.data_classes.cloud_watch_alarm_event import CloudWatchAlarmData
-
-    if event.get("source") != "aws.cloudwatch" or not isinstance(event.get("alarmData", event.get("detail")), dict):
-        raise MalformedAlertError("alert is an event, but not a CloudWatch alarm's (source aws.cloudwatch)")
-    if "detail" in event and event.get("detail-type") != "CloudWatch Alarm State Change":
-        kind = str(event.get("detail-type"))[:100]
-        raise MalformedAlertError(f"alert is a CloudWatch event of type {kind!r}, not 'CloudWatch Alarm State Change'")
-    data = CloudWatchAlarmData(event.get("alarmData") or event["detail"])
-    resources = event.get("resources")
-    arn = event.get("alarmArn") or (resources[0] if isinstance(resources, list) and resources else None)
-    try:
-        state, previous, configuration = data.state, data.get("previousState"), data.configuration
-        children = (state.reason_data_decoded or {}).get("triggeringAlarms") if configuration.alarm_rule else None
-        body = {
-            "AlarmName": data.alarm_name,
-            "NewStateValue": state.value,
-            "NewStateReason": state.get("reason"),
-            "OldStateValue": previous.get("value") if isinstance(previous, dict) else None,
-            "StateChangeTime": state.timestamp,
-            "AlarmArn": arn,
-            "AWSAccountId": event.get("accountId") or event.get("account"),
-        }
-        if configuration.alarm_rule is not None:
-            body["AlarmRule"] = configuration.alarm_rule
-            body["TriggeringChildren"] = [
-                {"Arn": c.get("arn"), "State": {"Value": (c.get("state") or {}).get("value")}}
-                for c in children or []
-                if isinstance(c, dict)
-            ]
-        else:
-            body["Trigger"] = {"Metrics": [_metric_query(m) for m in configuration.metrics]}
-    except (KeyError, TypeError, AttributeError, ValueError) as exc:
-        raise MalformedAlertError(f"alert is a CloudWatch alarm event without {str(exc)[:100]}") from None
-    return body
-
-
-def _metric_query(metric: Any) -> dict[str, Any]:
-    """An alarm event's metric (``metricStat.metric``: namespace, name, dimensions as a mapping) as an SNS Trigger's."""
-    stat = metric.get("metricStat") or {}
-    watched = stat.get("metric") or {}
-    dimensions = watched.get("dimensions") or {}
-    return {
-        "Id": metric.get("id"),
-        "Expression": metric.get("expression"),
-        "MetricStat": {
-            "Metric": {
-                "Namespace": watched.get("namespace"),
-                "MetricName": watched.get("name"),
-                "Dimensions": [{"name": k, "value": v} for k, v in dimensions.items()],
-            }
-        }
-        if watched
-        else None,
-    }
-
-
 def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident | QueueAlarm | CompositeAlarm:
     name = alarm.AlarmName
     if alarm.NewStateValue != "ALARM":
@@ -283,15 +263,14 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
             f"alarm {name!r} changed to {alarm.NewStateValue[:40]}{since[:50]}: only a change into ALARM opens an incident"
         )
     arn = (alarm.AlarmArn or "").split(":")
-    _check_home(
-        f"alarm {name!r}",
-        alarm.AWSAccountId or (arn[4] if len(arn) > 5 else None),
-        arn[3] if len(arn) > 5 else None,
-        home,
-    )
+    in_arn, region = (arn[4], arn[3]) if len(arn) > 5 else (None, None)
+    consistent(f"alarm {name!r}", "account", {"AWSAccountId": alarm.AWSAccountId, "AlarmArn": in_arn})
+    account = alarm.AWSAccountId or in_arn
+    _check_home(f"alarm {name!r}", account, region, home)
     if alarm.Trigger is None:
         if alarm.AlarmRule is not None:
-            return _composite(alarm)
+            # Its children are where it is: this account and Region (the home's when the alarm does not say).
+            return _composite(alarm, account or (home and home.account), region or (home and home.region))
         raise MalformedAlertError(
             f"alarm {name!r} has neither a Trigger (a metric alarm) nor an AlarmRule (a composite)"
         )
@@ -317,7 +296,7 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
     # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME; the queue is in the alarm's region and account.
     account = alarm.AWSAccountId or (arn[4] if len(arn) > 5 else "")
     region = arn[3] if len(arn) > 5 and arn[0] == "arn" and re.fullmatch(r"aws[a-z-]*", arn[1]) else ""
-    if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d", region) or not re.fullmatch(r"\d{12}", account):
+    if not REGION_RE.fullmatch(region) or not ACCOUNT_ID_RE.fullmatch(account):
         raise MalformedAlertError(
             f"alarm {alarm.AlarmName!r} on queue {queue} has no region (AlarmArn) and account (AWSAccountId) "
             "to name the queue by its ARN"
@@ -325,15 +304,16 @@ def _from_alarm(alarm: AlarmNotification, home: Home | None = None) -> Incident 
     return QueueAlarm(alarm=alarm, queue_name=queue, queue_arn=f"arn:{arn[1]}:sqs:{region}:{account}:{queue}")
 
 
-def _composite(alarm: AlarmNotification) -> CompositeAlarm:
-    """The children that set the composite off (TriggeringChildren), else every ALARM() term of its rule."""
+def _composite(alarm: AlarmNotification, account: str | None, region: str | None) -> CompositeAlarm:
+    """The children that set the composite off (TriggeringChildren), else every ALARM() term of its rule; a child
+    named by the ARN of another account or Region than the composite's is refused."""
     triggered = []
     for child in alarm.TriggeringChildren[:MAX_CHILD_ALARMS]:
         state = child.get("State") if isinstance(child, dict) else None
         reference = child.get("Arn") if isinstance(child, dict) else child
         if isinstance(reference, str) and (not isinstance(state, dict) or state.get("Value") in (None, "ALARM")):
-            triggered.append(alarm_name_of(reference))
-    children = list(dict.fromkeys(filter(None, triggered))) or rule_children(alarm.AlarmRule or "")
+            triggered.append(alarm_name_of(reference, account, region))
+    children = list(dict.fromkeys(filter(None, triggered))) or rule_children(alarm.AlarmRule or "", account, region)
     if not children:
         raise MalformedAlertError(
             f"alarm {alarm.AlarmName!r} is a composite alarm whose rule ({(alarm.AlarmRule or '')[:200]}) names no "

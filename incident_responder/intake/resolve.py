@@ -130,8 +130,12 @@ def resolve_composite_alarm(
             children = [c for c in children if c.get("StateValue") == "ALARM"]
         frontier = []
         for child in children:
-            if child.get("AlarmRule") is not None:  # a composite of its own
-                frontier += rule_children(child["AlarmRule"])
+            if child.get("AlarmRule") is not None:  # a composite of its own, whose children are where it is
+                place = Home.of(child.get("AlarmArn") or "") or home
+                try:
+                    frontier += rule_children(child["AlarmRule"], *(place or (None, None)))
+                except MalformedAlertError as exc:
+                    reasons.append(str(exc))
                 continue
             try:
                 function, qualifier, trigger = _child_function(clients, alarm, child, baseline_table, home)

@@ -1,7 +1,7 @@
 """INGEST: the shapes an alert arrives in: CloudWatch's alarm notification (SNS), the project's own alert JSON.
 
 The other shapes of the same alarm change (EventBridge's, an alarm's Lambda action's) are read into the
-notification's fields by :mod:`incident_responder.intake.alerts`.
+notification's fields by :mod:`incident_responder.intake.alarm_events`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from incident_responder.account.baseline import baseline_table_name
 from incident_responder.cli.commands import main
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account.resources import create_function_alarms
@@ -119,3 +120,43 @@ def test_a_composite_names_one_onboarded_function_or_says_why_not(sample, client
     assert gone["outcome"] == "reject" and "child alarm 'deleted-alarm' does not exist" in gone["reason"]
     # A composite of composites: followed down to the metric alarm in ALARM (the throttles one is OK).
     assert (nested["outcome"], nested["function"]) == ("start", "data-processor"), nested
+
+
+def test_an_alert_that_is_no_alarm_or_contradicts_itself_is_one_rejection_never_a_traceback(
+    sample, clients, tmp_path, capsys
+):
+    """Defect: check-alert printed a traceback (and ingest raised, its alert dead-lettered only after retries) on the
+    first two; the other two started an incident for the local data-processor."""
+    from incident_responder.intake.ingest import ingest_alert
+
+    create_child_alarms(clients)  # data-processor-errors, in ALARM here
+    composite = json.loads((FIXTURES / "composite-triggering-children.json").read_text())
+    eventbridge = json.loads((FIXTURES / "eventbridge-alarm-state-change.json").read_text())
+    elsewhere = "arn:aws:cloudwatch:us-east-1:210987654321:alarm:data-processor-errors"
+    bodies = {
+        "empty": ({"source": "aws.cloudwatch", "alarmData": {}}, "alarm event without"),
+        "surrogate": (dict(composite, AlarmName="data-processor-\ud800"), "lone surrogate (U+D800-U+DFFF"),
+        "contradicts": (dict(eventbridge, resources=[elsewhere]), "contradicts itself about its account"),
+        "foreign-child": (
+            dict(composite, TriggeringChildren=[{"Arn": elsewhere, "State": {"Value": "ALARM"}}]),
+            f"child alarm {elsewhere!r} is in account 210987654321",
+        ),
+    }
+    for name, (body, _) in bodies.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(body))  # the surrogate as JSON's escape, as SNS carries it
+    code = main(["check-alert", *(str(tmp_path / f"{name}.json") for name in bodies)])
+    out, err = capsys.readouterr()
+    assert code == 1 and err == "" and "Traceback" not in out
+    for name, (_, said) in bodies.items():
+        assert f"{name}.json: reject\n  " in out and said in out, (name, out)
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:incident-lifecycle"
+    for name, (body, said) in bodies.items():
+        outcome = ingest_alert(
+            clients,
+            json.dumps(body),
+            state_machine_arn=machine,
+            state_table="incident-state",
+            baseline_table=baseline_table_name(),
+            window_seconds=900,
+        )
+        assert (outcome.outcome, outcome.incident_id) == ("rejected", None) and said in outcome.reason, name

@@ -10,6 +10,7 @@ entries), with Lambda's metrics and dimensions (FunctionName, Resource, Executed
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -197,7 +198,13 @@ def test_a_change_out_of_alarm_is_ignored_not_rejected(state, shape):
 @pytest.mark.parametrize(
     "fields, words",
     [
-        ({"AWSAccountId": "999999999999"}, "from account 999999999999, Region us-east-1"),
+        (
+            {
+                "AWSAccountId": "999999999999",
+                "AlarmArn": "arn:aws:cloudwatch:us-east-1:999999999999:alarm:orders-api-errors",
+            },
+            "from account 999999999999, Region us-east-1",
+        ),
         (
             {"AlarmArn": "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:orders-api-errors"},
             "from account 123456789012, Region eu-west-1",
@@ -292,7 +299,8 @@ def test_the_eventbridge_alarm_event_is_read_like_the_notification():
     with pytest.raises(AlertIgnoredError, match="changed to OK from OK"):
         parse_alert(eventbridge("OK"), now=NOW, home=HOME)
     with pytest.raises(ForeignAlertError, match="from account 210987654321"):
-        parse_alert(dict(eventbridge(), account="210987654321"), now=NOW, home=HOME)
+        arn = "arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors"
+        parse_alert(dict(eventbridge(), account="210987654321", resources=[arn]), now=NOW, home=HOME)
     with pytest.raises(MalformedAlertError, match="not 'CloudWatch Alarm State Change'"):
         parse_alert(dict(eventbridge(), **{"detail-type": "CloudWatch Alarm Configuration Change"}), now=NOW)
     with pytest.raises(MalformedAlertError, match="not a CloudWatch alarm's"):
@@ -332,3 +340,67 @@ def test_a_composite_alarm_event_names_the_alarms_that_set_it_off():
 def test_a_qualifier_that_is_no_lambda_qualifier_is_refused(resource):
     with pytest.raises(MalformedAlertError, match="is not a Lambda alias or version"):
         parse_alert(notification(Trigger=single(FunctionName="orders-api", Resource=resource)), now=NOW, home=HOME)
+
+
+@pytest.mark.parametrize(
+    "message, words",
+    [
+        ('{"source": "aws.cloudwatch", "alarmData": {}}', "alarm event without 'state'"),
+        # JSON's escapes spell a lone surrogate: no UTF-8 encoder (the incident id's hash, DynamoDB, SQS) takes it.
+        (json.dumps(notification("\ud800", Trigger=single())), r"lone surrogate .*AlarmName"),
+        # A composite's child of that name went on to DescribeAlarms, whose request could not be encoded.
+        (
+            json.dumps(notification("c", AlarmRule="ALARM(a)", TriggeringChildren=[{"Arn": "x\udfff"}])),
+            r"lone surrogate .*TriggeringChildren\.0\.Arn",
+        ),
+    ],
+    ids=["empty-alarm-data", "alarm-name", "composite-child"],
+)
+def test_an_alert_that_is_no_alarm_is_a_reason_never_a_crash(message, words):
+    """Defect: these raised KeyError and UnicodeEncodeError, or went on to AWS (ingest's invocation failed and was
+    retried; `responder check-alert` printed a traceback)."""
+    with pytest.raises(MalformedAlertError, match=words):
+        read_alert(message, now=NOW, home=HOME)
+
+
+@pytest.mark.parametrize(
+    "alert, words",
+    [
+        (dict(eventbridge(), account="123456789012", region="us-east-1",
+              resources=["arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors"]),
+         "account: '123456789012' (account), '210987654321' (the alarm's ARN)"),
+        (dict(eventbridge(), region="eu-west-1"), "Region: 'eu-west-1' (region), 'us-east-1' (the alarm's ARN)"),
+        ({"source": "aws.cloudwatch", "accountId": "123456789012", "region": "us-east-1",
+          "alarmArn": "arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors",
+          "alarmData": eventbridge()["detail"]},
+         "account: '123456789012' (accountId), '210987654321' (the alarm's ARN)"),
+        (notification(Trigger=single(), AlarmArn="arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors"),
+         "account: '123456789012' (AWSAccountId), '210987654321' (AlarmArn)"),
+    ],
+    ids=["eventbridge-account", "eventbridge-region", "alarm-action-account", "notification-account"],
+)  # fmt: skip
+def test_an_alert_that_contradicts_itself_about_its_account_or_region_is_refused(alert, words):
+    """Defect: the event's own `account` passed the home check while its alarm ARN named another account."""
+    for home in (HOME, None):  # refused with or without a home: which account is meant is unknown
+        with pytest.raises(MalformedAlertError, match=r"contradicts itself about its .*" + re.escape(words)):
+            read_alert(alert, now=NOW, home=home)
+
+
+@pytest.mark.parametrize(
+    "children, rule",
+    [
+        ([{"Arn": "arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors"}], "ALARM(orders-api-errors)"),
+        (["arn:aws:cloudwatch:eu-west-1:123456789012:alarm:orders-api-errors"], "ALARM(orders-api-errors)"),
+        ([], 'ALARM("arn:aws:cloudwatch:us-east-1:210987654321:alarm:orders-api-errors") OR ALARM(b)'),
+    ],
+    ids=["triggering-child-account", "triggering-child-region", "rule-term-account"],
+)
+def test_a_composites_child_in_another_account_is_not_read_as_the_local_alarm_of_its_name(children, rule):
+    """Defect: the child's ARN was cut to its name, which resolved to this account's alarm of the same name."""
+    composite = notification("orders-api-composite", AlarmRule=rule, TriggeringChildren=children)
+    for home in (HOME, None):  # the composite's own ARN says where its children are
+        with pytest.raises(ForeignAlertError, match="child alarm 'arn:aws:cloudwatch:.*is another alarm"):
+            read_alert(composite, now=NOW, home=home)
+    # Its own account's children, by ARN, still read as names.
+    local = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:orders-api-errors"
+    assert read_alert(dict(composite, TriggeringChildren=[local]), now=NOW, home=HOME).children == ["orders-api-errors"]
