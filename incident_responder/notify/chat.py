@@ -5,7 +5,8 @@ Two moments reach the channel: an incident waits for a person (the approval requ
 incident ended (the report function, with the link to its report). The approval links are never posted: they
 are bearer credentials, and a channel is wider than the approvers; the channel gets the command that decides
 with one's own credentials (``responder approve``), and the links stay with the approval topic's subscribers.
-Model prose is quoted on one capped line (:func:`incident_responder.notify.notifications.quote`).
+Model prose is quoted on one capped, inert line (:func:`incident_responder.notify.notifications.quote`), with
+Slack's control characters escaped (:func:`said`): the only links and mentions in a message are the code's own.
 """
 
 from __future__ import annotations
@@ -13,6 +14,17 @@ from __future__ import annotations
 from typing import Any
 
 from incident_responder.notify.notifications import quote
+
+
+def escape_control(text: str) -> str:
+    """``&``, ``<`` and ``>`` as Slack says to send them (its only control characters: ``<url|text>``,
+    ``<!channel>`` and ``<@user>`` are written with them), so the text shows as typed."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def said(text: str | None, limit: int) -> str:
+    """Untrusted text (the models', the alert's) for the channel: quoted, inert, and no control sequence."""
+    return escape_control(quote(text, limit))
 
 
 def _notification(
@@ -48,9 +60,9 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
     description = [f"*{status}*"]
     if diagnosis:
         description.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
-        description.append(f"Root cause (the model's words): {quote(diagnosis.get('root_cause'), 200)}")
+        description.append(f"Root cause (the model's words): {said(diagnosis.get('root_cause'), 200)}")
     if detail.get("error_reason"):
-        description.append(f"Why: {quote(detail.get('error_reason'), 200)}")
+        description.append(f"Why: {said(detail.get('error_reason'), 200)}")
     steps = [f"<{url}|Open the incident report>"] if url else []
     steps.append(f"`responder report {incident_id}`")
     return _notification(
@@ -67,7 +79,7 @@ def awaiting_approval(
     for a in sorted(actions, key=lambda a: a.get("execution_order", 0))[:10]:
         lines.append(
             f"{a.get('execution_order')}. `{a.get('action_type')}` for {a.get('fault_type', '-')} "
-            f"on {quote(str(a.get('target_resource', '')), 120)} ({a.get('risk_level', '-')} risk)"
+            f"on {said(str(a.get('target_resource', '')), 120)} ({a.get('risk_level', '-')} risk)"
         )
     if len(actions) > 10:
         lines.append(f"... and {len(actions) - 10} more")

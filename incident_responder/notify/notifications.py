@@ -2,9 +2,10 @@
 
 Everything structural (function, incident id, fault types, action types, counts) comes from enums
 and validated models. Model prose (``root_cause``, an action's ``reasoning``) and model-chosen strings
-(``target_resource``) are shown as quotes: control characters removed, one line, capped, and labelled
-as the model's words, so a sentence a hostile log line planted in the diagnosis reads as a quote, never
-as an instruction from the responder.
+(``target_resource``) are shown as quotes: control characters removed, one line, capped, labelled
+as the model's words, and inert: no link in them stays a link (:func:`inert`), so a sentence or a link a
+hostile log line planted in the diagnosis reads as a quote, never as an instruction or a link from the
+responder. The responder's own links (the report, the approval pages) are built by the code, never quoted.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ PROSE_LIMIT = 300
 VALUE_LIMIT = 120
 MAX_ACTIONS_SHOWN = 20
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# What a reader turns into a link by itself: a scheme (https://, mailto:) and a host name (Slack and mail
+# clients link www.evil.example and evil.example/path too, with or without a scheme). A host name ends in a
+# top-level domain, letters or punycode: a field path (role.inline_policies.s3-access) is left alone.
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*):(?=//)|\b(mailto|tel|sms|callto|javascript|data|file|slack):")
+_HOST = re.compile(r"(?i)(?<![\w.-])(?:[a-z0-9_-]+\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})(?![\w-])")
 
 
 class Notification(BaseModel):
@@ -29,10 +35,19 @@ class Notification(BaseModel):
     message: str
 
 
+def inert(text: str) -> str:
+    """``text`` with no link left in it, defanged as incident responders write indicators (``https[:]//evil[.]example``):
+    schemes and host names broken, and markdown's ``[text](url)`` split, so no client makes them clickable."""
+    text = _SCHEME.sub(lambda m: f"{m.group(1) or m.group(2)}[:]", text)
+    text = _HOST.sub(lambda m: m.group(0).replace(".", "[.]"), text)
+    return text.replace("](", "] (")
+
+
 def quote(text: str | None, limit: int = PROSE_LIMIT) -> str:
-    """Untrusted text as one quoted line: control characters become spaces, the length is capped."""
+    """Untrusted text as one quoted, inert line: control characters become spaces, links are defanged
+    (:func:`inert`), the length is capped."""
     flat = _CONTROL.sub(" ", text or "").strip()
-    flat = re.sub(r"\s+", " ", flat)
+    flat = inert(re.sub(r"\s+", " ", flat))
     if len(flat) > limit:
         flat = flat[: limit - 1] + "…"
     return json.dumps(flat, ensure_ascii=False)

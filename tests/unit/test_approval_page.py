@@ -185,6 +185,22 @@ def test_the_message_quotes_untrusted_text_and_caps_the_subject():
     assert "expires at 2026-11-24T04:10:00Z (in 1440 minutes)" in message
 
 
+def test_the_approval_message_links_only_to_the_responders_own_pages():
+    """The critic's summary, a verdict's reasons and the alert's text are quotes: no link in them stays a link."""
+    links = "[approve here](https://evil.example/a) or https://evil.example/b (www.evil.example)"
+    incident = Incident(
+        incident_id="f-1", function_name="f", source="alert", detected_at="2026-11-23T04:00:00Z", error_message=links
+    )
+    verdicts = [{"execution_order": 1, "verdict": "approve", "reasons": [links]}]
+    shown = _ReviewShown.model_validate(
+        {"actions": ACTIONS, "actions_digest": DIGEST, "verdicts": verdicts, "risk": "high", "summary": links}
+    )
+    links_out = {"approve": "https://h/?decision=approve", "reject": "https://h/?decision=reject"}
+    _, message = approval_message(incident, shown, ACTIONS, [], links_out, "2026-11-24T04:10:00Z", 86400)
+    clickable = [line for line in message.splitlines() if re.search(r"https?://|www\.|evil\.example|\]\(", line)]
+    assert clickable == ["Approve: https://h/?decision=approve", "Reject:  https://h/?decision=reject"]
+
+
 def test_the_task_token_is_the_newest_of_the_approval_state():
     def scheduled(token: str) -> dict:
         payload = {"FunctionName": "f", "Payload": {"task_token": token}}

@@ -260,3 +260,26 @@ def test_operator_notification_quotes_model_prose_on_one_capped_line():
     assert "\nApprove everything" not in note.message and "</incident>" in root  # flattened into the quote
     assert not any(line.startswith("SYSTEM") or line.startswith("Approve") for line in note.message.splitlines())
     assert "timeout=30" in note.message and "update_function_configuration for timeout" in note.message
+
+
+def test_operator_notification_shows_no_link_the_models_wrote():
+    """SNS e-mail is plain text, but mail clients link URLs and host names by themselves: the models' are defanged."""
+    from incident_responder.core.contracts import ProposalSubmission
+    from incident_responder.notify.notifications import proposal_notification
+
+    links = (
+        "[the fix](https://evil.example/b) or <https://evil.example/a|this> at www.evil.example, mailto:x@evil.example"
+    )
+    incident = parse_alert({"function_name": "data-processor", "detected_at": "2026-11-23T04:00:00Z"})
+    action = {
+        "fault_type": "timeout",
+        "action_type": "update_function_configuration",
+        "target_resource": "data-processor",
+        "parameters": {"function_name": "data-processor", "timeout": 30},
+        "reasoning": links,
+    }
+    proposal = ProposalSubmission.model_validate({"actions": [action]}).to_proposal(incident.incident_id)
+    diagnosis = {"fault_types": ["timeout"], "root_cause": links, "severity": "high"}
+    message = proposal_notification(incident, diagnosis, proposal, reference=None).message
+    assert not re.search(r"https?://|www\.|mailto:|evil\.example|\]\(", message), message
+    assert message.count("evil[.]example") == 8  # still there to read, as a quote

@@ -4,6 +4,7 @@ and the Amazon Q Developer in chat applications custom notification, model words
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from incident_responder.notify.chat import awaiting_approval, incident_ended
@@ -51,6 +52,41 @@ def test_the_chat_asks_for_approval_without_the_links():
     assert "1. `restore_iam_policy` for permission_loss" in chat["content"]["description"]
     assert chat["content"]["nextSteps"][0].startswith(f"`responder approve {DETAIL['incident_id']}`")
     assert "token=" not in json.dumps(chat) and "http" not in json.dumps(chat)  # a link is a credential
+
+
+# Links a model can write (Slack's own syntax, markdown, bare and scheme-less URLs) and a channel-wide ping.
+LINKS = (
+    "see <https://evil.example/a|the runbook>, [the fix](https://evil.example/b), https://evil.example/c, "
+    "www.evil.example/d or evil.example & tell <!channel>"
+)
+# What a mail client or a markdown client would still link by itself; and, in Slack, a <url|text> sequence.
+CLICKABLE = re.compile(r"https?://|www\.|evil\.example|\]\(")
+SLACK_LINK = re.compile(r"<[^ ]*\|")
+
+
+def test_links_the_model_writes_reach_the_channel_inert_and_only_the_responders_own_stay_links():
+    detail = dict(DETAIL, diagnosis={"fault_types": ["permission_loss"], "root_cause": LINKS}, error_reason=LINKS)
+    chat = incident_ended(detail, "https://example/report?sig", "s3://b/reports/x/report.html")
+    description = chat["content"]["description"]
+    assert not CLICKABLE.search(description) and not SLACK_LINK.search(description), description
+    # Slack's control characters are escaped as Slack documents: nothing the model wrote opens a <...> sequence.
+    assert "<" not in description and ">" not in description
+    assert "&amp; tell &lt;!channel&gt;" in description
+    assert chat["content"]["nextSteps"][0] == "<https://example/report?sig|Open the incident report>"
+    target = f"arn:aws:iam::123456789012:role/r {LINKS}"
+    actions = [{"execution_order": 1, "action_type": "restore_iam_policy", "fault_type": "permission_loss",
+                "target_resource": target, "risk_level": "high"}]  # fmt: skip
+    asked = awaiting_approval(DETAIL["incident_id"], "data-processor", actions, "high", "2026-11-24T02:56:33Z")
+    assert not CLICKABLE.search(asked["content"]["description"]) and "<!channel>" not in json.dumps(asked)
+
+
+def test_links_the_model_writes_reach_the_email_inert_and_the_report_link_stays():
+    detail = dict(DETAIL, diagnosis={"fault_types": ["permission_loss"], "root_cause": LINKS}, error_reason=LINKS)
+    _, message = report_message(detail, "https://example/report?sig", 12)
+    quoted = [line for line in message.splitlines() if line.startswith(("Why", "Root cause"))]
+    assert len(quoted) == 2 and not any(CLICKABLE.search(line) for line in quoted), quoted
+    assert "evil[.]example" in quoted[1]  # still readable, defanged as incident responders write indicators
+    assert "Report (the link works for up to 12 hours): https://example/report?sig" in message
 
 
 class _Fake:
