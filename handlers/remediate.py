@@ -4,7 +4,9 @@ In ``{"operation": "apply", "incident", "actions", "actions_digest", "approval"}
 :class:`incident_responder.remediation.remediate.ApplyResult` (``outcome`` APPLIED or FAILED, ``steps``,
 ``failed_step``, ``error``, ``finished_at``): an AWS failure of an action is an outcome, and the state
 machine rolls back. In ``{"operation": "rollback", "incident", "reason"}``, out
-:class:`incident_responder.remediation.remediate.RollbackResult` (ROLLED_BACK or ROLLBACK_FAILED). Typed errors reach
+:class:`incident_responder.remediation.remediate.RollbackResult` (ROLLED_BACK or ROLLBACK_FAILED). In
+``{"operation": "release", "incident"}`` (once REMEDIATED), out ``{"released": [resource, ...]}``: the leases the
+incident still held, given back. ``execution`` (apply, rollback): the execution the leases are tied to. Typed errors reach
 the state machine by class name, always before anything changed: actions that are not the approved ones
 (``ApprovalMismatchError``), a ledger of other actions (``LedgerConflictError``), a malformed event
 (``InvalidRemediationInputError``, ``InvalidIncidentError``). The environment is validated at cold start
@@ -34,7 +36,7 @@ tracer = lambda_tracer("incident-responder")
 # SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
 runtime_hooks.register(build_all)
 
-OPERATIONS = ("apply", "rollback")
+OPERATIONS = ("apply", "rollback", "release")
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -62,11 +64,22 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             approval=event.get("approval"),
             ttl_days=config.incident_ttl_days,
             baseline_table=config.baseline_table,
+            execution_arn=event.get("execution"),
         )
         record_apply(logger, metrics, result)
         return result.model_dump(mode="json")
 
+    if event["operation"] == "release":
+        released = remediate.release(clients, table=config.incident_state_table, incident=incident)
+        logger.info("released", extra={"resources": released})
+        return {"released": released}
     reason = str(event.get("reason") or "")
-    rollback = remediate.rollback(clients, table=config.incident_state_table, incident=incident, reason=reason)
+    rollback = remediate.rollback(
+        clients,
+        table=config.incident_state_table,
+        incident=incident,
+        reason=reason,
+        execution_arn=event.get("execution"),
+    )
     record_rollback(logger, metrics, rollback, reason)
     return rollback.model_dump(mode="json")

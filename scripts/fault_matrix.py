@@ -609,30 +609,30 @@ def end_row(row: Row, record: Any) -> None:
 
 
 def overlapping_incidents(p) -> Row:
-    """Another incident holds the function's lease (it is applying or verifying its own change) when this one is
-    approved: this one waits, then hands over to a person, and changes nothing."""
+    """Another incident holds the lease of the function's configuration (it is applying or verifying its own change)
+    when this one is approved: this one waits, then hands over to a person, and changes nothing."""
     from incident_responder.lab.moto_patches.stepfunctions import instant_retries
     from incident_responder.lab.scenario import load_scenario
-    from incident_responder.remediation import lease as function_lease
+    from incident_responder.remediation import lease as leases
 
     row = Row(11, "overlapping incidents on one function")
     table = p.stack.physical["IncidentStateTable"]
-    function_lease.take(p.clients, table, "data-processor", "data-processor-other-incident")
+    leases.take(p.clients, table, "function:data-processor", "data-processor-other-incident")
     with instant_retries() as delays:
         record = p.run(load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
     end_row(row, record)
     row.seconds_aside = f" (+{sum(delays):.0f} waits skipped)"
     visited = record.execution.get("states_visited", [])
     timeout = function_config(p)["Timeout"]
-    row.expect((row.status, row.category) == ("ERROR", "function_busy"), "not ERROR function_busy")
+    row.expect((row.status, row.category) == ("ERROR", "resource_busy"), "not ERROR resource_busy")
     row.expect("Handed over" in visited, "no hand-over notification")
     row.expect(timeout == 1, f"the function was changed while another incident held it: Timeout {timeout}")
-    held = (function_lease.holder(p.clients, table, "data-processor") or {}).get("holder")
+    held = (leases.holder(p.clients, table, "function:data-processor") or {}).get("holder")
     row.expect(held == "data-processor-other-incident", f"lease now held by {held}")
     row.note = (
-        f"The lease of data-processor taken first by another incident id; this incident's approved timeout restore "
+        f"The lease of function:data-processor taken first by another incident id; this incident's approved timeout restore "
         f"asked {len(delays)} times more (waits {', '.join(f'{d:.0f}' for d in delays)} s, skipped with "
-        "instant_retries: about 27 min deployed), then `Handed over` told a person and it ended ERROR/function_busy. "
+        "instant_retries: about 27 min deployed), then `Handed over` told a person and it ended ERROR/resource_busy. "
         f"Timeout still {timeout} s (the fault): nothing applied, the holder's lease untouched."
     )
     return row

@@ -21,8 +21,9 @@ class LedgerConflictError(StateMachineError, RuntimeError):
     """The incident's ledger holds other actions, or actions already rolled back: nothing applied."""
 
 
-class FunctionLeaseHeldError(StateMachineError, RuntimeError):
-    """Another incident is remediating this function: nothing was applied (the state machine waits, then hands over)."""
+class ResourceLeaseHeldError(StateMachineError, RuntimeError):
+    """Another live incident holds the lease of a resource these actions change: nothing was applied (the state
+    machine waits, then hands over)."""
 
 
 class InvalidVerificationInputError(StateMachineError, ValueError):

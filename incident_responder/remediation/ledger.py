@@ -37,6 +37,9 @@ class LedgerEntry(BaseModel):
     applied_at: str | None = None
     undone_at: str | None = None
     error: str | None = None
+    # The fencing token of each resource the step changes, as held when it wrote (remediation.lease): its undo
+    # goes ahead only while each is still the resource's latest.
+    fences: dict[str, int] = {}
 
 
 # -- the ledger ---------------------------------------------------------------------------------------
@@ -58,12 +61,14 @@ class Ledger:
     def _expires_at(self) -> dict[str, str]:
         return {"N": str(int(_now().timestamp()) + self.ttl_days * 86400)}
 
-    def open(self, digest: str, orders: list[int], approval: ApprovalDecision) -> None:
-        """Write the head item once; a retry with the same actions reuses it, other actions conflict."""
+    def open(self, digest: str, orders: list[int], approval: ApprovalDecision, resources: list[str]) -> None:
+        """Write the head item once; a retry with the same actions reuses it, other actions conflict.
+        ``resources``: what the actions change, leased (released from here at every end)."""
         item = {
             **self.head_key(),
             "actions_digest": {"S": digest},
             "execution_orders": {"L": [{"N": str(o)} for o in orders]},
+            "resources": {"L": [{"S": r} for r in resources]},
             "approved_by": {"S": approval.decided_by},
             "approval_channel": {"S": approval.channel},
             "created_at": {"S": iso(_now())},
@@ -88,6 +93,7 @@ class Ledger:
         return {
             "actions_digest": item["actions_digest"]["S"],
             "execution_orders": [int(o["N"]) for o in item.get("execution_orders", {}).get("L", [])],
+            "resources": [r["S"] for r in item.get("resources", {}).get("L", [])],
         }
 
     def get(self, order: int) -> LedgerEntry | None:
@@ -105,6 +111,7 @@ class Ledger:
             applied_at=text.get("applied_at"),
             undone_at=text.get("undone_at"),
             error=text.get("error"),
+            fences=json.loads(text.get("fences_json", "{}")),
         )
 
     def entries(self, head: dict[str, Any] | None = None) -> list[LedgerEntry]:
@@ -114,13 +121,14 @@ class Ledger:
             return []
         return [e for e in (self.get(o) for o in head["execution_orders"]) if e is not None]
 
-    def record(self, action: RemediationAction, prior: dict[str, Any]) -> LedgerEntry:
+    def record(self, action: RemediationAction, prior: dict[str, Any], fences: dict[str, int]) -> LedgerEntry:
         """Record the prior state once; if a concurrent attempt recorded first, its record stands."""
         recorded_at = iso(_now())
         item = {
             **self.key(action.execution_order),
             "action_json": {"S": action.model_dump_json()},
             "prior_json": {"S": json.dumps(prior, sort_keys=True)},
+            "fences_json": {"S": json.dumps(fences, sort_keys=True)},
             "progress": {"S": "recorded"},
             "recorded_at": {"S": recorded_at},
             "expires_at": self._expires_at(),
@@ -140,10 +148,17 @@ class Ledger:
             prior=prior,
             progress="recorded",
             recorded_at=recorded_at,
+            fences=fences,
         )
 
     def mark(
-        self, order: int, progress: Progress, *, error: str | None = None, after: dict[str, Any] | None = None
+        self,
+        order: int,
+        progress: Progress,
+        *,
+        error: str | None = None,
+        after: dict[str, Any] | None = None,
+        fences: dict[str, int] | None = None,
     ) -> None:
         stamp = {"applied": "applied_at", "undone": "undone_at"}.get(progress)
         sets = ["progress = :progress"]
@@ -154,6 +169,9 @@ class Ledger:
         if after is not None:
             sets.append("after_json = :after")
             values[":after"] = {"S": json.dumps(after, sort_keys=True)}
+        if fences is not None:
+            sets.append("fences_json = :fences")
+            values[":fences"] = {"S": json.dumps(fences, sort_keys=True)}
         if error is not None:
             sets.append("#error = :error")
             values[":error"] = {"S": error[:1000]}

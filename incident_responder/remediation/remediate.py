@@ -17,25 +17,30 @@ updates then, and is recorded as the state it is moving to. A restored secret's 
 deletion again (Secrets Manager has no other way back), with the recovery window recorded when
 DescribeSecret tells it and its minimum of 7 days otherwise; its ledger entry says which.
 
-:func:`apply` first takes the function's lease (:mod:`incident_responder.remediation.lease`): while another
-incident remediates the same function, it raises ``FunctionLeaseHeldError`` before writing anything, and
-the state machine waits. After each step it reads back what the step left (``after``); a step the API
-refused, with the live state still its prior, is ``failed``: nothing to undo.
+:func:`apply` first takes the lease of every resource the actions change, in one fixed order
+(:mod:`incident_responder.remediation.lease`): while another live incident holds one, it raises
+``ResourceLeaseHeldError`` before writing anything, and the state machine waits. Every write checks its
+fencing token just before it. A step whose resource is already in the state it sets (another incident or a
+person fixed it) is ``already_restored``: nothing written, nothing to undo, and the rest proceed. After each
+step it reads back what the step left (``after``); a step the API refused, with the live state still its prior,
+is ``failed``: nothing to undo.
 
 :func:`rollback` reads the ledger and, newest first, puts back the recorded prior state of each step this
-incident applied, only while the live state is still what the step left (compare-and-swap): whatever
-changed since (another incident's fix, a person) is left as it is and the rollback fails, so operators
-are alarmed. It reads the live state again after each undo and checks it equals the prior state, and
-frees the function at the end. One failure does not stop the others. A ledger head item
-(``remediation#<incident_id>``) lists the steps, so a rollback finds them without a scan. No ledger item
-has a ``status`` attribute: the sweep scans that attribute for incidents.
+incident applied, only while the resource's fence is still the step's token (nobody leased it since) and the
+live state is still what the step left (compare-and-swap): whatever changed since (another incident's fix, a
+person) is left as it is and the rollback fails, so operators are alarmed. It reads the live state again after
+each undo and checks it equals the prior state, and frees the resources at the end (:func:`release` frees them
+after a verified fix). One failure does not stop the others. A ledger head item (``remediation#<incident_id>``)
+lists the steps and the resources, so a rollback finds them without a scan. No ledger item has a ``status``
+attribute: the sweep scans that attribute for incidents.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from functools import partial
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.errors import AWS_ERRORS, describe_error
@@ -50,7 +55,7 @@ from incident_responder.core.contracts import (
 )
 from incident_responder.core.encoding import canonical, iso
 from incident_responder.proposal.guardrails.checks import check_action
-from incident_responder.remediation import lease as function_lease
+from incident_responder.remediation import lease as leases
 from incident_responder.remediation.changes.base import _Change, _now
 from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.errors import (
@@ -59,47 +64,9 @@ from incident_responder.remediation.errors import (
     LedgerConflictError,
 )
 from incident_responder.remediation.ledger import Ledger, LedgerEntry
+from incident_responder.remediation.results import ApplyOutcome, ApplyResult, RollbackResult, UndoOutcome
 
-
-# -- results ----------------------------------------------------------------------------------------
-class ApplyOutcome(BaseModel):
-    """What applying one approved action did (``ApplyResult.steps``, the stored result's field name)."""
-
-    execution_order: int
-    action_type: str
-    target_resource: str
-    status: Literal["applied", "already_applied", "failed", "not_attempted"]
-    detail: str = ""
-    error: str | None = None
-
-
-class ApplyResult(BaseModel):
-    outcome: Literal["APPLIED", "FAILED"]
-    steps: list[ApplyOutcome] = Field(default_factory=list)
-    failed_step: int | None = None
-    error: str | None = None
-    finished_at: str
-
-    @property
-    def applied(self) -> list[ApplyOutcome]:
-        return [s for s in self.steps if s.status in ("applied", "already_applied")]
-
-
-class UndoOutcome(BaseModel):
-    """What undoing one ledger entry did (``RollbackResult.steps``)."""
-
-    execution_order: int
-    action_type: str
-    target_resource: str
-    status: Literal["undone", "not_applied", "undo_failed"]
-    detail: str = ""
-    error: str | None = None
-
-
-class RollbackResult(BaseModel):
-    outcome: Literal["ROLLED_BACK", "ROLLBACK_FAILED"]
-    steps: list[UndoOutcome] = Field(default_factory=list)
-    error: str | None = None
+__all__ = ["ApplyOutcome", "ApplyResult", "RollbackResult", "UndoOutcome", "apply", "release", "rollback"]
 
 
 def _incident(incident: Incident | dict[str, Any]) -> Incident:
@@ -196,13 +163,16 @@ def apply(
     approval: ApprovalDecision | dict[str, Any] | None,
     ttl_days: int,
     baseline_table: str | None = None,
+    execution_arn: str | None = None,
 ) -> ApplyResult:
     """Apply approved actions in order, recording how to undo each; stop at the first failure.
 
     Raises only for bad input (:class:`InvalidRemediationInputError`, ``InvalidIncidentError``), actions
     that are not the approved ones (:class:`ApprovalMismatchError`) or a ledger of other actions
-    (:class:`LedgerConflictError`), always before anything is applied. An AWS failure of an action is
-    an outcome (FAILED), not an exception; ledger (DynamoDB) failures raise, so the task is retried.
+    (:class:`LedgerConflictError`) or a resource another live incident holds (:class:`ResourceLeaseHeldError`),
+    always before anything is applied. An AWS failure of an action is an outcome (FAILED), not an exception;
+    ledger (DynamoDB) failures raise, so the task is retried. ``execution_arn``: the execution the leases are
+    tied to (they never lapse while it runs).
     """
     incident = _incident(incident)
     actions = parse_actions(actions)
@@ -211,10 +181,12 @@ def apply(
     ledger = Ledger(clients, table, incident.incident_id, ttl_days)
     entries = {a.execution_order: ledger.get(a.execution_order) for a in actions}
     _refuse_another_ledger(incident, actions, entries)
+    resources = resources_of(actions)
+    tokens: dict[str, int] = {}
     if actions:
-        # One remediation at a time per function: raises, before anything is written, while another holds it.
-        function_lease.take(clients, table, incident.function_name, incident.incident_id)
-        ledger.open(digest, [a.execution_order for a in actions], decision)
+        # One incident at a time per resource: raises, before anything is written, while another holds one.
+        tokens = leases.take_all(clients, table, resources, incident.incident_id, execution_arn)
+        ledger.open(digest, [a.execution_order for a in actions], decision, resources)
 
     # The guardrails' ground truth, read before anything changes (a function never onboarded raises here).
     baseline, not_restorable = None, {}
@@ -233,26 +205,38 @@ def apply(
             continue
         change = CHANGES[action.action_type]
         params = action.typed_parameters()
+        fences = {r: tokens[r] for r in change.resources(params)}
         try:
             if entry is None:
                 # Guardrails judge a step before it first changes anything; a recorded step passed them then,
-                # and its half-done change would now look like "nothing to restore".
+                # and its half-done change would now look like "nothing to restore". A step already restored
+                # (by another incident, a person) is still judged a restore of the baseline, then skipped.
                 assert baseline is not None
                 current = read_function_configuration(clients, incident.function_name)
-                reasons = check_action(action, current, baseline, clients, incident.qualifier, not_restorable)
+                judge = partial(check_action, action, current, baseline, clients, incident.qualifier, not_restorable)
+                reasons = judge(already_restored=True)
+                if not reasons:
+                    live = change.capture(clients, params)
+                    if change.satisfied(params, live):
+                        steps.append(_outcome(action, "already_restored", "already as this action sets it: unchanged"))
+                        continue
+                    reasons = judge()
                 if reasons:
                     failed = _outcome(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)
                     continue
-                entry = ledger.record(action, change.capture(clients, params))
+                entry = ledger.record(action, live, fences)
+            for resource, token in fences.items():  # the write's fencing token: still this incident's lease
+                leases.check(clients, table, resource, incident.incident_id, token)
             detail = change.apply(clients, params)
-        except AWS_ERRORS as exc:
-            failed = _outcome(action, "failed", error=describe_error(exc))
+        except (leases.FencedError, *AWS_ERRORS) as exc:
+            error = str(exc) if isinstance(exc, leases.FencedError) else describe_error(exc)
+            failed = _outcome(action, "failed", error=error)
             steps.append(failed)
             if entry is not None:
-                _note_failure(ledger, change, clients, params, entry, failed.error or "")
+                _note_failure(ledger, change, clients, params, entry, error)
             continue
-        ledger.mark(action.execution_order, "applied", after=_read_after(change, clients, params))
+        ledger.mark(action.execution_order, "applied", after=_read_after(change, clients, params), fences=fences)
         steps.append(_outcome(action, "applied", detail))
     if failed is not None:
         return ApplyResult(
@@ -261,8 +245,21 @@ def apply(
             failed_step=failed.execution_order,
             error=f"step {failed.execution_order} ({failed.action_type}): {failed.error}",
             finished_at=iso(_now()),
+            resources=resources,
         )
-    return ApplyResult(outcome="APPLIED", steps=steps, finished_at=iso(_now()))
+    return ApplyResult(outcome="APPLIED", steps=steps, finished_at=iso(_now()), resources=resources)
+
+
+def resources_of(actions: list[RemediationAction]) -> list[str]:
+    """Every resource the actions change, sorted: the order their leases are taken in."""
+    return sorted({r for a in actions for r in CHANGES[a.action_type].resources(a.typed_parameters())})
+
+
+def release(clients: AwsClients, *, table: str, incident: Incident | dict[str, Any]) -> list[str]:
+    """Give back the leases of every resource the incident's ledger names that it still holds; those it did."""
+    incident = _incident(incident)
+    head = Ledger(clients, table, incident.incident_id).head()
+    return leases.release_all(clients, table, head["resources"] if head else [], incident.incident_id)
 
 
 # -- rollback ---------------------------------------------------------------------------------------
@@ -274,11 +271,18 @@ def _differences(prior: dict[str, Any], live: dict[str, Any]) -> str:
 
 
 def rollback(
-    clients: AwsClients, *, table: str, incident: Incident | dict[str, Any], reason: str = ""
+    clients: AwsClients,
+    *,
+    table: str,
+    incident: Incident | dict[str, Any],
+    reason: str = "",
+    execution_arn: str | None = None,
 ) -> RollbackResult:
     """Put back the recorded prior state of every step this incident applied, newest first; then free the function.
 
-    Compare-and-swap: a step is undone only while the live state is still what it left (``after``). A step
+    Fenced: a step is undone only while each resource's fence is still the step's token (nobody leased it since:
+    another incident's verified fix may equal what this one set). Compare-and-swap: and only while the live
+    state is still what it left (``after``). A step
     the API refused changed nothing and is ``not_applied``; a resource changed since (another incident's
     fix, a person) is left as it is and reported ``undo_failed``, as is one whose change cannot be told
     apart, so that operators are alarmed instead of the change being overwritten. After each undo the live
@@ -288,12 +292,11 @@ def rollback(
     ledger = Ledger(clients, table, incident.incident_id)
     head = ledger.head()
     if head is None:
-        function_lease.release(clients, table, incident.function_name, incident.incident_id)
         return RollbackResult(outcome="ROLLED_BACK")
     ledger.note_rollback(reason)
-    entries = ledger.entries(head)
-    steps = [_undo(clients, ledger, entry) for entry in sorted(entries, key=lambda e: e.execution_order, reverse=True)]
-    function_lease.release(clients, table, incident.function_name, incident.incident_id)
+    entries = sorted(ledger.entries(head), key=lambda e: e.execution_order, reverse=True)
+    steps = [_undo(clients, ledger, entry, table, incident.incident_id, execution_arn) for entry in entries]
+    leases.release_all(clients, table, head["resources"], incident.incident_id)
     failures = [s for s in steps if s.status == "undo_failed"]
     if failures:
         return RollbackResult(
@@ -304,7 +307,9 @@ def rollback(
     return RollbackResult(outcome="ROLLED_BACK", steps=steps)
 
 
-def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoOutcome:
+def _undo(
+    clients: AwsClients, ledger: Ledger, entry: LedgerEntry, table: str, incident_id: str, execution_arn: str | None
+) -> UndoOutcome:
     action = entry.action
     step = {
         "execution_order": entry.execution_order,
@@ -320,6 +325,8 @@ def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoOutcom
     error = None
     prior = change.comparable(entry.prior)
     try:
+        for resource, token in entry.fences.items():  # refused, never applied, once another incident leased it
+            leases.take_for_undo(clients, table, resource, incident_id, token, execution_arn)
         live = change.comparable(change.capture(clients, params))
         if canonical(live) == canonical(prior):
             detail = "already in its recorded prior state"
@@ -343,6 +350,8 @@ def _undo(clients: AwsClients, ledger: Ledger, entry: LedgerEntry) -> UndoOutcom
                 error = "the live state does not equal the recorded prior state after the undo: " + _differences(
                     prior, live
                 )
+    except leases.FencedError as exc:
+        detail, error = "", f"fenced: {exc}"
     except AWS_ERRORS as exc:
         error = describe_error(exc)
     if error is None:

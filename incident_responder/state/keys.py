@@ -37,15 +37,17 @@ ledger head      ``remediation#<incident_id>``                 remediate (:mod:`
 ledger step      ``remediation#<incident_id>#<order>``         remediate: one action's prior state (to undo
                                                                it) and what it left; read by the rollback and
                                                                ``responder report``. As the head.
-function lease   ``lease#<function_name>``                     remediate takes it (:mod:`incident_responder.
-                                                               remediation.lease`), the state machine ("Free the
-                                                               function") or the rollback gives it back: one
-                                                               remediation at a time per function. A day past
-                                                               the lease.
+resource lease   ``lease#<resource>`` (``role:NAME``,          remediate takes it before its first write
+                 ``function:NAME``, ``key:ARN``...)            (:mod:`incident_responder.remediation.lease`),
+                                                               with a fencing token (``fence``); it gives it
+                                                               back after verifying, after rolling back, and
+                                                               reconcile after an execution ended otherwise:
+                                                               one incident at a time per resource. A day
+                                                               past the lease.
 ===============  ============================================  ==============================================
 
 The stored values are what deployed tables hold: a shape here changes only with a migration of those items.
-The state machine builds the ``rate#`` and ``lease#`` keys itself (JSONata in ``statemachine/
+The state machine builds the ``rate#`` keys itself (JSONata in ``statemachine/
 incident_lifecycle.asl.json``); tests/unit/test_state_keys.py checks that it builds the same keys as this module.
 """
 
@@ -97,6 +99,6 @@ def ledger_step(incident_id: str, execution_order: int) -> str:
     return f"{LEDGER_PREFIX}{incident_id}{SEPARATOR}{execution_order}"
 
 
-def lease(function_name: str) -> str:
-    """The lease that lets one incident at a time remediate a function."""
-    return f"{LEASE_PREFIX}{function_name}"
+def lease(resource: str) -> str:
+    """The lease that lets one incident at a time change a resource (``role:NAME``, ``function:NAME``...)."""
+    return f"{LEASE_PREFIX}{resource}"

@@ -38,7 +38,6 @@ from incident_responder.core.contracts import (
 from incident_responder.lab.account.data_processor import create_sample_account
 from incident_responder.proposal.guardrails.checks import drift_paths
 from incident_responder.proposal.guardrails.policy import apply_guardrails
-from incident_responder.remediation import lease as function_lease
 from incident_responder.remediation import remediate
 from incident_responder.remediation.ledger import Ledger
 from tests.functional.test_remediate import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
@@ -348,5 +347,5 @@ def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_valu
         assert undone.outcome == "ROLLED_BACK", undone.error
         after = read_function_configuration(clients, FN)
         assert diff_configurations(before, after) == []
-    function_lease.release(clients, TABLE, FN, incident.incident_id)
+    remediate.release(clients, table=TABLE, incident=incident)
     world.last = after

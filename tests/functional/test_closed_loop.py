@@ -17,7 +17,7 @@ from incident_responder.approval.decision import task_token_from_history
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.lab.engine import wait_for_execution
 from incident_responder.lab.moto_patches.stepfunctions import instant_retries
-from incident_responder.remediation import lease as function_lease
+from incident_responder.remediation import lease as leases
 from incident_responder.reporting.report import collect, render_html
 from incident_responder.state.lifecycle import (
     execution_path,
@@ -114,6 +114,10 @@ class Person:
             sfn.send_task_failure(taskToken=token, error="ApprovalRejected", cause=json.dumps(payload))
 
 
+STEP = {"execution_order": 1, "action_type": "restore_iam_policy", "target_resource": "data-processor-role"}
+STEP2 = {"execution_order": 2, "action_type": "update_concurrency", "target_resource": "data-processor"}
+
+
 class Remediator:
     def __init__(
         self,
@@ -138,14 +142,16 @@ class Remediator:
             failed = self.apply_outcome != "APPLIED"
             return {
                 "outcome": self.apply_outcome,
-                "steps": [{"execution_order": 1, "outcome": "applied"}],
+                "steps": [{**STEP, "status": "applied"}] + ([{**STEP2, "status": "failed"}] if failed else []),
                 "failed_step": 2 if failed else None,
                 "error": "ServiceException: refused" if failed else None,
                 "finished_at": "2026-11-23T04:06:00Z",
             }
+        if event["operation"] == "release":
+            return {"released": []}
         return {
             "outcome": self.undo_outcome,
-            "steps": [{"execution_order": 1, "outcome": "undone"}],
+            "steps": [{**STEP, "status": "undone" if self.undo_outcome == "ROLLED_BACK" else "undo_failed"}],
             "error": None if self.undo_outcome == "ROLLED_BACK" else self.undo_error,
         }
 
@@ -228,7 +234,7 @@ def test_approved_by_a_person_applied_verified_remediated(clients, loop):
         "Verify fix",
         "Fixed?",
         "REMEDIATED",
-        "Free the function",
+        "Free the resources",
         "Notify remediated",
         "Remediated",
     ]
@@ -243,8 +249,9 @@ def test_approved_by_a_person_applied_verified_remediated(clients, loop):
     for stamp in ("reviewing_at", "awaiting_approval_at", "remediating_at", "verifying_at", "remediated_at"):
         assert stamp in state
     assert state["ended_at"] == state["remediated_at"]
-    # The remediate function got the reviewed actions, their digest and the approval, once.
-    (applied,) = remediator.calls
+    # The remediate function got the reviewed actions, their digest and the approval, once; then freed the resources.
+    applied, released = remediator.calls
+    assert released == {"operation": "release", "incident": applied["incident"]}
     assert applied["operation"] == "apply" and applied["actions"] == ACTIONS
     assert applied["actions_digest"] == DIGEST and applied["approval"]["decided_by"] == "alice@example.com"
     subjects = [m["Subject"] for m in loop.messages("incident-news")]
@@ -466,43 +473,49 @@ def test_an_apply_refused_before_any_change_is_an_error_not_a_rollback(clients, 
     assert [c["operation"] for c in remediator.calls] == ["apply"]
 
 
-class FunctionLeaseHeldError(Exception):
+class ResourceLeaseHeldError(Exception):
     pass
 
 
+RESOURCE = "function:data-processor"
+
+
 class Leasing(Remediator):
-    """Takes the function's lease as the remediate function does, then answers as scripted."""
+    """Takes and gives back the lease of the function's configuration as the remediate function does (tied to the
+    execution), then answers as scripted."""
 
     def __init__(self, clients, **kwargs):
         super().__init__(**kwargs)
         self.clients = clients
 
     def __call__(self, event, context):
+        incident, table = event["incident"], get_state_table()
         if event["operation"] == "apply":
-            incident = event["incident"]
-            function_lease.take(self.clients, get_state_table(), incident["function_name"], incident["incident_id"])
+            leases.take_all(self.clients, table, [RESOURCE], incident["incident_id"], event.get("execution"))
+        if event["operation"] == "release":
+            self.calls.append(event)
+            return {"released": leases.release_all(self.clients, table, [RESOURCE], incident["incident_id"])}
         return super().__call__(event, context)
 
 
-def test_a_remediated_incident_frees_its_function_for_the_next(clients, loop):
+def test_a_remediated_incident_frees_its_resources_for_the_next(clients, loop):
     incident, execution, visited, state = loop(remediator=Leasing(clients))
-    assert state["status"] == "REMEDIATED" and "Free the function" in visited
-    assert function_lease.holder(clients, get_state_table(), incident.function_name) is None
-    item = clients.get("dynamodb").get_item(
-        TableName=get_state_table(), Key=function_lease.lease_key(incident.function_name)
-    )["Item"]
+    assert state["status"] == "REMEDIATED" and "Free the resources" in visited
+    assert leases.holder(clients, get_state_table(), RESOURCE) is None
+    item = clients.get("dynamodb").get_item(TableName=get_state_table(), Key=leases.lease_key(RESOURCE))["Item"]
     assert item["released_by"]["S"] == incident.incident_id and "status" not in item  # the sweep never sees it
+    assert item["fence"]["N"] == "1"  # kept: the next holder's token is newer
 
 
-def test_a_remediated_incident_never_frees_a_function_another_incident_holds(clients, loop):
-    function_lease.take(clients, get_state_table(), "data-processor", "inc-other")
+def test_a_remediated_incident_never_frees_a_resource_another_incident_holds(clients, loop):
+    leases.take(clients, get_state_table(), RESOURCE, "inc-other")
     incident, execution, visited, state = loop()
-    assert (execution["status"], state["status"]) == ("SUCCEEDED", "REMEDIATED") and "Free the function" in visited
-    assert function_lease.holder(clients, get_state_table(), "data-processor")["holder"] == "inc-other"
+    assert (execution["status"], state["status"]) == ("SUCCEEDED", "REMEDIATED") and "Free the resources" in visited
+    assert leases.holder(clients, get_state_table(), RESOURCE)["holder"] == "inc-other"
 
 
-def test_a_function_another_incident_keeps_remediating_is_waited_for_then_handed_over(clients, loop):
-    held = FunctionLeaseHeldError(
+def test_a_resource_another_incident_keeps_remediating_is_waited_for_then_handed_over(clients, loop):
+    held = ResourceLeaseHeldError(
         "incident inc-other is remediating data-processor (its lease runs until 2026-11-24T10:30:00Z); "
         "nothing was applied for incident inc-1"
     )
@@ -512,7 +525,7 @@ def test_a_function_another_incident_keeps_remediating_is_waited_for_then_handed
     assert delays == [30, 60, 120, 240, 300, 300, 300, 300]  # about 27 minutes of waiting in AWS
     assert [c["operation"] for c in remediator.calls] == ["apply"] * 9 and "ROLLING_BACK" not in visited
     assert visited[-3:] == ["Handed over", "ERROR", "Incident error"]
-    assert (state["status"], state["error_category"]) == ("ERROR", "function_busy")
+    assert (state["status"], state["error_category"]) == ("ERROR", "resource_busy")
     assert "incident inc-other is remediating data-processor" in state["error_reason"]
     (said,) = [m for m in loop.messages("incident-news") if m["Subject"].startswith("Handed over")]
     assert said["Subject"] == f"Handed over, needs a person: data-processor ({incident.incident_id})"

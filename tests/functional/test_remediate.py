@@ -6,8 +6,10 @@ One sample account per module (creating it is the slow part); every test starts 
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
+import zipfile
 from collections import Counter
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -32,20 +34,21 @@ from incident_responder.proposal.lookups.concurrency import get_concurrency_rest
 from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
 from incident_responder.proposal.lookups.iam import get_iam_restore_info
 from incident_responder.proposal.lookups.network import get_network_restore_info
-from incident_responder.remediation import lease as function_lease
+from incident_responder.remediation import lease as leases
 from incident_responder.remediation import remediate
 from incident_responder.remediation.changes.concurrency import _Concurrency
 from incident_responder.remediation.changes.network import egress_grants
 from incident_responder.remediation.errors import (
     ApprovalMismatchError,
-    FunctionLeaseHeldError,
     InvalidRemediationInputError,
+    ResourceLeaseHeldError,
 )
 from incident_responder.state import keys
 
 FN = "data-processor"
 TABLE = "incident-state"
 ROLE = "data-processor-role"
+RESOURCE = f"function:{FN}"  # the lease of the function's configuration and concurrency
 
 
 # -- the module's account, put back to its baseline before every test ---------------------------------
@@ -326,7 +329,22 @@ def test_every_action_type_applies_with_its_exact_prior_state_recorded(env):
     )["Item"]
     assert head["actions_digest"]["S"] == actions_digest(actions) and "status" not in head
     # The dump is the handler's output as the spec gives it.
-    assert set(result.model_dump(mode="json")) == {"outcome", "steps", "failed_step", "error", "finished_at"}
+    assert set(result.model_dump(mode="json")) == {
+        "outcome",
+        "steps",
+        "failed_step",
+        "error",
+        "finished_at",
+        "resources",
+    }
+    # Every resource the actions change was leased, and each step keeps the fencing token it wrote under.
+    assert result.resources == [
+        f"function:{FN}",
+        f"network-acl:{acl}",
+        f"role:{ROLE}",
+        f"security-group:{sample.security_group_id}",
+    ]
+    assert json.loads(item["fences_json"]["S"]) == {f"function:{FN}": 1}
 
 
 def test_a_retried_apply_repeats_nothing_and_a_recorded_step_is_applied_again_safely(env):
@@ -393,14 +411,7 @@ def test_the_guardrails_run_again_and_refuse_what_is_no_restore(env):
     clients = env.clients
     inject(clients, ("throttle", {"reserved_concurrency": 0}))
     (action,) = restore_actions(clients, "concurrency")
-    # Approved, then the account moved: the function is at its baseline again, so this would change nothing;
-    # and an action on another function is refused whatever its approval says.
-    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)
-    refused = new_incident()
-    result = run_apply(clients, refused, [action])
-    assert result.outcome == "FAILED" and result.failed_step == 1
-    assert "refused by the guardrails" in result.error and "already equals the baseline" in result.error
-    assert remediate.rollback(clients, table=TABLE, incident=refused, reason=result.error).steps == []
+    # An action on another function is refused whatever its approval says, before anything is read of it.
     elsewhere = action.model_copy(
         update={"parameters": {"function_name": "billing", "reserved_concurrent_executions": 10}}
     )
@@ -408,6 +419,40 @@ def test_the_guardrails_run_again_and_refuse_what_is_no_restore(env):
     result = run_apply(clients, incident, [elsewhere])
     assert result.outcome == "FAILED" and "not the incident's function" in result.error
     assert ledger_item(clients, incident, 1) is None
+    # So is a value that is not the baseline's, even one the account already has.
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=7)
+    other = action.model_copy(update={"parameters": {"function_name": FN, "reserved_concurrent_executions": 7}})
+    result = run_apply(clients, new_incident(), [other])
+    assert result.outcome == "FAILED" and "must equal the baseline" in result.error
+
+
+def test_a_step_another_incident_already_restored_is_said_so_and_the_rest_proceed(env):
+    """Defect: a second incident on a fault the first already partly fixed had its first step refused as "nothing
+    to restore", so its still-needed steps never ran (the function stayed throttled), and the rollback notice
+    said "Undone" for steps never applied."""
+    clients = env.clients
+    inject(clients, ("timeout", {"seconds": 1}), ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "config", "concurrency")
+    assert [a.action_type.value for a in actions] == ["update_concurrency", "update_function_configuration"]
+    # The first incident fixed the concurrency and ended; the timeout is still too low.
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=10)
+    incident = new_incident()
+    with counting(clients, "lambda") as calls:
+        result = run_apply(clients, incident, actions)
+    assert result.outcome == "APPLIED", result.error
+    assert [(s.status, s.action_type) for s in result.steps] == [
+        ("already_restored", "update_concurrency"),
+        ("applied", "update_function_configuration"),
+    ]
+    assert writes(calls) == {"UpdateFunctionConfiguration": 1}
+    assert clients.get("lambda").get_function_configuration(FunctionName=FN)["Timeout"] == 30
+    assert [s.execution_order for s in result.applied] == [1, 2]  # verification checks both
+    # Nothing was written for the first step: there is nothing of it to undo, and the rollback says so.
+    assert ledger_item(clients, incident, 1) is None
+    undo = remediate.rollback(clients, table=TABLE, incident=incident, reason="NOT_FIXED")
+    assert [(s.execution_order, s.status) for s in undo.steps] == [(2, "undone")]
+    config_now = clients.get("lambda").get_function_configuration(FunctionName=FN)
+    assert (read_reserved_concurrency(clients, FN), config_now["Timeout"]) == (10, 1)
 
 
 def test_a_failure_on_the_second_action_stops_there_and_rollback_undoes_the_first(env):
@@ -578,35 +623,161 @@ def test_a_step_that_may_have_run_is_left_alone_unless_it_is_at_its_prior(env):
     assert read_reserved_concurrency(clients, FN) == 10
 
 
-def test_one_remediation_at_a_time_per_function(env):
+def test_one_incident_at_a_time_per_resource(env):
     """Defect: nothing stopped two remediations from changing one function at once."""
     clients = env.clients
     inject(clients, ("throttle", {"reserved_concurrency": 0}))
     actions = restore_actions(clients, "concurrency")
     a, b = new_incident(), new_incident()
     assert run_apply(clients, a, actions).outcome == "APPLIED"
-    with counting(clients, "lambda") as calls, pytest.raises(FunctionLeaseHeldError) as held:
+    with counting(clients, "lambda") as calls, pytest.raises(ResourceLeaseHeldError) as held:
         run_apply(clients, b, actions)
-    assert f"incident {a.incident_id} is remediating {FN}" in str(held.value)
+    assert f"incident {a.incident_id} is remediating {RESOURCE}" in str(held.value)
     assert writes(calls) == {} and ledger_item(clients, b, 1) is None
     assert run_apply(clients, a, actions).outcome == "APPLIED"  # a retried task of the holder goes on
-    assert function_lease.holder(clients, TABLE, FN)["holder"] == a.incident_id
+    assert leases.holder(clients, TABLE, RESOURCE)["holder"] == a.incident_id
 
     assert remediate.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
-    assert function_lease.holder(clients, TABLE, FN) is None  # released after rolling back
+    assert leases.holder(clients, TABLE, RESOURCE) is None  # released after rolling back
     assert read_reserved_concurrency(clients, FN) == 0
     assert run_apply(clients, b, actions).outcome == "APPLIED"
-    assert function_lease.release(clients, TABLE, FN, a.incident_id) is False  # not A's to give back now
-    assert function_lease.release(clients, TABLE, FN, b.incident_id) is True
+    assert leases.release(clients, TABLE, RESOURCE, a.incident_id) is False  # not A's to give back now
+    assert remediate.release(clients, table=TABLE, incident=b) == [RESOURCE]
 
 
 def test_a_lease_whose_holder_died_runs_out(env):
     clients = env.clients
-    function_lease.take(clients, TABLE, FN, "inc-dead", seconds=-1)
+    leases.take(clients, TABLE, RESOURCE, "inc-dead", seconds=-1)
     inject(clients, ("throttle", {"reserved_concurrency": 0}))
     incident = new_incident()
     assert run_apply(clients, incident, restore_actions(clients, "concurrency")).outcome == "APPLIED"
-    assert function_lease.holder(clients, TABLE, FN)["holder"] == incident.incident_id
+    assert leases.holder(clients, TABLE, RESOURCE)["holder"] == incident.incident_id
+
+
+# -- incidents that overlap: leases per resource, fencing tokens -----------------------------------------
+def lapse(clients, resource: str) -> None:
+    """The lease's time runs out (its 30 minutes) while its holder, tied to no execution here, may still act."""
+    clients.get("dynamodb").update_item(
+        TableName=TABLE,
+        Key=leases.lease_key(resource),
+        UpdateExpression="SET lease_until = :past",
+        ExpressionAttributeValues={":past": {"N": "1"}},
+    )
+
+
+def test_an_undo_older_than_the_resources_latest_lease_is_refused_never_applied(env):
+    """Defect (harmful): A's lease lapsed while A still ran; B took it, restored the same value and verified; A's
+    rollback then undid B's verified fix (its compare-and-swap passed: the live value was the one A set too)."""
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    a, b = new_incident(), new_incident()
+    assert run_apply(clients, a, actions).outcome == "APPLIED"
+    lapse(clients, RESOURCE)
+    clients.get("lambda").put_function_concurrency(FunctionName=FN, ReservedConcurrentExecutions=0)  # it recurs
+    assert run_apply(clients, b, actions).outcome == "APPLIED"  # B takes the lease over: a newer token
+    assert leases.fence(clients, TABLE, RESOURCE) == 2
+    assert remediate.release(clients, table=TABLE, incident=b) == [RESOURCE]  # B verified: REMEDIATED
+    with counting(clients, "lambda") as calls:
+        undo = remediate.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED")
+    assert undo.outcome == "ROLLBACK_FAILED" and writes(calls) == {}
+    assert f"fenced: {RESOURCE} passed to a newer holder (fencing token 2)" in undo.error
+    assert read_reserved_concurrency(clients, FN) == 10  # B's verified fix stands; the operators are alarmed
+    assert json.loads(ledger_item(clients, a, 1)["fences_json"]["S"]) == {RESOURCE: 1}
+    assert ledger_item(clients, a, 1)["progress"]["S"] == "undo_failed"
+
+
+def test_a_write_under_a_lease_another_incident_took_is_refused(env):
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}), ("timeout", {"seconds": 1}))
+    actions = restore_actions(clients, "concurrency")
+    a = new_incident()
+    leases.take(clients, TABLE, RESOURCE, a.incident_id)
+    lapse(clients, RESOURCE)
+    leases.take(clients, TABLE, RESOURCE, "inc-newer")  # between A's take and A's write
+    with pytest.raises(leases.FencedError):
+        leases.check(clients, TABLE, RESOURCE, a.incident_id, 1)
+    with pytest.raises(ResourceLeaseHeldError):  # and a fresh apply of A waits like anyone else's
+        run_apply(clients, a, actions)
+    assert read_reserved_concurrency(clients, FN) == 0
+
+
+def running_execution(clients) -> str:
+    """An execution that runs until stopped (a Wait of an hour), to hold leases as an incident's does."""
+    sfn = clients.get("stepfunctions")
+    definition = {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": 3600, "End": True}}}
+    arn = sfn.create_state_machine(
+        name=f"holder-{uuid.uuid4().hex[:8]}",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/holder",
+    )["stateMachineArn"]
+    return sfn.start_execution(stateMachineArn=arn, name="holder")["executionArn"]
+
+
+def test_a_lease_never_lapses_under_a_live_execution(env):
+    """Defect (harmful): the lease ran out after 30 minutes whoever still held it."""
+    clients = env.clients
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    execution = running_execution(clients)
+    a, b = new_incident(), new_incident()
+    assert run_apply(clients, a, actions, execution_arn=execution).outcome == "APPLIED"
+    lapse(clients, RESOURCE)
+    with pytest.raises(ResourceLeaseHeldError):  # its time is up, but its execution still runs
+        run_apply(clients, b, actions)
+    assert leases.holder(clients, TABLE, RESOURCE)["execution"] == execution
+    clients.get("stepfunctions").stop_execution(executionArn=execution)
+    assert leases.holder(clients, TABLE, RESOURCE) is None  # an ended execution holds nothing
+    result = run_apply(clients, b, actions)
+    assert [s.status for s in result.steps] == ["already_restored"]
+    assert leases.holder(clients, TABLE, RESOURCE)["holder"] == b.incident_id
+    assert leases.fence(clients, TABLE, RESOURCE) == 2
+
+
+TWIN = "report-builder"  # another onboarded function with data-processor's execution role
+
+
+def twin_function(clients) -> str:
+    lam = clients.get("lambda")
+    if TWIN not in {f["FunctionName"] for f in lam.list_functions()["Functions"]}:
+        code = io.BytesIO()
+        with zipfile.ZipFile(code, "w") as archive:
+            archive.writestr("app.py", "def handler(event, context):\n    return event\n")
+        lam.create_function(
+            FunctionName=TWIN,
+            Runtime="python3.12",
+            Role=clients.get("iam").get_role(RoleName=ROLE)["Role"]["Arn"],
+            Handler="app.handler",
+            Code={"ZipFile": code.getvalue()},
+            Timeout=30,
+            MemorySize=256,
+        )
+        record_baseline(clients, TWIN)
+    return TWIN
+
+
+def test_two_functions_sharing_a_role_take_turns_on_it(env):
+    """Defect (harmful): leases were per function; incidents on two functions sharing one role both restored its
+    policy, and the first one's rollback deleted what the second had restored and verified."""
+    clients = env.clients
+    twin = twin_function(clients)
+    inject(clients, ("iam_revoke", {"target": "s3"}))
+    ours = restore_actions(clients, "iam")
+    theirs = ProposalSubmission(actions=get_iam_restore_info(clients, twin).actions).to_proposal("i-2").actions
+    assert [a.target_resource for a in theirs] == [a.target_resource for a in ours]
+    a = new_incident()
+    b = new_incident().model_copy(update={"function_name": twin})
+    assert run_apply(clients, a, ours).outcome == "APPLIED"
+    clients.get("iam").delete_role_policy(RoleName=ROLE, PolicyName="s3-access")  # it recurs
+    with pytest.raises(ResourceLeaseHeldError) as held:  # the role is A's until A ends
+        run_apply(clients, b, theirs)
+    assert f"role:{ROLE}" in str(held.value) and ledger_item(clients, b, 1) is None
+    assert remediate.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
+    assert run_apply(clients, b, theirs).outcome == "APPLIED"
+    # A's rollback, run again (a retried task), undoes nothing of B's.
+    assert remediate.rollback(clients, table=TABLE, incident=a, reason="NOT_FIXED").outcome == "ROLLED_BACK"
+    assert "s3-access" in clients.get("iam").list_role_policies(RoleName=ROLE)["PolicyNames"]
+    remediate.release(clients, table=TABLE, incident=b)
 
 
 # -- the handler --------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ PATHS = {
             "Verify fix",
             "Fixed?",
             "REMEDIATED",
-            "Free the function",
+            "Free the resources",
             "Notify remediated",
             "Remediated",
         ),

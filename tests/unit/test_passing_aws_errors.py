@@ -85,7 +85,7 @@ def test_every_task_running_a_function_retries_a_passing_error():
         for name, state in ASL["States"].items()
         if state.get("Resource", "").startswith("arn:aws:states:::lambda:invoke")
     }
-    assert len(tasks) == len(TASK_HANDLERS) + 1  # the critic and the verifier, ... (and Apply and Undo: one function)
+    assert len(tasks) == len(TASK_HANDLERS) + 2  # the critic and the verifier, ... (Apply, Undo and Free: one function)
     for name, state in tasks.items():
         retried = [r for r in state["Retry"] if "AwsTransientError" in r["ErrorEquals"]]
         assert retried and retried[0]["JitterStrategy"] == "FULL" and retried[0]["MaxAttempts"] >= 3, name

@@ -25,7 +25,7 @@ def test_the_stored_key_shapes_do_not_change():
     assert keys.incident_of_approval(f"approval#{INCIDENT}") == INCIDENT
     assert keys.ledger_head(INCIDENT) == f"remediation#{INCIDENT}"
     assert keys.ledger_step(INCIDENT, 2) == f"remediation#{INCIDENT}#2"
-    assert keys.lease("data-processor") == "lease#data-processor"
+    assert keys.lease("function:data-processor") == "lease#function:data-processor"
 
 
 def test_only_an_incident_key_has_no_separator():
@@ -83,14 +83,9 @@ def test_the_state_machine_builds_the_budget_keys_of_this_module():
     assert built == sorted([keys.rate(STARTED[:13]), keys.rate(STARTED[:13], "data-processor")])
 
 
-def test_the_state_machine_frees_the_lease_of_this_module():
-    (template,) = _key_templates(keys.LEASE_PREFIX)
-    incident = {"incident_id": INCIDENT, "function_name": "data-processor"}
-    assert _evaluate(template, incident) == keys.lease("data-processor")
-
-
 def test_the_state_machine_builds_no_other_key():
-    """Every key the ASL writes or reads in the incident-state table is an incident's, a budget's or the lease."""
+    """Every key the ASL writes or reads in the incident-state table is an incident's or a budget's (the leases are
+    remediate's: which resources an incident leased is in its ledger)."""
     prefixed = [s for s in _asl_strings() if s.startswith("{%") and re.search(r"'[a-z]+#'", s)]
     prefixes = {p for s in prefixed for p in re.findall(r"'([a-z]+#)'", s)}
-    assert prefixes == {keys.RATE_PREFIX, keys.LEASE_PREFIX}
+    assert prefixes == {keys.RATE_PREFIX}

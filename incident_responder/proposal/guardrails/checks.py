@@ -50,6 +50,7 @@ def check_action(
     clients: AwsClients | None = None,
     qualifier: str | None = None,
     not_restorable: Mapping[str, str] | None = None,
+    already_restored: bool = False,
 ) -> list[str]:
     """Reasons to reject the action; empty when it may be proposed. Never raises on model output.
 
@@ -61,13 +62,24 @@ def check_action(
     code the baseline recorded (a function re-created since onboarding numbers its versions again).
     AWS errors of that read propagate. ``qualifier``: the alias or version the incident's alarm named; an
     action must reach what runs behind it (:func:`_check_qualifier`).
+
+    ``already_restored``: remediate found what the action changes already in the state it sets (another incident
+    or a person restored it). The action must still restore exactly the baseline on the incident's own resources,
+    but needs no difference left to restore: remediate then writes nothing and says so.
     """
-    return (
-        _check_home(action, current, clients)
-        or refusals(action, not_restorable) + _check(action, current, baseline, clients)
-        or _check_drift(action, current, baseline)
-        or _check_qualifier(action, current, qualifier)
-    )
+    home = _check_home(action, current, clients)
+    if home:
+        return home
+    reasons = refusals(action, not_restorable) + _check(action, current, baseline, clients)
+    if already_restored:
+        return [r for r in reasons if not r.endswith(NOTHING_TO_RESTORE)] or _check_qualifier(
+            action, current, qualifier
+        )
+    return reasons or _check_drift(action, current, baseline) or _check_qualifier(action, current, qualifier)
+
+
+# How the checks end a reason that says only that the live state is the baseline already.
+NOTHING_TO_RESTORE = "nothing to restore"
 
 
 def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:

@@ -12,6 +12,12 @@ from incident_responder.remediation.changes.base import _Change
 class _AliasVersion(_Change):
     """UpdateAlias FunctionVersion (weighted routing, which the baseline does not record, is left as it is)."""
 
+    def resources(self, p: RollbackAliasParams) -> list[str]:
+        return [f"alias:{p.function_name}:{p.alias_name}"]
+
+    def satisfied(self, p: RollbackAliasParams, state: dict[str, Any]) -> bool:
+        return bool(state["function_version"] == p.function_version)
+
     def capture(self, clients: AwsClients, p: RollbackAliasParams) -> dict[str, Any]:
         alias = clients.get("lambda").get_alias(FunctionName=p.function_name, Name=p.alias_name)
         return {

@@ -1,7 +1,8 @@
 """REMEDIATING and ROLLING_BACK: what every kind of change does, and how captured states compare.
 
-Each action type has its change (one module each in this package): ``capture`` reads the live state of
-exactly what the action changes, ``apply`` changes it, ``restore`` puts a recorded prior state back.
+Each action type has its change (one module each in this package): ``resources`` names what it changes (for
+the leases), ``capture`` reads the live state of exactly that, ``satisfied`` tells whether that state is already
+what the action leaves, ``apply`` changes it, ``restore`` puts a recorded prior state back.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ def _code(exc: Exception) -> str | None:
 # capture() reads the live state of exactly what the action changes, in a comparable shape: it is the
 # prior state recorded before applying, and read again after an undo it must equal that record.
 class _Change:
+    def resources(self, p: Any) -> list[str]:
+        """The resources the action changes, each leased (and fenced) before the first write: ``kind:id``."""
+        raise NotImplementedError
+
+    def satisfied(self, p: Any, state: dict[str, Any]) -> bool:
+        """Is a captured state already what the action leaves? Then the step is already restored: nothing to write."""
+        raise NotImplementedError
+
     def capture(self, clients: AwsClients, p: Any) -> dict[str, Any]:
         raise NotImplementedError
 

@@ -11,6 +11,12 @@ from incident_responder.remediation.changes.base import _Change
 
 
 class _Concurrency(_Change):
+    def resources(self, p: UpdateConcurrencyParams) -> list[str]:
+        return [f"function:{p.function_name}"]
+
+    def satisfied(self, p: UpdateConcurrencyParams, state: dict[str, Any]) -> bool:
+        return state["reserved_concurrent_executions"] == p.reserved_concurrent_executions
+
     def capture(self, clients: AwsClients, p: UpdateConcurrencyParams) -> dict[str, Any]:
         return {
             "function_name": p.function_name,

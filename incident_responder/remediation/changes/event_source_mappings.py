@@ -18,6 +18,12 @@ _sleep = time.sleep
 
 
 class _EventSourceMapping(_Change):
+    def resources(self, p: EnableEventSourceMappingParams) -> list[str]:
+        return [f"event-source-mapping:{p.uuid}"]
+
+    def satisfied(self, p: EnableEventSourceMappingParams, state: dict[str, Any]) -> bool:
+        return bool(state["state"] == "Enabled")
+
     def capture(self, clients: AwsClients, p: EnableEventSourceMappingParams) -> dict[str, Any]:
         state = clients.get("lambda").get_event_source_mapping(UUID=p.uuid)["State"]
         return {"uuid": p.uuid, "state": _MAPPING_SETTLED.get(state, state)}

@@ -13,6 +13,12 @@ class _FunctionConfiguration(_Change):
     # The ledger records EphemeralStorage as its size in MB; the API takes and returns {"Size": MB}.
     FIELDS = (("timeout", "Timeout"), ("memory_size", "MemorySize"), ("ephemeral_storage", "EphemeralStorage"))
 
+    def resources(self, p: UpdateFunctionConfigurationParams) -> list[str]:
+        return [f"function:{p.function_name}"]
+
+    def satisfied(self, p: UpdateFunctionConfigurationParams, state: dict[str, Any]) -> bool:
+        return all(state.get(api) == getattr(p, field) for field, api in self.FIELDS if getattr(p, field) is not None)
+
     def capture(self, clients: AwsClients, p: UpdateFunctionConfigurationParams) -> dict[str, Any]:
         config = clients.get("lambda").get_function_configuration(FunctionName=p.function_name)
         config = {**config, "EphemeralStorage": (config.get("EphemeralStorage") or {}).get("Size", 512)}

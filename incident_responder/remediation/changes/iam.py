@@ -9,10 +9,19 @@ from botocore.exceptions import ClientError
 
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import RestoreIamPolicyParams
+from incident_responder.core.encoding import canonical
 from incident_responder.remediation.changes.base import _Change, _code
 
 
 class _IamPolicy(_Change):
+    def resources(self, p: RestoreIamPolicyParams) -> list[str]:
+        return [f"role:{p.role_name}"]  # its policies together: a Deny in one changes what another grants
+
+    def satisfied(self, p: RestoreIamPolicyParams, state: dict[str, Any]) -> bool:
+        if p.attach_policy_arn is not None:
+            return bool(state["attached"])
+        return not state["absent"] and canonical(state["policy_document"]) == canonical(p.policy_document)
+
     def capture(self, clients: AwsClients, p: RestoreIamPolicyParams) -> dict[str, Any]:
         iam = clients.get("iam")
         if p.attach_policy_arn is not None:

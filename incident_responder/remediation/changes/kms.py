@@ -15,6 +15,12 @@ def _key_id(key_arn: str) -> str:
 
 
 class _KmsKey(_Change):
+    def resources(self, p: EnableKmsKeyParams) -> list[str]:
+        return [f"key:{p.key_arn}"]
+
+    def satisfied(self, p: EnableKmsKeyParams, state: dict[str, Any]) -> bool:
+        return bool(state["key_state"] == "Enabled")
+
     def capture(self, clients: AwsClients, p: EnableKmsKeyParams) -> dict[str, Any]:
         metadata = clients.get("kms").describe_key(KeyId=_key_id(p.key_arn))["KeyMetadata"]
         return {"key_arn": p.key_arn, "key_state": metadata["KeyState"]}

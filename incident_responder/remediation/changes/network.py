@@ -34,6 +34,14 @@ def egress_grants(permissions: list[dict[str, Any]]) -> dict[str, dict[str, Any]
 
 
 class _NetworkEgress(_Change):
+    def resources(self, p: RestoreNetworkEgressParams) -> list[str]:
+        groups = [f"security-group:{p.security_group_id}"] if p.ip_permissions else []
+        return groups + sorted({f"network-acl:{e.network_acl_id}" for e in p.remove_nacl_entries})
+
+    def satisfied(self, p: RestoreNetworkEgressParams, state: dict[str, Any]) -> bool:
+        # Every grant present already and none of the entries to remove there any more.
+        return len(state["already_present"]) == len(egress_grants(p.ip_permissions)) and not state["nacl_entries"]
+
     def capture(self, clients: AwsClients, p: RestoreNetworkEgressParams) -> dict[str, Any]:
         ec2 = clients.get("ec2")
         prior: dict[str, Any] = {"security_group_id": p.security_group_id, "already_present": [], "nacl_entries": []}

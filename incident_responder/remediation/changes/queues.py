@@ -15,6 +15,12 @@ class _QueueVisibility(_Change):
 
     _url = staticmethod(read_queue_url)
 
+    def resources(self, p: RestoreQueueAttributesParams) -> list[str]:
+        return [f"queue:{p.queue_arn}"]
+
+    def satisfied(self, p: RestoreQueueAttributesParams, state: dict[str, Any]) -> bool:
+        return bool(state["visibility_timeout"] == p.visibility_timeout)
+
     def capture(self, clients: AwsClients, p: RestoreQueueAttributesParams) -> dict[str, Any]:
         sqs = clients.get("sqs")
         attributes = sqs.get_queue_attributes(

@@ -56,6 +56,12 @@ class _Secret(_Change):
 
     COMPARED = ("secret_arn", "exists", "scheduled_for_deletion")
 
+    def resources(self, p: RestoreSecretParams) -> list[str]:
+        return [f"secret:{p.secret_arn}"]
+
+    def satisfied(self, p: RestoreSecretParams, state: dict[str, Any]) -> bool:
+        return bool(state["exists"] and not state["scheduled_for_deletion"])
+
     def capture(self, clients: AwsClients, p: RestoreSecretParams) -> dict[str, Any]:
         try:
             described = clients.get("secretsmanager").describe_secret(SecretId=p.secret_arn)
