@@ -33,3 +33,12 @@ class ArgumentParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+
+
+def tcp_port(text: str) -> int:
+    """An argument that is a TCP port to listen on (1-65535): any other number is an argument error here, before
+    anything starts, rather than bind()'s OverflowError once a server or the lab is half up."""
+    port = int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else 0
+    if not 0 < port < 65536:
+        raise argparse.ArgumentTypeError(f"not a TCP port (1-65535): {text[:20]!r}")
+    return port

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+from incident_responder.cli.arguments import tcp_port
+
 
 def _cmd_mcp_serve(args: argparse.Namespace) -> int:
     from incident_responder.mcp_transport.app import serve
@@ -63,7 +65,7 @@ def add_commands(sub: Any) -> None:
     p = mcp.add_parser("serve", help="run an MCP server (streamable HTTP, bearer key)")
     p.add_argument("server", choices=["diagnostics", "remediation"])
     p.add_argument("--host", default="127.0.0.1", help="(default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8081, help="(default: 8081)")
+    p.add_argument("--port", type=tcp_port, default=8081, help="(default: 8081)")
     p.set_defaults(handler=_cmd_mcp_serve)
     p = mcp.add_parser("call", help="call one tool on a running MCP server and print its result")
     p.add_argument("url", help="e.g. http://127.0.0.1:8081/mcp")

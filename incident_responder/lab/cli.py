@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any
 
-from incident_responder.cli.arguments import LAB_COMMANDS, ArgumentParser
+from incident_responder.cli.arguments import LAB_COMMANDS, ArgumentParser, tcp_port
 
 MODEL_HELP = (
     "the agents' model: offline (rule-based, the default here), bedrock_converse:<model-id> (your AWS "
@@ -338,7 +338,7 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     elif command == "lab":
         lab = p.add_subparsers(dest="lab_command", required=True, metavar="COMMAND")
         up = lab.add_parser("up", help="run the lab in the foreground for other processes to use")
-        up.add_argument("--port", type=int, default=5000, help="moto's port (default: 5000)")
+        up.add_argument("--port", type=tcp_port, default=5000, help="moto's port (default: 5000)")
         up.add_argument("--empty", action="store_true", help="moto only: do not deploy template.yaml")
         up.add_argument(
             "--no-sample", action="store_true", help="with --empty: do not create the sample workload either"

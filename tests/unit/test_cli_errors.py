@@ -153,3 +153,19 @@ def test_a_setting_out_of_range_is_one_line_naming_it(no_aws, monkeypatch, capsy
     monkeypatch.setenv("INCIDENT_TTL_DAYS", "0")
     code, _, err = run_main(capsys, [command, "some-incident"])
     assert "INCIDENT_TTL_DAYS" in one_line(code, err) and code == 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["mcp", "serve", "diagnostics"], ["lab", "up"]],
+    ids=["mcp serve", "lab up"],
+)
+@pytest.mark.parametrize("port", ["99999", "0", "http"])
+def test_a_port_that_is_no_tcp_port_is_an_argument_error(no_aws, monkeypatch, capsys, argv, port):
+    """Defect: `responder mcp serve --port 99999` ended in bind()'s OverflowError traceback."""
+    monkeypatch.setenv("MCP_API_KEY", "k")  # the server's key found: the port is what is wrong
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*argv, "--port", port])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].endswith(f"error: argument --port: not a TCP port (1-65535): {port!r}")
