@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from incident_responder.account.errors import BaselineNotFoundError
 from incident_responder.account.event_sources import queue_url_of
-from incident_responder.account.names import function_name_of
+from incident_responder.account.names import check_same_function, function_name_of
 from incident_responder.account.role import managed_policy_documents
 from incident_responder.account.state import FunctionConfiguration, configuration_from
 from incident_responder.account.vetting import NotRestorable, vet
@@ -94,8 +94,9 @@ def event_source_mapping_arn(function_arn: str, uuid: str) -> str:
 def record_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
     """Capture the function's current configuration, store it as its baseline, and tag what may be restored."""
     raw = clients.get("lambda").get_function_configuration(FunctionName=function_name_of(function_name))
-    configuration = configuration_from(clients, raw)
     arn = raw["FunctionArn"]
+    check_same_function(function_name, arn)  # before anything is tagged or recorded
+    configuration = configuration_from(clients, raw)
     tag_onboarded(clients, ":".join(arn.split(":")[:7]), configuration)
     baseline = Baseline(
         function_name=configuration.function_name,

@@ -19,6 +19,10 @@ class InvalidFunctionNameError(ValueError):
     """A function name or ARN Lambda would refuse: refused here, before any AWS call."""
 
 
+class ForeignFunctionError(ValueError):
+    """A function ARN of another account or Region than the one read: the function of that name here is another."""
+
+
 class OutOfScopeError(ValueError):
     """The tool was asked about a function it must not answer for."""
 

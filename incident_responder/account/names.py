@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from incident_responder.account.errors import InvalidFunctionNameError
+from incident_responder.account.errors import ForeignFunctionError, InvalidFunctionNameError
 from incident_responder.core.contracts import QUALIFIER_RE
 
 FUNCTION_NAME_RE = r"[A-Za-z0-9_-]{1,64}"
@@ -32,6 +32,17 @@ def function_name_of(name_or_arn: str) -> str:
     if name_or_arn.startswith("arn:"):
         return name_or_arn.split(":")[6]
     return name_or_arn
+
+
+def check_same_function(asked: str, found_arn: str) -> None:
+    """``asked`` (a name or ARN) read as ``found_arn``: an ARN names its account and Region, and the function of its
+    name in another one is another function, so reading it in its place is refused (ForeignFunctionError)."""
+    want, got = asked.split(":"), found_arn.split(":")
+    if asked.startswith("arn:") and want[1:5] != got[1:5]:
+        raise ForeignFunctionError(
+            f"{asked} is in account {want[4]}, Region {want[3]}; these credentials reach account {got[4]} in "
+            f"{got[3]}, where {got[6]} is another function: onboard it with its own account's credentials and Region"
+        )
 
 
 def role_name_of(role_arn: str) -> str:

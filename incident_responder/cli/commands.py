@@ -58,14 +58,14 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
     import botocore.exceptions as boto
     import httpx
 
-    from incident_responder.account.errors import InvalidFunctionNameError
+    from incident_responder.account.errors import ForeignFunctionError, InvalidFunctionNameError
     from incident_responder.agent import errors as agent_errors
     from incident_responder.approval.errors import ApprovalError
     from incident_responder.core.settings import ConfigurationError
 
     if isinstance(exc, ApprovalError):  # refusals of a decision: the message says why
         return str(exc), 1
-    if isinstance(exc, InvalidFunctionNameError):
+    if isinstance(exc, InvalidFunctionNameError | ForeignFunctionError):
         return str(exc), 2
     if isinstance(exc, ConfigurationError):  # a setting in the environment: each variable and what is wrong with it
         problems = "; ".join(line.strip() for line in str(exc).splitlines()[1:])

@@ -61,7 +61,9 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     """``onboard``, ``check-alert`` and ``doctor``, on ``responder``'s subcommands."""
     p = sub.add_parser("onboard", help="record a function's known-good configuration as its baseline")
-    p.add_argument("function")
+    p.add_argument(
+        "function", help="its name, or its ARN (in the account and Region your credentials reach: nothing else is read)"
+    )
     p.set_defaults(handler=_cmd_onboard)
 
     p = sub.add_parser(

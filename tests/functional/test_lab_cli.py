@@ -278,6 +278,41 @@ def test_show_with_a_missing_table(lab_env, monkeypatch, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "arn, elsewhere",
+    [
+        ("arn:aws:lambda:us-east-1:210987654321:function:data-processor", "account 210987654321, Region us-east-1"),
+        (
+            "arn:aws:lambda:eu-west-1:123456789012:function:data-processor:live",
+            "account 123456789012, Region eu-west-1",
+        ),
+    ],
+    ids=["account", "region"],
+)
+def test_onboard_refuses_another_accounts_function_and_records_nothing(clients, sample, capsys, arn, elsewhere):
+    """Defect: the ARN was cut to its name, and the local data-processor's baseline was recorded again."""
+    from incident_responder.account.baseline import baseline_table_name
+    from incident_responder.cli.commands import main
+
+    ddb, key = clients.get("dynamodb"), {"function_name": {"S": sample.function_name}}
+    # A mark on the recorded baseline: recording it again (a whole new item) would remove it.
+    ddb.update_item(TableName=baseline_table_name(), Key=key, UpdateExpression="SET mark = :m",
+                    ExpressionAttributeValues={":m": {"S": "recorded before"}})  # fmt: skip
+    before = ddb.get_item(TableName=baseline_table_name(), Key=key)["Item"]
+    function = clients.get("lambda").get_function(FunctionName=sample.function_name)["Configuration"]["FunctionArn"]
+    tags = clients.get("lambda").list_tags(Resource=function)["Tags"]
+    code = main(["onboard", arn])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"responder onboard: {arn} is in {elsewhere}; ")
+    assert "credentials reach account 123456789012 in us-east-1" in err
+    assert ddb.get_item(TableName=baseline_table_name(), Key=key)["Item"] == before
+    assert clients.get("lambda").list_tags(Resource=function)["Tags"] == tags
+    # Its own account's ARN onboards as its name does.
+    assert main(["onboard", function]) == 0
+    assert "mark" not in ddb.get_item(TableName=baseline_table_name(), Key=key)["Item"]
+
+
 def test_mcp_call_with_a_wrong_key(clients, sample, lab_env):
     from incident_responder.mcp_transport.app import start_server_process
 
