@@ -8,6 +8,7 @@ Operator commands (production code only, for the lab or a real account):
   responder report INCIDENT_ID                     write its HTML report (out/INCIDENT_ID/report.html)
   responder pending                                incidents awaiting approval
   responder approve INCIDENT_ID [--reject]         decide on them, with your own credentials
+  responder rollback INCIDENT_ID                   undo what an ended incident left applied (fenced)
   responder mcp serve diagnostics --port N         run an MCP server (bearer key)
   responder mcp call URL TOOL key=value ...        call one MCP tool (bearer key or SigV4)
 

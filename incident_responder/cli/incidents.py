@@ -1,5 +1,6 @@
 """An incident: ``responder investigate`` (run the investigation on one alert), ``show`` and ``report`` (read a
-stored incident), ``pending`` and ``approve`` (decide on what awaits approval)."""
+stored incident), ``pending`` and ``approve`` (decide on what awaits approval), ``rollback`` (undo what an ended
+incident left applied)."""
 
 from __future__ import annotations
 
@@ -196,8 +197,53 @@ def _cmd_approve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rollback(args: argparse.Namespace) -> int:
+    """Undo, with the caller's credentials, what an ended incident left applied: fenced, so a step another incident
+    has leased since (and may have fixed) is refused and reported, never undone."""
+    from incident_responder.core.aws import AwsClients
+    from incident_responder.core.contracts import Incident
+    from incident_responder.core.settings import StoreSettings
+    from incident_responder.remediation import remediate
+    from incident_responder.remediation.lease import execution_running
+    from incident_responder.state.lifecycle import get_incident_state
+
+    clients = AwsClients()
+    table = StoreSettings.current().incident_state_table
+    state = get_incident_state(clients, table, args.incident_id)
+    if state is None or not isinstance(state.get("incident_json"), dict):
+        return _no_incident("rollback", args.incident_id, table)
+    if state.get("execution_arn") and execution_running(clients, state["execution_arn"]):
+        print(
+            f"responder rollback: the execution of incident {args.incident_id} is still running "
+            f"({state.get('status')}): it verifies or undoes its own change; stop it first to take over",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.yes and not sys.stdin.isatty():
+        print("responder rollback: not a terminal: pass --yes to roll back without a prompt", file=sys.stderr)
+        return 2
+    if not args.yes and input(f"Undo what incident {args.incident_id} applied? Type yes to confirm: ") != "yes":
+        print("nothing undone", file=sys.stderr)
+        return 1
+    caller = clients.get("sts").get_caller_identity()["Arn"]
+    result = remediate.rollback(
+        clients,
+        table=table,
+        incident=Incident.model_validate(state["incident_json"]),
+        reason=f"rolled back by {caller}" + (f": {args.reason}" if args.reason else ""),
+    )
+    for step in result.steps:
+        said = step.error or step.detail
+        print(f"  {step.execution_order}. {step.action_type} on {step.target_resource}: {step.status}  {said}".rstrip())
+    if not result.steps:
+        print(f"Incident {args.incident_id} has nothing applied to undo.")
+    print(result.outcome)
+    return 0 if result.outcome == "ROLLED_BACK" else 1
+
+
 def add_commands(sub: Any) -> None:
-    """``investigate``, ``show``, ``report``, ``pending`` and ``approve``, on ``responder``'s subcommands."""
+    """``investigate``, ``show``, ``report``, ``pending``, ``approve`` and ``rollback``, on ``responder``'s
+    subcommands."""
     p = sub.add_parser(
         "investigate",
         help="run the investigator agent on one alert (CloudWatch alarm or project alert JSON) and store the diagnosis",
@@ -254,3 +300,15 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--reason", help="why (recorded with the decision)")
     p.add_argument("--yes", action="store_true", help="decide without asking")
     p.set_defaults(handler=_cmd_approve)
+
+    p = sub.add_parser(
+        "rollback",
+        help="undo what an ended incident left applied (fenced: never another incident's change), with your credentials",
+        description="For a change an execution left unverified (stopped, timed out): puts back each step's recorded "
+        "prior state, newest first, only while nobody has leased the resource since and it is still what the step "
+        "left. Refuses while the incident's execution still runs. Reads INCIDENT_STATE_TABLE.",
+    )
+    p.add_argument("incident_id")
+    p.add_argument("--reason", help="why (recorded in the ledger)")
+    p.add_argument("--yes", action="store_true", help="roll back without asking")
+    p.set_defaults(handler=_cmd_rollback)

@@ -108,6 +108,8 @@ class IngestSettings(FunctionSettings):
 
 class ReconcileSettings(FunctionSettings):
     incident_state_table: str = Field(min_length=1)
+    # Where an execution that ended while changing the account is reported (its unverified changes, with the ledger).
+    operator_topic_arn: str | None = Field(default=None, pattern=r"^arn:aws[a-z-]*:sns:")
 
 
 class SweepSettings(ReconcileSettings):
