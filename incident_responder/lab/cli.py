@@ -66,6 +66,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         written = write_artifacts(pipeline, record, Path(args.out)) if args.out else {}
     if written.get("report"):
         print(f"report: {written['report']}", file=sys.stderr)
+    if record.no_alert:  # nothing to show: a scenario whose faults do not make its workload fail
+        print(f"responder run: {scenario.name}: {record.no_alert}", file=sys.stderr)
+        return 1
     if args.json:
         print(record.model_dump_json(indent=2))
     else:

@@ -20,7 +20,7 @@ from incident_responder.core.contracts import FaultType
 from incident_responder.core.status import Status
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.pipeline.startup import LabPipeline
-from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario
+from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario, path_of
 from incident_responder.lab.tokens import token_summary
 
 # With nobody approving, an incident the scenario expects to change the account ends here instead.
@@ -88,7 +88,9 @@ def score(
     actions = sorted({a["action_type"] for a in proposal.get("actions", [])})
     failures = []
     wanted = expected_status(scenario, approval)
-    if record.status != wanted:
+    if record.no_alert:
+        failures.append(record.no_alert)
+    elif record.status != wanted:
         failures.append(f"status {record.status} (expected {wanted})")
     if faults != sorted(f.value for f in expect.fault_types):
         failures.append(f"fault_types {faults} (expected {sorted(f.value for f in expect.fault_types)})")
@@ -249,7 +251,7 @@ def evaluate(
                     pipeline.refresh(model)
                 calls.begin(scenario.name)
                 scored = run_scenario(
-                    pipeline, scenario, approval, out_dir=out_dir / scenario.name if out_dir else None
+                    pipeline, scenario, approval, out_dir=path_of(out_dir, scenario.name) if out_dir else None
                 )
                 if problems := calls.end(scenario.name):
                     scored = scored.model_copy(update={"passed": False, "failures": scored.failures + problems})

@@ -22,14 +22,41 @@ A broken file raises :class:`ScenarioError` naming the file and the offending fi
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from incident_responder.core.contracts import ActionType, FaultType
 from incident_responder.core.status import TERMINAL_STATUSES, Status
+
+# A scenario's name names its files (eval's OUT/<name>/, a cassette DIR/<name>.json): a file name, never a path.
+SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+NAME_RULE = (
+    "a scenario name is 1-100 letters, digits, '.', '_' and '-', starting with a letter or digit "
+    "(it names the scenario's files: no path)"
+)
+
+
+def _scenario_name(name: str) -> str:
+    if not SCENARIO_NAME.fullmatch(name):
+        raise ValueError(NAME_RULE)
+    return name
+
+
+ScenarioName = Annotated[str, AfterValidator(_scenario_name)]
+
+
+def path_of(folder: Path, name: str, suffix: str = "") -> Path:
+    """``folder``/<name><suffix>: a scenario's file or folder (its report, its cassette). A name that is no scenario
+    name, or a path that would leave ``folder``, is refused (ScenarioError), whatever gave the name."""
+    path = folder / f"{name}{suffix}"
+    if not SCENARIO_NAME.fullmatch(name) or os.path.normpath(path.parent) != os.path.normpath(folder):
+        raise ScenarioError(f"{folder}: {name[:100]!r} is not a scenario name: {NAME_RULE}")
+    return path
 
 
 class _Strict(BaseModel):
@@ -233,7 +260,7 @@ class Lifecycle(_Strict):
 
 
 class Scenario(_Strict):
-    name: str = Field(min_length=1)
+    name: ScenarioName
     faults: list[Fault] = Field(default_factory=list)
     workload: Workload = Field(default_factory=Workload)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)

@@ -99,6 +99,17 @@ def test_run_that_ends_in_error_exits_non_zero(tmp_path):
     assert 'class="error"' in page and "Model access" in page
 
 
+def test_run_of_a_scenario_whose_workload_raises_no_alarm_says_so_and_fails(tmp_path):
+    """Defect: `responder run` printed "incident None: NO_ALERT", then a KeyError traceback."""
+    scenario = tmp_path / "healthy.yaml"
+    scenario.write_text("name: healthy\nfaults: []\n")  # nothing injected: the workload succeeds
+    out = responder("run", str(scenario), env=clean_env(tmp_path), timeout=180)
+    assert out.returncode == 1 and out.stdout == "" and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert out.stderr.splitlines()[-1] == (
+        "responder run: healthy: the workload raised no alarm (3 invocations: 3 succeeded): no incident to follow"
+    )
+
+
 def test_run_refuses_a_model_it_cannot_reach_before_starting_a_lab(tmp_path):
     scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
     out = responder("run", scenario, "--model", "openai:gpt-x", env=clean_env(tmp_path), timeout=60)

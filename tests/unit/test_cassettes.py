@@ -242,3 +242,39 @@ def test_cost_per_incident_with_and_without_the_cache():
     assert summary["with_caching"]["total"] == round(sum(with_cache), 4)
     assert summary["without_caching"]["median"] == round((15_000 + 5_000) / 2 / 1e6, 5)
     assert (summary["cache_read_share"], summary["cache_write_share"]) == (round(6_000 / 14_000, 3), 0.143)
+
+
+def test_a_cassettes_path_never_leaves_its_folder(tmp_path):
+    """Defect: a scenario named ../outside was recorded to, and replayed from, a file outside the folder."""
+    folder = tmp_path / "cassettes"
+    escaping = cassette_of(request())
+    escaping.scenario = "../outside"
+    with pytest.raises(CassetteError, match="'../outside' is not a scenario name"):
+        escaping.save(folder)
+    assert not (tmp_path / "outside.json").exists()
+    cassette_of(request()).save(tmp_path).rename(tmp_path / "outside.json")  # a cassette there to be read
+    folder.mkdir()
+    with pytest.raises(CassetteError, match="'../outside' is not a scenario name"):
+        EvalModel(None, ["../outside"], replay=folder)
+
+
+@pytest.mark.parametrize(
+    ("broken", "said"),
+    [
+        ('{"format": 1, "exchanges": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        ('{"format": 1, "recorded_at": ' + "9" * 5000 + "}", "Exceeds the limit (4300 digits)"),
+        ({"model": {"id": "x"}}, "model: Input should be a valid string"),
+        ({"model": 5}, "model: Input should be a valid string"),
+        ({"scenario": "../s"}, "scenario: Value error, a scenario name is"),
+    ],
+    ids=["deep", "long-number", "model-object", "model-number", "scenario-path"],
+)
+def test_a_malformed_cassette_is_named_with_what_is_wrong_never_a_crash(tmp_path, broken, said):
+    """Defect: RecursionError, ValueError and TypeError tracebacks from `responder eval --replay`, or a model that
+    is no string taken for the run's model (text: the file; a mapping: what changes in a recorded cassette)."""
+    path = cassette_of(request()).save(tmp_path)
+    text = broken if isinstance(broken, str) else json.dumps({**json.loads(path.read_text()), **broken})
+    path.write_text(text)
+    with pytest.raises(CassetteError, match="^" + str(path) + ": not a cassette") as raised:
+        EvalModel(None, ["s"], replay=tmp_path)
+    assert said in str(raised.value)

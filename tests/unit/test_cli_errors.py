@@ -169,3 +169,28 @@ def test_a_port_that_is_no_tcp_port_is_an_argument_error(no_aws, monkeypatch, ca
     err = capsys.readouterr().err
     assert exited.value.code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1].endswith(f"error: argument --port: not a TCP port (1-65535): {port!r}")
+
+
+@pytest.mark.parametrize(
+    ("name", "cassette", "said"),
+    [
+        ("../outside", None, "name: Value error, a scenario name is 1-100 letters"),
+        ("s", "[" * 100_000, "s.json: not a cassette (nested too deeply)"),
+        ("s", '{"format": 1, "model": ' + "9" * 5000 + "}", "s.json: not a cassette (Exceeds the limit"),
+    ],
+    ids=["name-is-a-path", "deep-cassette", "long-number"],
+)
+def test_eval_refuses_a_path_for_a_name_and_a_broken_cassette_in_one_line(
+    no_aws, capsys, tmp_path, name, cassette, said
+):
+    """Defect: a scenario's name became a path (replayed from, recorded and reported outside their folders), and a
+    cassette nested too deeply or holding a 5,000-digit number ended `responder eval --replay` in a traceback."""
+    scenarios, cassettes = tmp_path / "scenarios", tmp_path / "cassettes"
+    scenarios.mkdir()
+    cassettes.mkdir()
+    (scenarios / "s.yaml").write_text(f"name: {name}\nfaults: [{{kind: timeout, seconds: 1}}]\n")
+    if cassette is not None:
+        (cassettes / "s.json").write_text(cassette)
+    code, _, err = run_main(capsys, ["eval", str(scenarios), "--replay", str(cassettes), "--out", str(tmp_path / "o")])
+    line = one_line(code, err)
+    assert code == 2 and line.startswith("responder eval: ") and said in line, line

@@ -1,6 +1,8 @@
+import json
+
 import pytest
 
-from incident_responder.lab.scenario import FaultType, ScenarioError, load_scenario
+from incident_responder.lab.scenario import FaultType, Scenario, ScenarioError, load_scenario
 
 VALID = """
 name: s3-policy-revoked
@@ -157,3 +159,38 @@ def test_a_status_no_incident_ends_in_is_refused(tmp_path):
     path.write_text(VALID.replace("status: PROPOSAL_READY", "status: DIAGNOSED"))
     with pytest.raises(ScenarioError, match=r"expect\.status: .*DIAGNOSED is not a status an incident ends in"):
         load_scenario(path)
+
+
+@pytest.mark.parametrize("name", ["../../outside", "reports/../../x", "a/b", "..", ".hidden", "a\\b", "x\n", "x" * 101])
+def test_a_name_that_is_no_file_name_is_refused(tmp_path, name):
+    """Defect: the name became a path: eval --out, --record and --replay wrote and read FOLDER/../../outside."""
+    path = tmp_path / "s.yaml"
+    path.write_text(VALID.replace("name: s3-policy-revoked", f"name: {json.dumps(name)}"))
+    with pytest.raises(ScenarioError, match=r"s\.yaml: name: .*letter or digit"):
+        load_scenario(path)
+
+
+def test_a_scenarios_files_stay_in_their_folder(tmp_path):
+    from incident_responder.lab.scenario import path_of
+
+    assert path_of(tmp_path, "s3-policy-revoked", ".json") == tmp_path / "s3-policy-revoked.json"
+    for name in ("../outside", "/etc/passwd", "a/../../b", ".."):
+        with pytest.raises(ScenarioError, match="not a scenario name"):
+            path_of(tmp_path, name, ".json")
+
+
+def test_a_workload_that_raised_no_alarm_is_the_reason_the_scenario_failed():
+    """Defect: the score said only "status NO_ALERT", and `responder run` ended in a KeyError traceback."""
+    from incident_responder.lab.evaluation import score
+    from incident_responder.lab.pipeline.record import IncidentRecord
+
+    quiet = IncidentRecord(
+        incident_id=None,
+        status="NO_ALERT",
+        metrics={"latency_ms": 150},
+        execution={},
+        workload={"invocations": ["succeeded", "succeeded", "succeeded"], "alert": None},
+    )
+    assert quiet.no_alert == "the workload raised no alarm (3 invocations: 3 succeeded): no incident to follow"
+    scored = score(Scenario.model_validate({"name": "healthy"}), quiet, None)
+    assert not scored.passed and scored.failures == [quiet.no_alert]

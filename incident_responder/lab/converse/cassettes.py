@@ -11,9 +11,12 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from incident_responder.lab.converse.errors import CassetteError, ConverseError
+from incident_responder.lab.scenario import ScenarioError, ScenarioName, path_of
 
 FORMAT = 1
 
@@ -61,6 +64,51 @@ def _difference(recorded: list[str], sent: list[str]) -> str:
 
 
 # -- cassettes ----------------------------------------------------------------------------------------------
+class RecordedError(BaseModel):
+    status: int
+    type: str
+    message: str
+
+
+class RecordedExchange(BaseModel):
+    """One recorded call: what a replay matches it on, and the answer or the error it got."""
+
+    model_config = ConfigDict(extra="allow")
+    agent: str
+    agent_key: str
+    model_id: str
+    shape: list[str]
+    request: dict[str, Any] = {}
+    response: dict[str, Any] | None = None
+    error: RecordedError | None = None
+
+    @model_validator(mode="after")
+    def _answered(self) -> RecordedExchange:
+        if not (self.response or self.error):
+            raise ValueError("an exchange without a response or an error")
+        return self
+
+
+class CassetteFile(BaseModel):
+    """A cassette as saved: read whole before any lab starts, so a broken one is a reason, never a crash mid-run."""
+
+    format: Literal[1]
+    scenario: ScenarioName
+    model: str
+    region: str
+    recorded_at: str = ""
+    exchanges: list[RecordedExchange]
+
+
+def _problems(exc: ValidationError) -> str:
+    """What is wrong with a cassette: each field and why (the first five)."""
+    said = []
+    for error in exc.errors(include_input=False)[:5]:
+        where = ".".join(map(str, error["loc"]))
+        said.append(f"missing {where}" if error["type"] == "missing" else f"{where}: {error['msg']}")
+    return "; ".join(said)[:600]
+
+
 @dataclass
 class Cassette:
     """One scenario's model calls, in the order they were made."""
@@ -91,8 +139,8 @@ class Cassette:
         return cls(scenario, model, region, rows, now)
 
     def save(self, directory: Path) -> Path:
+        path = cassette_path(directory, self.scenario)
         directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{self.scenario}.json"
         body = {"format": FORMAT, "scenario": self.scenario, "model": self.model, "region": self.region}
         body |= {"recorded_at": self.recorded_at, "exchanges": self.exchanges}
         path.write_text(json.dumps(body, indent=1) + "\n")
@@ -104,18 +152,27 @@ class Cassette:
             body = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise CassetteError(f"{path}: no cassette for this scenario (record it with --record)") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CassetteError(f"{path}: not a cassette ({exc})") from None
+        except RecursionError:
+            raise CassetteError(f"{path}: not a cassette (nested too deeply)") from None
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors, and so is an integer too long to convert.
+        except (OSError, ValueError) as exc:
+            raise CassetteError(f"{path}: not a cassette ({str(exc)[:300]})") from None
         if not isinstance(body, dict) or body.get("format") != FORMAT:
             raise CassetteError(f"{path}: not a cassette of format {FORMAT}")
         try:
-            exchanges = body["exchanges"]
-            for row in exchanges:
-                if not {"agent_key", "model_id", "shape"} <= set(row) or not (row.get("response") or row.get("error")):
-                    raise KeyError("an exchange without agent_key, model_id, shape and a response or an error")
-            return cls(body["scenario"], body["model"], body["region"], exchanges, body.get("recorded_at", ""))
-        except (KeyError, TypeError) as exc:
-            raise CassetteError(f"{path}: not a cassette (missing {exc})") from None
+            read = CassetteFile.model_validate(body)
+        except ValidationError as exc:
+            raise CassetteError(f"{path}: not a cassette ({_problems(exc)})") from None
+        exchanges = [row.model_dump() for row in read.exchanges]
+        return cls(read.scenario, read.model, read.region, exchanges, read.recorded_at)
+
+
+def cassette_path(directory: Path, scenario: str) -> Path:
+    """Where the scenario's cassette is in ``directory``: never outside it, whatever the scenario is named."""
+    try:
+        return path_of(directory, scenario, ".json")
+    except ScenarioError as exc:
+        raise CassetteError(str(exc)) from None
 
 
 class ReplayBackend:

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from incident_responder.agent.model_catalog import Prices, prices
-from incident_responder.lab.converse.cassettes import Cassette, ReplayBackend
+from incident_responder.lab.converse.cassettes import Cassette, ReplayBackend, cassette_path
 from incident_responder.lab.converse.errors import CassetteError
 from incident_responder.lab.converse.forwarding import ForwardBackend, SpendCeiling
 from incident_responder.lab.converse.gateway import ConverseGateway
@@ -98,7 +98,7 @@ class EvalModel:
     def _open_replay(self, model: str | None, scenarios: list[str], directory: Path) -> None:
         if not directory.is_dir():
             raise CassetteError(f"{directory}: no such folder of cassettes")
-        self.cassettes = {name: Cassette.load(directory / f"{name}.json") for name in scenarios}
+        self.cassettes = {name: Cassette.load(cassette_path(directory, name)) for name in scenarios}
         models = {c.model for c in self.cassettes.values()}
         if len(models) > 1:
             raise CassetteError(f"{directory}: cassettes of several models ({', '.join(sorted(models))})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel
@@ -54,6 +55,15 @@ class IncidentRecord(BaseModel):
     approval: dict[str, Any] | None = None
     remediation: dict[str, Any] | None = None
     end_state: dict[str, Any] = {}
+
+    @property
+    def no_alert(self) -> str | None:
+        """Why there is no incident to follow, when the workload raised no alarm: what its invocations did."""
+        if self.status != "NO_ALERT":
+            return None
+        outcomes = self.workload.get("invocations") or []
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in Counter(outcomes).items()) or "none made"
+        return f"the workload raised no alarm ({len(outcomes)} invocations: {counts}): no incident to follow"
 
     @property
     def failed(self) -> bool:
