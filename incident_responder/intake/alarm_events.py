@@ -34,12 +34,13 @@ def notification_of_event(event: dict[str, Any]) -> dict[str, Any]:
     # Powertools' data classes package loads every event source's class: only for these shapes.
     from aws_lambda_powertools.utilities.data_classes.cloud_watch_alarm_event import CloudWatchAlarmData
 
-    if event.get("source") != "aws.cloudwatch" or not isinstance(event.get("alarmData", event.get("detail")), dict):
+    alarm_data = event.get("alarmData", event.get("detail"))
+    if event.get("source") != "aws.cloudwatch" or not isinstance(alarm_data, dict):
         raise MalformedAlertError("alert is an event, but not a CloudWatch alarm's (source aws.cloudwatch)")
     if "detail" in event and event.get("detail-type") != "CloudWatch Alarm State Change":
         kind = str(event.get("detail-type"))[:100]
         raise MalformedAlertError(f"alert is a CloudWatch event of type {kind!r}, not 'CloudWatch Alarm State Change'")
-    data = CloudWatchAlarmData(event.get("alarmData", event.get("detail")))
+    data = CloudWatchAlarmData(alarm_data)
     resources = event.get("resources")
     arn = event.get("alarmArn") or (resources[0] if isinstance(resources, list) and resources else None)
     # arn:PARTITION:cloudwatch:REGION:ACCOUNT:alarm:NAME
