@@ -125,7 +125,10 @@ class Remediator:
         undo_outcome="ROLLED_BACK",
         apply_raises=None,
         undo_error="AccessDenied on PutRolePolicy",
+        apply_steps=None,
+        undo_steps=None,
     ):
+        self.apply_steps, self.undo_steps = apply_steps, undo_steps
         self.calls, self.apply_outcome, self.undo_outcome, self.apply_raises = (
             [],
             apply_outcome,
@@ -142,7 +145,9 @@ class Remediator:
             failed = self.apply_outcome != "APPLIED"
             return {
                 "outcome": self.apply_outcome,
-                "steps": [{**STEP, "status": "applied"}] + ([{**STEP2, "status": "failed"}] if failed else []),
+                "steps": self.apply_steps
+                if self.apply_steps is not None
+                else [{**STEP, "status": "applied"}] + ([{**STEP2, "status": "failed"}] if failed else []),
                 "failed_step": 2 if failed else None,
                 "error": "ServiceException: refused" if failed else None,
                 "finished_at": "2026-11-23T04:06:00Z",
@@ -151,7 +156,9 @@ class Remediator:
             return {"released": []}
         return {
             "outcome": self.undo_outcome,
-            "steps": [{**STEP, "status": "undone" if self.undo_outcome == "ROLLED_BACK" else "undo_failed"}],
+            "steps": self.undo_steps
+            if self.undo_steps is not None
+            else [{**STEP, "status": "undone" if self.undo_outcome == "ROLLED_BACK" else "undo_failed"}],
             "error": None if self.undo_outcome == "ROLLED_BACK" else self.undo_error,
         }
 
@@ -352,6 +359,31 @@ def test_failed_remediation_or_verification_rolls_back(clients, loop, remediator
     assert undo["operation"] == "rollback" and undo["reason"].startswith(reason)
     subjects = [m["Subject"] for m in loop.messages("incident-news")]
     assert any(s.startswith("Rolled back") for s in subjects), subjects
+
+
+def test_a_remediated_notice_says_what_each_step_did(clients, loop):
+    """Defect: the notices listed every approved action as "Applied" or "Undone", whatever happened to each."""
+    steps = [{**STEP, "status": "already_restored"}, {**STEP2, "status": "applied"}]
+    incident, execution, visited, state = loop(remediator=Remediator(apply_steps=steps))
+    assert state["status"] == "REMEDIATED"
+    (said,) = [m for m in loop.messages("incident-news") if m["Subject"].startswith("Remediated")]
+    assert "1. restore_iam_policy on data-processor-role: already restored\n" in said["Message"]
+    assert "2. update_concurrency on data-processor: applied\n" in said["Message"]
+
+
+def test_a_rollback_with_nothing_applied_says_so(clients, loop):
+    """Defect: an apply refused at its first step ended ROLLED_BACK with a notice listing every action as "Undone"."""
+    steps = [{**STEP, "status": "failed"}, {**STEP2, "status": "not_attempted"}]
+    remediator = Remediator(apply_outcome="FAILED", apply_steps=steps, undo_steps=[])
+    incident, execution, visited, state = loop(remediator=remediator)
+    assert state["status"] == "ROLLED_BACK"
+    (said,) = [m for m in loop.messages("incident-news") if m["Subject"].startswith("Rolled back")]
+    assert "Nothing had been applied, so nothing was undone" in said["Message"]
+    assert "Undone" not in said["Message"] and "back to the state it was in" not in said["Message"]
+    assert said["Message"].endswith(
+        "What applying did:\n  1. restore_iam_policy on data-processor-role: failed\n"
+        "  2. update_concurrency on data-processor: not attempted"
+    )
 
 
 def test_an_undo_that_fails_is_remediation_failed_and_alarms_operators(clients, loop):

@@ -737,7 +737,7 @@ def test_a_lease_never_lapses_under_a_live_execution(env):
 TWIN = "report-builder"  # another onboarded function with data-processor's execution role
 
 
-def twin_function(clients) -> str:
+def twin_function(clients, reserved_concurrency: int | None = None) -> str:
     lam = clients.get("lambda")
     if TWIN not in {f["FunctionName"] for f in lam.list_functions()["Functions"]}:
         code = io.BytesIO()
@@ -752,6 +752,8 @@ def twin_function(clients) -> str:
             Timeout=30,
             MemorySize=256,
         )
+        if reserved_concurrency is not None:
+            lam.put_function_concurrency(FunctionName=TWIN, ReservedConcurrentExecutions=reserved_concurrency)
         record_baseline(clients, TWIN)
     return TWIN
 
