@@ -16,9 +16,10 @@ one takes the deployed path: SNS -> ingest -> Step Functions (the real ASL) -> i
     duplicated        executions or incident records beyond the number the case expects
 
 Cases 1-10 run with RemediationMode=propose_only (the lifecycle through failures up to PROPOSAL_READY); cases
-11-15 attack the closed loop, redeployed with RemediationMode=closed_loop and the most permissive approval settings
+11-17 attack the closed loop, redeployed with RemediationMode=closed_loop and the most permissive approval settings
 (AutoApprove=low, AutoApproveIamAndNetwork=true; case 14 a person): overlapping incidents on one function, a
-poisoned baseline, a recurrence seconds after the end, an edited approval link, a target in another account.
+poisoned baseline, a recurrence seconds after the end, an edited approval link, a target in another account, an
+execution stopped while its change is unverified, and a fault fixed by another incident while this one waits.
 
 Measurements, not a test (the suite has its own); the script still exits 1 when a case does not end as
 the design says, and lists why under the table. Offline model unless a case replaces it. The breaker
@@ -799,6 +800,134 @@ def other_account_arn(p) -> Row:
 
 
 # -- the run --------------------------------------------------------------------------------------------
+def operator_inbox(p) -> Callable[[], list[dict[str, Any]]]:
+    """The stack's operator topic, read through an SQS subscription made now."""
+    sqs, sns = p.clients.get("sqs"), p.clients.get("sns")
+    queue = sqs.create_queue(QueueName=f"fault-matrix-operators-{int(time.time() * 1000)}")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=p.stack.output("OperatorTopicArn"), Protocol="sqs", Endpoint=arn)
+
+    def read() -> list[dict[str, Any]]:
+        got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", [])
+        return [json.loads(m["Body"]) for m in got]
+
+    return read
+
+
+def held_leases(p) -> list[str]:
+    """Every lease item someone holds (lease#<resource>), by resource."""
+    from incident_responder.state import keys
+
+    items = p.clients.get("dynamodb").scan(TableName=p.stack.physical["IncidentStateTable"])["Items"]
+    return [
+        i["incident_id"]["S"].removeprefix(keys.LEASE_PREFIX)
+        for i in items
+        if i["incident_id"]["S"].startswith(keys.LEASE_PREFIX) and "holder" in i
+    ]
+
+
+def stopped_while_verifying(p) -> Row:
+    """StopExecution while the fix is applied and not yet verified: the change is handed over to a person (operator
+    alarm with the ledger), its leases are released, and nothing is left silently unverified."""
+    from incident_responder.lab.scenario import load_scenario
+
+    row = Row(16, "execution stopped while VERIFYING")
+    verify = p.dispatcher.functions[p.stack.functions["VerifyFunction"]]
+    handler, release = verify.handler, threading.Event()
+
+    def held(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        release.wait(CASE_TIMEOUT)
+        raise RuntimeError("stopped")
+
+    inbox = operator_inbox(p)
+    sfn = p.clients.get("stepfunctions")
+    verify.handler = held
+    try:
+        alerts = burst(p, load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
+        ((incident_id, _),) = [(i, s) for i, s in _wait_for_incident(p).items()]
+        status = wait_for_status(p, incident_id, lambda s: s == "VERIFYING")
+        held_then = held_leases(p)
+        arn = f"{p.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
+        sfn.stop_execution(executionArn=arn, error="Operator", cause="fault matrix: stopped by hand")
+    finally:
+        release.set()
+        verify.handler = handler
+    ends = settle(p)
+    found = summarize(p, row, alerts, expected=1)
+    alarms = [m for m in inbox() if m["Subject"].startswith("UNVERIFIED CHANGE")]
+    timeout = function_config(p)["Timeout"]
+    row.expect(status == "VERIFYING", f"stopped in {status}")
+    row.expect((row.status, row.category) == ("REMEDIATION_FAILED", "execution_aborted"), "not REMEDIATION_FAILED")
+    row.expect(len(alarms) == 1, f"{len(alarms)} operator alarm(s) about the unverified change")
+    row.expect(bool(alarms) and "update_function_configuration" in alarms[0]["Message"], "the alarm names no step")
+    row.expect(held_then == ["function:data-processor"] and held_leases(p) == [], f"leases: {held_leases(p)}")
+    row.note = (
+        f"Stopped with StopExecution while the verify task was held (status {status}); execution "
+        f"{ends.get(incident_id)}; reconcile marked it {row.status}/{row.category}, released the lease it held "
+        f"({', '.join(held_then)}) and put {len(alarms)} 'UNVERIFIED CHANGE' alarm on the operator topic listing "
+        f"each applied step with its prior state and fencing token. The change stays as applied (Timeout "
+        f"{timeout} s) for a person: `responder rollback` undoes it, fenced. Before: no alarm, the lease held. "
+        f"{len(found['states'])} incident."
+    )
+    return row
+
+
+def _wait_for_incident(p, timeout: float = CASE_TIMEOUT) -> dict[str, dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    while not (found := incidents(p)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def fixed_by_another_while_waiting(p) -> Row:
+    """Another incident holds the function and fixes the fault while this one waits for it: this one finds its
+    step already restored, verifies and ends REMEDIATED (it ended ROLLED_BACK with an empty ledger, paging a
+    person about a function already fixed)."""
+    from incident_responder.lab.moto_patches.stepfunctions import instant_retries
+    from incident_responder.lab.scenario import load_scenario
+    from incident_responder.remediation import lease as leases
+    from incident_responder.remediation.errors import ResourceLeaseHeldError
+
+    row = Row(17, "fixed by another incident while waiting")
+    table = p.stack.physical["IncidentStateTable"]
+    other, resource = "data-processor-other-incident", "function:data-processor"
+    leases.take(p.clients, table, resource, other)
+    remediate = p.dispatcher.functions[p.stack.functions["RemediateFunction"]]
+    handler, waits = remediate.handler, []
+
+    def other_finishes(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        try:
+            return handler(event, context)
+        except ResourceLeaseHeldError:
+            if not waits:  # the other incident restores the timeout, verifies and frees the function
+                p.clients.get("lambda").update_function_configuration(FunctionName="data-processor", Timeout=30)
+                leases.release(p.clients, table, resource, other)
+            waits.append(event.get("operation"))
+            raise
+
+    remediate.handler = other_finishes
+    inbox = operator_inbox(p)
+    try:
+        with instant_retries():
+            record = p.run(load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
+    finally:
+        remediate.handler = handler
+    end_row(row, record)
+    state = incidents(p).get(record.incident_id or "", {})
+    steps = [s.get("status") for s in (state.get("verification_json") or {}).get("checks", [])]
+    news = [m for m in inbox() if m["Subject"].startswith("REMEDIATION FAILED")]
+    row.expect(row.status == "REMEDIATED", f"ended {row.status}")
+    row.expect(waits == ["apply"], f"waited {len(waits)} time(s)")
+    row.expect(not news and held_leases(p) == [], f"alarms {len(news)}, leases {held_leases(p)}")
+    row.note = (
+        f"The lease of {resource} held by another incident id; this incident's apply waited once, meanwhile the "
+        "other restored the timeout and gave the lease back; the retried apply found the step already restored "
+        f"(nothing written), verification passed ({len(steps)} check(s)) and it ended {row.status}. Before: its "
+        "step was refused as nothing to restore and it ended ROLLED_BACK, paging a person."
+    )
+    return row
+
+
 def markdown(rows: list[Row]) -> str:
     lines = [
         "| case | terminal status | error_category | time (s, alert -> terminal) | lost | duplicated |",
@@ -861,10 +990,12 @@ def main() -> int:
             (13, recurrence_after_the_end),
             (14, edited_reject_link),
             (15, other_account_arn),
+            (16, stopped_while_verifying),
+            (17, fixed_by_another_while_waiting),
         ]
         # Stack parameters a case changes, from its refresh on: the closed loop with every approval automatic from
         # case 11, a person deciding in case 14 only.
-        redeploy = {11: CLOSED_LOOP, 14: {"AutoApprove": "none"}, 15: {"AutoApprove": "low"}}
+        redeploy = {11: CLOSED_LOOP, 14: {"AutoApprove": "none"}, 15: {"AutoApprove": "low"}, 16: CLOSED_LOOP}
         for i, (number, case) in enumerate(cases):
             if i:
                 p.refresh(parameters=redeploy.get(number))
