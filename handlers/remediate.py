@@ -26,7 +26,7 @@ from incident_responder.core.settings import RemediateSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation import remediate
 from incident_responder.remediation.errors import InvalidRemediationInputError
-from incident_responder.remediation.telemetry import record_apply, record_rollback
+from incident_responder.remediation.telemetry import record_apply, record_release, record_rollback
 
 settings = at_cold_start(RemediateSettings)
 
@@ -71,7 +71,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
     if event["operation"] == "release":
         released = remediate.release(clients, table=config.incident_state_table, incident=incident)
-        logger.info("released", extra={"resources": released})
+        record_release(logger, metrics, released)
         return {"released": released}
     reason = str(event.get("reason") or "")
     rollback = remediate.rollback(

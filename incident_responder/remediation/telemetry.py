@@ -6,6 +6,7 @@ Written through the handler's Powertools ``Logger`` and ``Metrics`` (namespace `
   metadata ``outcome``, metrics ``ActionsApplied`` and ``ActionsFailed``;
 * rollback: log ``remediation_rolled_back`` (``rollback``: outcome, reason, each step's status, error);
   metadata ``outcome``, metrics ``ActionsUndone`` and ``UndoFailed``;
+* release: log ``released`` (``resources``: the leases given back); metric ``LeasesReleased``;
 * verify: log ``verification`` (``verification``: outcome, checks, needs_person, summary); metadata
   ``outcome``, metrics ``Verified``, ``NotFixed`` and ``NeedsPerson``.
 """
@@ -18,8 +19,14 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 if TYPE_CHECKING:  # types only: the remediate function need not load the verification code
-    from incident_responder.remediation.remediate import ApplyResult, RollbackResult
+    from incident_responder.remediation.results import ApplyResult, RollbackResult
     from incident_responder.remediation.verify import VerifyResult
+
+
+def record_release(logger: Logger, metrics: Metrics, released: list[str]) -> None:
+    """What freeing an incident's resources did: its log line and metric."""
+    logger.info("released", extra={"resources": released})
+    metrics.add_metric(name="LeasesReleased", unit=MetricUnit.Count, value=len(released))
 
 
 def record_apply(logger: Logger, metrics: Metrics, result: ApplyResult) -> None:

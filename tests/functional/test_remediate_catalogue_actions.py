@@ -258,16 +258,17 @@ def test_a_secret_scheduled_for_deletion_again_by_someone_is_already_in_its_prio
     assert [(s.status, s.detail) for s in undo.steps] == [("undone", "already in its recorded prior state")]
 
 
-def test_the_guardrails_run_again_before_a_queue_is_changed(world):
-    """Approved, then someone put the visibility timeout back: applying would change nothing, so it is refused."""
+def test_a_queue_someone_already_put_back_is_already_restored(world):
+    """Approved, then someone put the visibility timeout back: applying would change nothing, so nothing is written
+    and the step says so (it was refused as nothing to restore, failing the apply)."""
     world.set_visibility(10)
     actions = restore_actions(world.clients, CONSUMER, "queue")
     world.set_visibility(VISIBILITY)
     incident = new_incident(CONSUMER)
     with counting(world.clients, *SERVICES) as calls:
         result = run_apply(world.clients, incident, actions)
-    assert result.outcome == "FAILED" and writes(calls) == {}
-    assert "refused by the guardrails" in result.error and "nothing to restore" in result.error
+    assert result.outcome == "APPLIED" and writes(calls) == {}
+    assert [s.status for s in result.steps] == ["already_restored"]
     assert ledger_item(world.clients, incident, 1) is None
 
 

@@ -184,16 +184,18 @@ def test_an_alias_rollback_that_fails_stops_there_and_the_key_enabled_before_is_
     assert (world.key_state(), world.alias_version()) == ("Disabled", "2")
 
 
-def test_the_guardrails_run_again_before_a_rollback_is_applied(world):
-    """Approved, then the alias was moved back by someone else: applying would change nothing, so it is refused."""
+def test_an_alias_someone_already_rolled_back_is_already_restored(world):
+    """Approved, then the alias was moved back by someone else: applying would change nothing, so nothing is
+    written and the step says so (it was refused as nothing to restore, failing the apply)."""
     clients = world.clients
     world.move_alias("2")
     actions = restore_actions(clients, ORDERS, "alias")
     world.move_alias("1")
     incident = new_incident(ORDERS)
-    result = run_apply(clients, incident, actions)
-    assert result.outcome == "FAILED" and "refused by the guardrails" in result.error
-    assert "already routes to its baseline version 1" in result.error
+    with counting(clients, "lambda") as calls:
+        result = run_apply(clients, incident, actions)
+    assert result.outcome == "APPLIED" and [s.status for s in result.steps] == ["already_restored"]
+    assert writes(calls) == {} and world.alias_version() == "1"
     assert ledger_item(clients, incident, 1) is None
 
 

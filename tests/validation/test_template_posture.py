@@ -976,3 +976,31 @@ def test_the_renamed_news_topic_keeps_its_old_output_name():
     assert ref_name(outputs["IncidentNewsTopicArn"]["Value"]) == "IncidentNewsTopic"
     assert ref_name(outputs["ProposalTopicArn"]["Value"]) == "IncidentNewsTopic"
     assert "ProposalTopic" not in SAM["Resources"]
+
+
+# -- incidents that overlap: the lease's holder, an end that leaves a change unverified -------------------------
+def test_the_remediate_role_may_ask_whether_a_lease_holders_execution_still_runs_and_nothing_more():
+    """A lease passes on only once its holder's execution has ended (remediation/lease.py): the remediate role
+    describes the lifecycle's executions, named by the state machine's name (a Ref to it would make a cycle: the
+    state machine invokes this function)."""
+    statements = render(role_statements(function_role("RemediateFunction")), defaults())
+    name = render(SAM["Resources"]["IncidentStateMachine"]["Properties"]["Name"], defaults())
+    executions = "arn:aws:states:us-east-1:123456789012:execution:"
+    incident = f"{executions}{name}:data-processor-20261127T000000-0123456789"
+    assert decide(statements, "states:DescribeExecution", incident, {}) == "allowed"
+    assert decide(statements, "states:DescribeExecution", f"{executions}another-machine:x", {}) == "not allowed"
+    for action in ("states:StopExecution", "states:SendTaskSuccess", "states:StartExecution"):
+        assert decide(statements, action, incident, {}) == "not allowed"
+
+
+def test_reconcile_may_alarm_the_operators_of_an_unverified_change_and_stopped_executions_alarm():
+    template = cfn()["Resources"]
+    env = template["ReconcileFunction"]["Properties"]["Environment"]["Variables"]
+    assert ref_name(env["OPERATOR_TOPIC_ARN"]) == "OperatorTopic"
+    statements = role_statements(function_role("ReconcileFunction"))
+    assert allows(statements, "sns:Publish", "OperatorTopic")
+    for action in ("kms:GenerateDataKey*", "kms:Decrypt"):
+        assert allows(statements, action, "TopicsKey")
+    (aborted,) = [a for a in resources("AWS::CloudWatch::Alarm").values() if a.get("MetricName") == "ExecutionsAborted"]
+    assert aborted["Namespace"] == "AWS/States" and [ref_name(a) for a in aborted["AlarmActions"]] == ["OperatorTopic"]
+    assert ref_name(aborted["Dimensions"][0]["Value"]) == "IncidentStateMachine"
