@@ -557,29 +557,43 @@ def circuit_breaker(p) -> Row:
     return row
 
 
+@contextlib.contextmanager
+def held(p, function: str) -> Iterator[None]:
+    """The stack function's task stays running (its handler waits in the dispatcher) until the block ends."""
+    dispatched = p.dispatcher.functions[p.stack.functions[function]]
+    handler, release = dispatched.handler, threading.Event()
+
+    def wait(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        release.wait(CASE_TIMEOUT)
+        return {}  # what it answers once released does not matter: its execution was stopped
+
+    dispatched.handler = wait
+    try:
+        yield
+    finally:
+        release.set()
+        dispatched.handler = handler
+
+
+def stop(p, incident_id: str) -> str:
+    """StopExecution on the incident's execution, as an operator (or the sweep) would; its ARN."""
+    arn = f"{p.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
+    p.clients.get("stepfunctions").stop_execution(
+        executionArn=arn, error="Operator", cause="fault matrix: stopped by hand"
+    )
+    return arn
+
+
 def aborted_execution(p) -> Row:
     from incident_responder.intake.alerts import parse_alert
 
     row = Row(10, "execution aborted in INVESTIGATING")
-    investigate = p.dispatcher.functions[p.stack.functions["InvestigateFunction"]]
-    handler, release = investigate.handler, threading.Event()
-
-    def held(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        release.wait(CASE_TIMEOUT)
-        return {}
-
     alert = project_alert("Aborted")
     incident_id = parse_alert(alert).incident_id
-    sfn = p.clients.get("stepfunctions")
-    investigate.handler = held
-    try:
+    with held(p, "InvestigateFunction"):
         publish(p, [alert])
         status = wait_for_status(p, incident_id, lambda s: s == "INVESTIGATING")
-        arn = f"{p.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
-        sfn.stop_execution(executionArn=arn, error="Operator", cause="fault matrix: stopped by hand")
-    finally:
-        release.set()
-        investigate.handler = handler
+        arn = stop(p, incident_id)
     ends = settle(p)
     again = reconcile(p, arn, "ABORTED")
     found = summarize(p, row, [alert], expected=1)
@@ -832,26 +846,13 @@ def stopped_while_verifying(p) -> Row:
     from incident_responder.lab.scenario import load_scenario
 
     row = Row(16, "execution stopped while VERIFYING")
-    verify = p.dispatcher.functions[p.stack.functions["VerifyFunction"]]
-    handler, release = verify.handler, threading.Event()
-
-    def held(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        release.wait(CASE_TIMEOUT)
-        raise RuntimeError("stopped")
-
     inbox = operator_inbox(p)
-    sfn = p.clients.get("stepfunctions")
-    verify.handler = held
-    try:
+    with held(p, "VerifyFunction"):
         alerts = burst(p, load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
         ((incident_id, _),) = [(i, s) for i, s in _wait_for_incident(p).items()]
         status = wait_for_status(p, incident_id, lambda s: s == "VERIFYING")
         held_then = held_leases(p)
-        arn = f"{p.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
-        sfn.stop_execution(executionArn=arn, error="Operator", cause="fault matrix: stopped by hand")
-    finally:
-        release.set()
-        verify.handler = handler
+        stop(p, incident_id)
     ends = settle(p)
     found = summarize(p, row, alerts, expected=1)
     alarms = [m for m in inbox() if m["Subject"].startswith("UNVERIFIED CHANGE")]

@@ -186,25 +186,7 @@ def take_all(
 
 def check(clients: AwsClients, table: str, resource: str, incident_id: str, token: int) -> None:
     """Just before a write: the incident still holds ``resource`` with ``token`` (renewed); else :class:`FencedError`."""
-    try:
-        clients.get("dynamodb").update_item(
-            TableName=table,
-            Key=lease_key(resource),
-            UpdateExpression="SET lease_until = :until",
-            ConditionExpression="holder = :me AND fence = :token",
-            ExpressionAttributeValues={
-                ":me": {"S": incident_id},
-                ":token": {"N": str(token)},
-                ":until": {"N": str(_now() + LEASE_SECONDS)},
-            },
-        )
-    except ClientError as exc:
-        if not _failed_condition(exc):
-            raise
-        item = _item(clients, table, resource)
-        raise FencedError(
-            resource, token, int(item["fence"]["N"]) if "fence" in item else None, item.get("holder", {}).get("S")
-        ) from None
+    _fenced(clients, table, resource, token, "SET lease_until = :until", "holder = :me", {":me": {"S": incident_id}})
 
 
 def take_for_undo(
@@ -212,22 +194,29 @@ def take_for_undo(
 ) -> None:
     """Hold ``resource`` again to undo this incident's write, only while its fence is still ``token`` (nobody took it
     since; a holder is this incident or none); else :class:`FencedError`."""
-    values: dict[str, Any] = {
-        ":me": {"S": incident_id},
-        ":token": {"N": str(token)},
-        ":until": {"N": str(_now() + LEASE_SECONDS)},
-    }
-    sets = "holder = :me, lease_until = :until"
+    values: dict[str, Any] = {":me": {"S": incident_id}}
+    update = "SET holder = :me, lease_until = :until"
     if execution_arn:
-        sets += ", holder_execution = :execution"
+        update += ", holder_execution = :execution"
         values[":execution"] = {"S": execution_arn}
+    _fenced(clients, table, resource, token, update, "(attribute_not_exists(holder) OR holder = :me)", values)
+
+
+def _fenced(
+    clients: AwsClients, table: str, resource: str, token: int, update: str, condition: str, values: dict[str, Any]
+) -> None:
+    """``update`` the lease item only while its fence is ``token`` and ``condition`` holds; else :class:`FencedError`."""
     try:
         clients.get("dynamodb").update_item(
             TableName=table,
             Key=lease_key(resource),
-            UpdateExpression=f"SET {sets}",
-            ConditionExpression="fence = :token AND (attribute_not_exists(holder) OR holder = :me)",
-            ExpressionAttributeValues=values,
+            UpdateExpression=update,
+            ConditionExpression=f"fence = :token AND {condition}",
+            ExpressionAttributeValues={
+                **values,
+                ":token": {"N": str(token)},
+                ":until": {"N": str(_now() + LEASE_SECONDS)},
+            },
         )
     except ClientError as exc:
         if not _failed_condition(exc):

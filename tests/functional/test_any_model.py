@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -41,6 +41,7 @@ from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.remediation import remediate
 from incident_responder.remediation.ledger import Ledger
 from tests.functional.test_remediate import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
+from tests.properties import lab_property
 
 OTHER = "billing-worker"
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))
@@ -256,13 +257,7 @@ def _covered(path: str, covering: list[str]) -> bool:
     return any(path == p or path.startswith(p + ".") for p in covering)
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,  # the same examples on every run: CI never flakes on a newly found one unnoticed
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@lab_property(EXAMPLES)
 @given(data=st.data())
 def test_whatever_a_model_submits_the_account_only_moves_to_vetted_baseline_values(world, data):
     clients, lab = world.clients, world.lab

@@ -27,8 +27,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import event as hypothesis_event
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
@@ -54,6 +54,7 @@ from tests.functional.test_remediate import (
     run_apply,
     twin_function,
 )
+from tests.properties import lab_property
 
 
 def event(text: str) -> None:
@@ -267,13 +268,7 @@ def ledger_entries(clients, incident_id: str) -> list:
     return Ledger(clients, TABLE, incident_id).entries()
 
 
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=True,  # the same examples on every run: CI never flakes on a newly found one unnoticed
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@lab_property(EXAMPLES)
 @given(data=st.data())
 def test_overlapping_incidents_never_undo_each_others_verified_fixes(world, data, monkeypatch):
     run_example(world, data.draw(example(), label="example"), monkeypatch)
