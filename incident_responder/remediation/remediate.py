@@ -184,9 +184,10 @@ def apply(
     resources = resources_of(actions)
     tokens: dict[str, int] = {}
     if actions:
+        # The head first: it names the resources, so every end (release, rollback, reconcile) can give them back.
+        ledger.open(digest, [a.execution_order for a in actions], decision, resources)
         # One incident at a time per resource: raises, before anything is written, while another holds one.
         tokens = leases.take_all(clients, table, resources, incident.incident_id, execution_arn)
-        ledger.open(digest, [a.execution_order for a in actions], decision, resources)
 
     # The guardrails' ground truth, read before anything changes (a function never onboarded raises here).
     baseline, not_restorable = None, {}

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
+from botocore.exceptions import ClientError
 
 from chaos import FaultInjector
 from incident_responder.account.baseline import Baseline, load_baseline, record_baseline
@@ -700,6 +701,18 @@ def test_a_write_under_a_lease_another_incident_took_is_refused(env):
     with pytest.raises(ResourceLeaseHeldError):  # and a fresh apply of A waits like anyone else's
         run_apply(clients, a, actions)
     assert read_reserved_concurrency(clients, FN) == 0
+
+
+def test_a_ledger_that_cannot_be_opened_leaves_nothing_leased(env):
+    """The ledger's head names the resources before any is leased, so every end can give them back: an apply whose
+    head cannot be written holds nothing (leased first, the resources stayed with an execution that then failed)."""
+    clients, lab = env.clients, env.lab
+    inject(clients, ("throttle", {"reserved_concurrency": 0}))
+    actions = restore_actions(clients, "concurrency")
+    lab.fail_requests("PutItem", service="dynamodb", code="ResourceNotFoundException", status=400, times=1)
+    with pytest.raises(ClientError):
+        run_apply(clients, new_incident(), actions)
+    assert leases.holder(clients, TABLE, RESOURCE) is None and read_reserved_concurrency(clients, FN) == 0
 
 
 def running_execution(clients) -> str:
