@@ -24,6 +24,14 @@ from incident_responder.core.errors import StateMachineError
 DEFAULT_CONFIG = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 3})
 
 
+def new_session(**kwargs: Any) -> boto3.Session:
+    """A boto3 session whose Region honours ``AWS_REGION`` as the AWS CLI, the other SDKs and the Lambda runtime
+    do: over ``AWS_DEFAULT_REGION`` and the profile's. botocore reads only those two, so a shell that exports
+    ``AWS_REGION`` alone would otherwise have no Region at all."""
+    kwargs.setdefault("region_name", os.environ.get("AWS_REGION") or None)
+    return boto3.Session(**kwargs)
+
+
 _SHARED: dict[tuple, AwsClients] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -37,7 +45,7 @@ class AwsClients:
     """
 
     def __init__(self, session: boto3.Session | None = None, config: Config = DEFAULT_CONFIG):
-        self.session = session or boto3.Session()
+        self.session = session or new_session()
         self._config = config
         self._clients: dict[str, Any] = {}
         self._lock = threading.Lock()

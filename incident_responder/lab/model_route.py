@@ -83,7 +83,8 @@ def _bedrock(env: dict[str, str]) -> ModelRoute:
         session = boto3.Session()
         credentials = session.get_credentials()
         frozen = credentials.get_frozen_credentials() if credentials is not None else None
-        region = env.get("BEDROCK_REGION") or session.region_name or env.get("AWS_REGION")
+        # AWS_REGION first, as the AWS CLI reads it (botocore reads only AWS_DEFAULT_REGION and the profile).
+        region = env.get("BEDROCK_REGION") or env.get("AWS_REGION") or session.region_name
     except botocore.exceptions.BotoCoreError as exc:  # an unknown profile, a broken config file, an SSO login due
         raise ModelConfigError(f"cannot read your AWS credentials for Bedrock: {exc}") from exc
     finally:

@@ -70,9 +70,9 @@ class SigV4Auth(httpx.Auth):
     @classmethod
     def from_session(cls, url: str, region: str | None = None) -> SigV4Auth:
         """Credentials from boto3's chain; the region from the function URL's host, else the session's."""
-        import boto3
+        from incident_responder.core.aws import new_session
 
-        session = boto3.Session()
+        session = new_session()
         region = region or region_of_function_url(url) or session.region_name
         if not region:
             raise ValueError(f"no region to sign requests to {url} with: set AWS_REGION")

@@ -181,3 +181,22 @@ def test_the_model_takes_the_profile_of_the_environment_it_is_given(tmp_path):
         assert "AKIAPROFILEKEY" in Path(route.environment["AWS_SHARED_CREDENTIALS_FILE"]).read_text()
     finally:
         route.close()
+
+
+def test_aws_region_wins_over_the_profiles_region_for_the_model(tmp_path):
+    """As the AWS CLI reads them: AWS_REGION overrides the profile's region (botocore alone ignores it)."""
+    from incident_responder.lab.model_route import resolve_model_route
+
+    (tmp_path / "credentials").write_text("[sre]\naws_access_key_id = AKIAPROFILEKEY\naws_secret_access_key = s\n")
+    (tmp_path / "config").write_text("[profile sre]\nregion = ap-southeast-2\n")
+    shell = {
+        "AWS_PROFILE": "sre",
+        "AWS_REGION": "eu-west-3",
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "credentials"),
+        "AWS_CONFIG_FILE": str(tmp_path / "config"),
+    }
+    route = resolve_model_route(DEFAULT_MODEL, shell)
+    try:
+        assert route.environment["BEDROCK_REGION"] == "eu-west-3"
+    finally:
+        route.close()

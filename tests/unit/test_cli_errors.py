@@ -194,3 +194,30 @@ def test_eval_refuses_a_path_for_a_name_and_a_broken_cassette_in_one_line(
     code, _, err = run_main(capsys, ["eval", str(scenarios), "--replay", str(cassettes), "--out", str(tmp_path / "o")])
     line = one_line(code, err)
     assert code == 2 and line.startswith("responder eval: ") and said in line, line
+
+
+@pytest.mark.parametrize("command", ["show", "report"])
+def test_aws_region_alone_is_the_region(no_aws, monkeypatch, capsys, command):
+    """Defect: every command said "set AWS_REGION", yet botocore reads only AWS_DEFAULT_REGION and the profile's:
+    after `export AWS_REGION=eu-west-1` the same message repeated. Now the next thing missing is named."""
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    code, _, err = run_main(capsys, [command, "some-incident"])
+    assert "credentials" in one_line(code, err) and "region" not in err
+
+
+def test_aws_region_wins_over_the_default_region_and_the_profile(no_aws, monkeypatch, tmp_path):
+    """As in the AWS CLI (and every other SDK): AWS_REGION overrides AWS_DEFAULT_REGION and the profile's region."""
+    from incident_responder.core.aws import AwsClients, new_session
+    from incident_responder.mcp_transport.client import SigV4Auth
+
+    config = tmp_path / "config"
+    config.write_text("[default]\nregion = ap-south-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    assert AwsClients().region == "ap-south-1"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
+    assert AwsClients().region == "us-west-2"
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    assert AwsClients().region == new_session().region_name == "eu-west-1"
+    assert SigV4Auth.from_session("http://127.0.0.1:1/mcp").region == "eu-west-1"
