@@ -30,7 +30,9 @@ class McpAuthError(StateMachineError):
 
 
 class ModelAuthError(StateMachineError):
-    """The model endpoint refused our credentials (AccessDenied, Unauthorized): retrying will not help."""
+    """The model endpoint refused our credentials (AccessDenied, Unauthorized), or this account has no access to the
+    model yet (AWS Marketplace subscription, Anthropic's use-case form) or an organisation's SCP denies it: retrying
+    will not help."""
 
 
 class ModelTransientError(StateMachineError):
@@ -89,9 +91,31 @@ TRANSIENT_CLASS_NAMES = {
 CONFIG_CLASS_NAMES = {"NotFoundError"}  # OpenAI-compatible: no such model
 
 DOCTOR = "responder doctor --model SPEC checks a model"
+# Model access a first use in an account lacks, or an organisation's policy refuses, whatever the error's code (the
+# use-case form's is ResourceNotFoundException): no model id or redeploy fixes them, someone with access does.
+ACCESS_HINTS = ("aws marketplace", "use case details", "service control policy")
+MARKETPLACE_FIX = (
+    "this account has not subscribed to the model in AWS Marketplace yet, and the caller may not start the "
+    "subscription: invoke the model once as a principal allowed aws-marketplace:Subscribe and "
+    "aws-marketplace:ViewSubscriptions (e.g. responder doctor with an administrator's credentials; the account needs a "
+    "valid payment method), then allow up to 15 minutes; the agents' roles need no Marketplace permission"
+)
+USE_CASE_FIX = (
+    "Anthropic's one-time use-case form has not been submitted for this account: submit it in the Bedrock console "
+    "(Model catalog, open an Anthropic model; once per account, or once in the organization's management account) "
+    "or with aws bedrock put-use-case-for-model-access, then retry after 15 minutes"
+)
+SCP_FIX = (
+    "an organization's service control policy denies this call (a Region-deny SCP refuses the Region a cross-Region "
+    "profile routed it to): set ResponderModel to a geographic inference profile (us./eu./apac.) whose destination "
+    "Regions the SCP allows, or have the SCP allow Bedrock inference in all of them (" + DOCTOR + " lists them)"
+)
 # What a person does about each failure Bedrock describes, matched on its message (the error bodies Bedrock
 # documents and answers with): the first match names the fix in the incident's error. Lower case.
 FIXES: list[tuple[str, str]] = [
+    ("aws marketplace", MARKETPLACE_FIX),
+    ("use case details", USE_CASE_FIX),
+    ("service control policy", SCP_FIX),
     (
         "end of its life",
         "the model has reached its end of life on Bedrock: set ResponderModel to an active model (" + DOCTOR + ")",
@@ -109,7 +133,8 @@ FIXES: list[tuple[str, str]] = [
     ),
     (
         "don't have access to the model",
-        "this account has no access to the model: grant it in the Bedrock console (Model access), in this Region",
+        "this account has no access to the model in this Region: Model access comes with a first invocation by a "
+        "principal allowed to subscribe in AWS Marketplace (and Anthropic's use-case form); " + DOCTOR + " says which",
     ),
     (
         "is not authorized to perform",
@@ -170,6 +195,8 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
 
 def _kind(code: str, message: str) -> str | None:
     lowered = message.lower()
+    if any(hint in lowered for hint in ACCESS_HINTS):
+        return "auth"
     if code in AUTH_CODES or code in AUTH_CLASS_NAMES:
         # Access lost to a Legacy model is fixed by choosing another model, not by credentials.
         return "config" if "legacy" in lowered else "auth"

@@ -13,6 +13,24 @@ from incident_responder.agent.errors import ModelAuthError, ModelConfigError, Mo
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
 
+# Messages as Bedrock answered them in public reports (aws-samples/sample-host-openclaw-on-amazon-bedrock-agentcore#41,
+# aws-solutions/aws-control-tower-customizations#211, aws-samples/sample-badgers#33).
+MARKETPLACE = (
+    "Model access is denied due to IAM user or service role is not authorized to perform the required AWS Marketplace "
+    "actions (aws-marketplace:ViewSubscriptions, aws-marketplace:Subscribe) to enable access to this model. Refer to "
+    "the Amazon Bedrock documentation for further details. Your AWS Marketplace subscription for this model cannot be "
+    "completed at this time. If you recently fixed this issue, try again after 2 minutes."
+)
+USE_CASE_FORM = (
+    "Model use case details have not been submitted for this account. Fill out the Anthropic use case details form "
+    "before using the model. If you have already filled out the form, try again in 15 minutes."
+)
+SCP_DENY = (
+    "User: arn:aws:sts::123456789012:assumed-role/InvestigateRole/fn is not authorized to perform: "
+    "bedrock:InvokeModel on resource: arn:aws:bedrock:ap-southeast-2::foundation-model/anthropic.claude-haiku-4-5-"
+    "20251001-v1:0 with an explicit deny in a service control policy"
+)
+
 # (error code, message as Bedrock Runtime answers it, class, words the fix must say)
 BODIES = [
     (
@@ -50,6 +68,17 @@ BODIES = [
         ModelConfigError,
         "active model",
     ),
+    # First use of an Anthropic model in an account (Bedrock's model-access page: a Marketplace subscription the first
+    # call starts, which needs aws-marketplace:Subscribe and ViewSubscriptions, and Anthropic's one-time use-case form).
+    (
+        "AccessDeniedException",
+        MARKETPLACE,
+        ModelAuthError,
+        "aws-marketplace:Subscribe",
+    ),
+    ("ResourceNotFoundException", USE_CASE_FORM, ModelAuthError, "use-case form"),
+    # A Region-deny SCP meets a cross-Region profile that routed the call to a Region it denies.
+    ("AccessDeniedException", SCP_DENY, ModelAuthError, "geographic inference profile"),
     ("ThrottlingException", "Too many requests, please wait before trying again.", ModelTransientError, "quota"),
     (
         "ThrottlingException",
@@ -80,6 +109,15 @@ def test_each_documented_model_error_is_classified_with_its_fix(code, message, e
     assert "\n" not in text and fix in text
     assert text.index(fix) < text.index(code)  # the fix first, then what Bedrock said
     assert " ".join(message.split())[:200] in text
+
+
+@pytest.mark.parametrize("message", [MARKETPLACE, USE_CASE_FORM, SCP_DENY], ids=["marketplace", "use-case", "scp"])
+def test_first_use_and_organisation_denials_are_not_blamed_on_the_deployment(message):
+    """None of these is fixed by redeploying or by another ResponderModel id alone: the fix says what is."""
+    code = "ResourceNotFoundException" if message is USE_CASE_FORM else "AccessDeniedException"
+    text = str(classify_model_error(ClientError({"Error": {"Code": code, "Message": message}}, "Converse")))
+    fix = text.split(f"({code}:")[0]
+    assert "deploy the stack" not in fix and "check ResponderModel" not in fix
 
 
 def test_a_request_the_code_built_wrongly_is_not_blamed_on_the_configuration():
