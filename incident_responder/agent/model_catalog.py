@@ -23,6 +23,24 @@ DEFAULT_MODEL = f"bedrock_converse:{DEFAULT_MODEL_ID}"
 # The prefixes of Bedrock's system-defined (cross-Region) inference profile ids: "<prefix>.<foundation model id>".
 PROFILE_PREFIXES = ("global", "us", "us-gov", "eu", "apac", "jp", "au", "ca")
 
+# What a system-defined profile of each prefix may route a call to (Bedrock's "Geographic cross-Region inference" and
+# "Global cross-Region inference" pages). The exact destination Regions depend on the Region the call is made from and
+# AWS adds Regions to profiles: ``responder doctor`` asks Bedrock for them (GetInferenceProfile's models); this is what
+# a person is told when it cannot. An SCP that denies any destination Region makes the call fail (AccessDenied),
+# which a geographic profile inside the Regions the organisation allows avoids.
+GEOGRAPHIES = {
+    "global": "any commercial AWS Region",
+    "us": "AWS Regions in the United States only",
+    "us-gov": "AWS GovCloud (US) Regions only",
+    "eu": "AWS Regions in Europe only",
+    "apac": "AWS Regions in Asia Pacific only",
+    "jp": "AWS Regions in Japan only",
+    "au": "AWS Regions in Australia only",
+    "ca": "AWS Regions in Canada only",
+}
+# The geography a source Region's geographic profiles keep calls in (the Region code's prefix); None: no such profile.
+_REGION_GEOGRAPHY = (("us-gov-", "us-gov"), ("us-", "us"), ("eu-", "eu"), ("ap-", "apac"), ("ca-", "ca"))
+
 # Foundation models past their Bedrock end-of-life date (their model cards' "Model EOL date"): every call fails.
 END_OF_LIFE = {
     # docs.aws.amazon.com/bedrock/latest/userguide/model-card-anthropic-claude-3-5-haiku.html: Legacy, EOL 19 June 2026
@@ -40,6 +58,24 @@ def profile_prefix(model_id: str) -> str | None:
     """``global``, ``us``, ... for an inference profile id; None for a foundation model id."""
     prefix, dot, _ = model_id.partition(".")
     return prefix if dot and prefix in PROFILE_PREFIXES else None
+
+
+def geographic_profile(model_id: str, geography: str) -> str:
+    """The id of ``model_id``'s (a profile's or a foundation model's) system-defined profile in ``geography``."""
+    return f"{geography}.{base_model_id(model_id)}"
+
+
+def geography_of_region(region: str) -> str | None:
+    """The prefix of the geographic profiles callable from ``region`` (``eu-west-1`` -> ``eu``), None when none is."""
+    return next((geography for prefix, geography in _REGION_GEOGRAPHY if region.startswith(prefix)), None)
+
+
+def profile_reach(model_id: str) -> str:
+    """In words, the Regions a call to ``model_id`` may be processed in."""
+    prefix = profile_prefix(model_id)
+    if prefix is None:
+        return "the Region it is called in only (no inference profile)"
+    return GEOGRAPHIES[prefix]
 
 
 def end_of_life(model_id: str) -> str | None:
