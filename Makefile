@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -128,6 +128,8 @@ bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py
 
 catalogue: $(STAMP) ; $(BIN)/python scripts/catalogue.py
+# docs/deployer-policies/: what the principal running `sam deploy` needs, from the template's resource types.
+deployer-policy: $(STAMP) ; $(BIN)/python scripts/deployer_policy.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .uv build .aws-sam *.egg-info .pytest_cache .ruff_cache .mypy_cache out site
