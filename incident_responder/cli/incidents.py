@@ -20,7 +20,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from incident_responder.agent.tools import load_mcp_servers
     from incident_responder.core.settings import StoreSettings
     from incident_responder.intake.alerts import parse_alert
-    from incident_responder.intake.errors import MalformedAlertError
+    from incident_responder.intake.errors import AlertIgnoredError, MalformedAlertError
     from incident_responder.investigation.investigate import run_investigation
 
     try:
@@ -30,17 +30,30 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
             f"responder investigate: {args.alert}: not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr
         )
         return 2
+    # Without the diagnostics server the agent would run with no tool it knows, store NO_EVIDENCE and say nothing
+    # of why: refused before anything runs or is stored.
+    servers = [s for s in load_mcp_servers() if s.name == "diagnostics"]
+    if not servers:
+        print(
+            "responder investigate: no diagnostics MCP server configured: set DIAGNOSTICS_MCP_URL (or a server named "
+            "diagnostics in RESPONDER_MCP_CONFIG / RESPONDER_MCP_SERVERS)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         incident = parse_alert(text)
         result, _ = run_investigation(
             incident,
             model=create_chat_model(args.model),
-            servers=load_mcp_servers(only=("diagnostics",)),
+            servers=servers,
             store=StoreSettings.current().store(),
             limits=Limits(),
         )
     except (MalformedAlertError, ModelConfigError) as exc:
         print(f"responder investigate: {exc}", file=sys.stderr)
+        return 2
+    except AlertIgnoredError as exc:  # an alarm back to OK: well-formed, and no incident (ingest ignores it too)
+        print(f"responder investigate: {exc}: nothing to investigate", file=sys.stderr)
         return 2
     print(result.model_dump_json(indent=2))
     return 0 if result.outcome == "DIAGNOSED" else 3

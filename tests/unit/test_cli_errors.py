@@ -221,3 +221,45 @@ def test_aws_region_wins_over_the_default_region_and_the_profile(no_aws, monkeyp
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
     assert AwsClients().region == new_session().region_name == "eu-west-1"
     assert SigV4Auth.from_session("http://127.0.0.1:1/mcp").region == "eu-west-1"
+
+
+PROJECT_ALERT = (
+    '{"function_name": "data-processor", "detected_at": "2026-01-01T00:00:00Z", "alert_id": "by-hand",'
+    ' "error_type": "KeyError", "error_message": "order_id"}'
+)
+
+
+@pytest.mark.parametrize(
+    "servers",
+    [
+        {"REMEDIATION_MCP_URL": "http://127.0.0.1:9/mcp"},
+        {"RESPONDER_MCP_SERVERS": '{"servers": [{"name": "remediation", "url": "http://127.0.0.1:9/mcp"}]}'},
+    ],
+    ids=["remediation-url-only", "servers-without-diagnostics"],
+)
+def test_investigate_without_a_diagnostics_server_names_the_variable(no_aws, monkeypatch, capsys, tmp_path, servers):
+    """Defect: without DIAGNOSTICS_MCP_URL the investigation ran with no tools, stored NO_EVIDENCE and exited 3
+    without naming the variable; it is refused before anything runs or is stored."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    for key, value in servers.items():
+        monkeypatch.setenv(key, value)
+    alert = tmp_path / "alert.json"
+    alert.write_text(PROJECT_ALERT)
+    code, out, err = run_main(capsys, ["investigate", str(alert)])
+    line = one_line(code, err)
+    assert code == 2 and out == "" and "DIAGNOSTICS_MCP_URL" in line, line
+
+
+def test_investigate_an_alarm_back_to_ok(no_aws, monkeypatch, capsys, tmp_path):
+    """Defect: an alarm's change into OK (which ingest ignores) ended `responder investigate` in a traceback."""
+    import json
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("DIAGNOSTICS_MCP_URL", "http://127.0.0.1:9/mcp")
+    event = json.loads((REPO / "events" / "ingest-cloudwatch-alarm.json").read_text())
+    alarm = {**json.loads(event["Records"][0]["Sns"]["Message"]), "NewStateValue": "OK", "OldStateValue": "ALARM"}
+    alert = tmp_path / "ok.json"
+    alert.write_text(json.dumps(alarm))
+    code, out, err = run_main(capsys, ["investigate", str(alert)])
+    line = one_line(code, err)
+    assert code == 2 and out == "" and "changed to OK from ALARM" in line and "nothing to investigate" in line, line
