@@ -10,7 +10,7 @@ from typing import Any
 LAB_COMMANDS = {
     "demo": "start the lab, break the sample workload, follow the incident to its end",
     "run": "run one scenario file in a fresh lab and print the final incident record",
-    "eval": "run every scenario file in DIR in a fresh lab and score it",
+    "eval": "run every scenario file in DIR (or one scenario file) in a fresh lab and score it",
     "lab": "the embedded AWS lab (up, invoke)",
     "chaos": "inject faults into a function and restore them",
 }

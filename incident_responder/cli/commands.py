@@ -15,7 +15,7 @@ Operator commands (production code only, for the lab or a real account):
 Lab commands (the embedded lab; `responder COMMAND --help` for each):
   responder demo                                   the main job on the embedded lab
   responder run SCENARIO.yaml                      one scenario in a fresh lab
-  responder eval DIR                               score every scenario in DIR
+  responder eval DIR | FILE                        score every scenario in DIR, or one
   responder lab up | invoke                        run the lab for other processes / one burst
   responder chaos COMMAND ...                      inject faults / restore
 """
@@ -52,6 +52,23 @@ def build_parser() -> argparse.ArgumentParser:
         # Its arguments (--help included) are left for the lab's own parser.
         sub.add_parser(command, help=help_text, add_help=False).set_defaults(handler=_cmd_lab)
     return parser
+
+
+def _table_variables() -> str:
+    """Each table variable's value, or that it is not set and which default name stood in for it: the unset one
+    is the one to set, so it is named too."""
+    from incident_responder.account.baseline import DEFAULT_BASELINE_TABLE
+    from incident_responder.core.settings import StoreSettings
+
+    defaults = {
+        "INCIDENT_STATE_TABLE": StoreSettings.model_fields["incident_state_table"].default,
+        "INCIDENT_CONTEXT_TABLE": StoreSettings.model_fields["incident_context_table"].default,
+        "BASELINE_TABLE": DEFAULT_BASELINE_TABLE,
+    }
+    return ", ".join(
+        f"{name}={os.environ[name]}" if os.environ.get(name) else f"{name} is not set (so {default} was used)"
+        for name, default in defaults.items()
+    )
 
 
 def explain(exc: BaseException) -> tuple[str, int] | None:
@@ -97,9 +114,7 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
         error = exc.response.get("Error", {})
         line = f"{exc.operation_name} failed: {error.get('Code')}: {error.get('Message')}"
         if error.get("Code") == "ResourceNotFoundException":
-            names = ("INCIDENT_STATE_TABLE", "INCIDENT_CONTEXT_TABLE", "BASELINE_TABLE")
-            tables = ", ".join(f"{n}={os.environ[n]}" for n in names if os.environ.get(n)) or "none set"
-            line += f" (tables from the environment: {tables}; use the stack's outputs)"
+            line += f" (tables from the environment: {_table_variables()}; use the stack's outputs)"
         return line, 1
     if isinstance(exc, boto.BotoCoreError):
         return str(exc), 1

@@ -311,7 +311,7 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
         p.set_defaults(handler=_cmd_run)
     elif command == "eval":
-        p.add_argument("directory")
+        p.add_argument("directory", metavar="DIR", help="a folder of scenario files (*.yaml), or one scenario file")
         p.add_argument("--json", action="store_true", help="print the scores as JSON")
         p.add_argument(
             "--out", help="also write each scenario's history, picture and report to OUT/<scenario>/<incident id>/"

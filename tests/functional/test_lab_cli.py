@@ -278,6 +278,20 @@ def test_show_with_a_missing_table(lab_env, monkeypatch, capsys):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_missing_table_names_the_variable_that_is_not_set(lab_env, monkeypatch, capsys):
+    """Defect: an unset table variable fell back to a default name, and the error listed only the variables that
+    were set: never the one to set."""
+    from incident_responder.cli.commands import main
+
+    monkeypatch.delenv("INCIDENT_STATE_TABLE", raising=False)
+    monkeypatch.setenv("INCIDENT_CONTEXT_TABLE", "my-context")
+    assert main(["show", "some-incident"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "INCIDENT_STATE_TABLE is not set (so incident-state was used)" in err, err
+    assert "INCIDENT_CONTEXT_TABLE=my-context" in err
+
+
 @pytest.mark.parametrize(
     "arn, elsewhere",
     [

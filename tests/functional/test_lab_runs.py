@@ -137,3 +137,12 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
     (page,) = (tmp_path / "out").glob("*/report.html")
     assert_report(page.read_text(), "PROPOSAL_FAILED")
     assert "proposer down" in page.read_text()
+
+
+def test_eval_of_one_scenario_file_runs_it(tmp_path):
+    """Defect: `responder eval FILE.yaml` said "no scenario files"; one file is a corpus of one."""
+    scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
+    out = responder("eval", scenario, "--json", env=clean_env(tmp_path), timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert [s["name"] for s in report["scenarios"]] == ["s3-policy-revoked"] and report["summary"]["passed"] == 1
