@@ -89,3 +89,33 @@ def test_every_task_running_a_function_retries_a_passing_error():
     for name, state in tasks.items():
         retried = [r for r in state["Retry"] if "AwsTransientError" in r["ErrorEquals"]]
         assert retried and retried[0]["JitterStrategy"] == "FULL" and retried[0]["MaxAttempts"] >= 3, name
+
+
+# Lambda's answers while a version is not ready to run, as Step Functions names them ("Lambda." + the Invoke error):
+# a SnapStart version idle for 14 days is Inactive and answers SnapStartNotReadyException until Lambda has made its
+# snapshot again; a just-published one may answer CodeArtifactUserPendingException (HTTP 409) until it is Active.
+NOT_READY = ("Lambda.SnapStartNotReadyException", "Lambda.CodeArtifactUserPendingException")
+# Lambda gives no figure for how long making a snapshot again takes; publishing one takes minutes, not seconds.
+NOT_READY_PATIENCE_SECONDS = 300
+
+
+def retry_waits(retrier: dict) -> list[float]:
+    """The waits before each retry, without jitter (the longest a retrier may wait)."""
+    interval, rate = retrier.get("IntervalSeconds", 1), retrier.get("BackoffRate", 2.0)
+    cap = retrier.get("MaxDelaySeconds", float("inf"))
+    return [min(interval * rate**n, cap) for n in range(retrier.get("MaxAttempts", 3))]
+
+
+@pytest.mark.parametrize("error", NOT_READY)
+def test_every_task_running_a_function_waits_for_a_version_that_is_not_ready(error):
+    tasks = {
+        name: state
+        for name, state in ASL["States"].items()
+        if state.get("Resource", "").startswith("arn:aws:states:::lambda:invoke")
+    }
+    assert tasks
+    for name, state in tasks.items():
+        (retrier,) = [r for r in state.get("Retry", []) if error in r["ErrorEquals"]] or [None]
+        assert retrier is not None, f"{name}: {error} is not retried"
+        assert "JitterStrategy" not in retrier or retrier["JitterStrategy"] == "NONE", name  # full waits, not less
+        assert sum(retry_waits(retrier)) >= NOT_READY_PATIENCE_SECONDS, f"{name}: {retry_waits(retrier)}"
