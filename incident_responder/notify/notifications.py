@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from incident_responder.core.contracts import FaultType, Incident, RemediationProposal
 
-SUBJECT_LIMIT = 100  # SNS's own limit for email subjects
+SUBJECT_LIMIT = 99  # SNS refuses a subject of 100 characters or more ("less than 100", the Publish API)
 PROSE_LIMIT = 300
 VALUE_LIMIT = 120
 MAX_ACTIONS_SHOWN = 20
@@ -54,7 +54,7 @@ def quote(text: str | None, limit: int = PROSE_LIMIT) -> str:
 
 
 def subject_line(text: str) -> str:
-    """An SNS subject: at most SUBJECT_LIMIT characters (SNS refuses longer ones for email)."""
+    """An SNS subject: at most SUBJECT_LIMIT characters (SNS refuses longer ones)."""
     return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
 
 

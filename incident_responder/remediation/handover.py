@@ -20,13 +20,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from incident_responder.core.aws import AwsClients
+from incident_responder.notify.notifications import subject_line
 from incident_responder.remediation import lease as leases
 from incident_responder.remediation.ledger import Ledger, LedgerEntry
 
 # What may have changed the account and is not undone: applied, recorded (the write may have happened), or an
 # undo that failed.
 UNVERIFIED = ("recorded", "applied", "undo_failed")
-SUBJECT_LIMIT = 100  # SNS's limit on a subject
 
 
 class HandOver(BaseModel):
@@ -56,10 +56,14 @@ def hand_over(
     if alarmed:
         clients.get("sns").publish(
             TopicArn=topic_arn,
-            Subject=f"UNVERIFIED CHANGE, needs a person: {function_name} ({incident_id})"[:SUBJECT_LIMIT],
+            Subject=alarm_subject(function_name, incident_id),
             Message=message(incident_id, function_name, reason, left),
         )
     return HandOver(released=released, unverified=[e.execution_order for e in left], alarmed=alarmed)
+
+
+def alarm_subject(function_name: str, incident_id: str) -> str:
+    return subject_line(f"UNVERIFIED CHANGE, needs a person: {function_name} ({incident_id})")
 
 
 def message(incident_id: str, function_name: str, reason: str, left: list[LedgerEntry]) -> str:

@@ -176,7 +176,7 @@ def test_the_message_quotes_untrusted_text_and_caps_the_subject():
     shown = _ReviewShown.model_validate({"actions": ACTIONS, "actions_digest": DIGEST, "verdicts": [], "risk": "high"})
     links = {"approve": "https://h/?decision=approve", "reject": "https://h/?decision=reject"}
     subject, message = approval_message(incident, shown, ACTIONS, [], links, "2026-11-24T04:10:00Z", 86400)
-    assert len(subject) <= 100
+    assert len(subject) < 100  # SNS: "less than 100 characters"
     # The only lines that start like a link are the responder's own.
     assert [line for line in message.splitlines() if line.startswith(("Approve:", "Reject:"))] == [
         "Approve: https://h/?decision=approve",

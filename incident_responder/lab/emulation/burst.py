@@ -208,7 +208,7 @@ class Workload(LambdaTraces):
         topic_arn = self.alert_topic_arn or f"arn:aws:sns:{view.region}:{view.account}:{INCIDENT_TOPIC}"
         message_id = self.clients.get("sns").publish(
             TopicArn=topic_arn,
-            Subject=f'ALARM: "{alert["AlarmName"]}" in {REGION_NAMES.get(view.region, view.region)}'[:100],
+            Subject=f'ALARM: "{alert["AlarmName"]}" in {REGION_NAMES.get(view.region, view.region)}'[:99],
             Message=json.dumps(alert),
         )["MessageId"]
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
