@@ -12,16 +12,16 @@ from __future__ import annotations
 import base64
 import functools
 import re
-from typing import Any, Literal
+from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
-from pydantic import BaseModel
 
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.settings import IngestSettings, at_cold_start
 from incident_responder.intake.ingest import ingest_alert
+from incident_responder.intake.shapes import SnsEvent
 
 logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="ingest")
@@ -36,23 +36,6 @@ METRIC_FOR_OUTCOME = {
     "ignored": "AlertsIgnored",
     "rejected": "AlertsRejected",
 }
-
-
-class SnsMessage(BaseModel):
-    MessageId: str
-    Message: str
-
-
-class SnsRecord(BaseModel):
-    EventSource: Literal["aws:sns"]
-    Sns: SnsMessage
-
-
-class SnsEvent(BaseModel):
-    """What ingest reads of an SNS event: each record's message and id, from SNS. (Powertools' parser would
-    validate every field SNS sends, but loading it builds the models of every event source it knows.)"""
-
-    Records: list[SnsRecord]
 
 
 @functools.cache

@@ -21,6 +21,34 @@ def _cmd_onboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _messages(name: str, text: str) -> list[tuple[str, Any]]:
+    """The alerts in a file, each with where it came from: the file's own text, or each record's message when it
+    holds the SNS event ingest is invoked with (events/ingest-*.json); an event ingest would refuse, refused."""
+    import pydantic
+
+    from incident_responder.intake.ingest import AlertCheck
+    from incident_responder.intake.shapes import SnsEvent
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None  # not JSON: check_alert says why, as ingest would of a message
+    if not isinstance(data, dict) or "Records" not in data:
+        return [(name, text)]
+    try:
+        records = SnsEvent.model_validate(data).Records
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        why = f"not the SNS event ingest is invoked with ({where}: {error['msg']}): ingest raises on it"
+        return [(name, AlertCheck(outcome="reject", reason=why))]
+    if not records:
+        return [(name, AlertCheck(outcome="reject", reason="an SNS event with no records: no alert in it"))]
+    if len(records) == 1:
+        return [(name, records[0].Sns.Message)]
+    return [(f"{name} (record {i})", record.Sns.Message) for i, record in enumerate(records, 1)]
+
+
 def _cmd_check_alert(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -34,6 +62,7 @@ def _cmd_check_alert(args: argparse.Namespace) -> int:
     stack_arn = os.environ.get("INCIDENT_TOPIC_ARN") or os.environ.get("STATE_MACHINE_ARN") or ""
     home = Home.of(stack_arn) or Home(clients.get("sts").get_caller_identity()["Account"], clients.region)
     checks = []
+    table = baseline_table_name()
     for name in args.files:
         try:
             text = sys.stdin.read() if name == "-" else Path(name).read_bytes().decode("utf-8")
@@ -41,7 +70,10 @@ def _cmd_check_alert(args: argparse.Namespace) -> int:
             why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
             checked = AlertCheck(outcome="reject", reason=f"cannot read the file: {why or exc}")
         else:
-            checked = check_alert(clients, text, baseline_table_name(), home)
+            for where, message in _messages(name, text):
+                checked = message if isinstance(message, AlertCheck) else check_alert(clients, message, table, home)
+                checks.append({"file": where, **checked.model_dump()})
+            continue
         checks.append({"file": name, **checked.model_dump()})
     if args.json:
         print(json.dumps(checks, indent=2))
@@ -71,14 +103,18 @@ def add_commands(sub: Any) -> None:
         help="what ingest would do with each alarm notification (start, ignore or reject, with the reason); "
         "starts and writes nothing",
         description="Reads each file as ingest reads an SNS message (a CloudWatch alarm notification in any of its "
-        "shapes, an EventBridge alarm event, or a project alert) and says what ingest would do: start (the function "
+        "shapes, an EventBridge alarm event, or a project alert; or the SNS event ingest is invoked with, record by "
+        "record, as in events/ingest-*.json) and says what ingest would do: start (the function "
         "and alias or version it resolves to), ignore or reject, each with its reason. It reads the account boto3 "
         "reaches (BASELINE_TABLE, the stack's output: onboarded functions, queue consumers; DescribeAlarms for a "
         "composite's children) and changes nothing. The stack's account and Region come from INCIDENT_TOPIC_ARN "
         "(else your credentials' account and Region). Exit status: 0 when none is rejected, 1 otherwise.",
     )
     p.add_argument(
-        "files", nargs="+", metavar="FILE", help="a notification's JSON (the SNS Message), or - for standard input"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="a notification's JSON (the SNS Message) or SNS's Lambda event, or - for standard input",
     )
     p.add_argument("--json", action="store_true", help="print a list of {file, outcome, function, qualifier, reason}")
     p.set_defaults(handler=_cmd_check_alert)

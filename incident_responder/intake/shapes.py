@@ -1,4 +1,5 @@
-"""INGEST: the shapes an alert arrives in: CloudWatch's alarm notification (SNS), the project's own alert JSON.
+"""INGEST: the shapes an alert arrives in: CloudWatch's alarm notification (SNS), the project's own alert JSON, and
+the SNS event that carries them to the ingest function.
 
 The other shapes of the same alarm change (EventBridge's, an alarm's Lambda action's) are read into the
 notification's fields by :mod:`incident_responder.intake.alarm_events`.
@@ -6,7 +7,7 @@ notification's fields by :mod:`incident_responder.intake.alarm_events`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -87,3 +88,20 @@ class ProjectAlert(BaseModel):
     error_message: str | None = Field(default=None, max_length=2000)
     region: str | None = None
     account_id: str | None = None
+
+
+class SnsMessage(BaseModel):
+    MessageId: str
+    Message: str
+
+
+class SnsRecord(BaseModel):
+    EventSource: Literal["aws:sns"]
+    Sns: SnsMessage
+
+
+class SnsEvent(BaseModel):
+    """What ingest reads of the SNS event Lambda invokes it with: each record's message and id. (Powertools' parser
+    would validate every field SNS sends, but loading it builds the models of every event source it knows.)"""
+
+    Records: list[SnsRecord]

@@ -160,3 +160,32 @@ def test_an_alert_that_is_no_alarm_or_contradicts_itself_is_one_rejection_never_
             window_seconds=900,
         )
         assert (outcome.outcome, outcome.incident_id) == ("rejected", None) and said in outcome.reason, name
+
+
+def test_the_sns_event_ingest_receives_is_checked_record_by_record(sample, clients, tmp_path, capsys):
+    """Defect: check-alert refused the event ingest itself receives (SNS's Lambda event, as in events/ingest-*.json):
+    each record's message is checked as ingest reads it."""
+    events = Path(__file__).parents[2] / "events"
+    create_child_alarms(clients)
+    two = json.loads((events / "ingest-cloudwatch-alarm.json").read_text())
+    ok = json.loads(two["Records"][0]["Sns"]["Message"]) | {"NewStateValue": "OK", "OldStateValue": "ALARM"}
+    two["Records"].append({**two["Records"][0], "Sns": {**two["Records"][0]["Sns"], "Message": json.dumps(ok)}})
+    (tmp_path / "two.json").write_text(json.dumps(two))
+    files = [events / "ingest-cloudwatch-alarm.json", events / "ingest-project-alert.json", tmp_path / "two.json"]
+    code = main(["check-alert", *map(str, files), "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert [(r["file"], r["outcome"], r["function"]) for r in results] == [
+        (str(files[0]), "start", "data-processor"),
+        (str(files[1]), "start", "data-processor"),
+        (f"{files[2]} (record 1)", "start", "data-processor"),
+        (f"{files[2]} (record 2)", "ignore", None),
+    ], results
+    assert code == 0
+    # An event ingest would raise on (not SNS's, or carrying no record) is one rejection that says so.
+    (tmp_path / "sqs.json").write_text(json.dumps({"Records": [{"eventSource": "aws:sqs", "body": "{}"}]}))
+    (tmp_path / "none.json").write_text(json.dumps({"Records": []}))
+    code = main(["check-alert", str(tmp_path / "sqs.json"), str(tmp_path / "none.json"), "--json"])
+    sqs, none = json.loads(capsys.readouterr().out)
+    assert code == 1 and sqs["outcome"] == none["outcome"] == "reject"
+    assert "not the SNS event ingest is invoked with (Records.0.EventSource" in sqs["reason"], sqs
+    assert "no records" in none["reason"]
