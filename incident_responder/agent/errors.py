@@ -93,7 +93,12 @@ CONFIG_CLASS_NAMES = {"NotFoundError"}  # OpenAI-compatible: no such model
 DOCTOR = "responder doctor --model SPEC checks a model"
 # Model access a first use in an account lacks, or an organisation's policy refuses, whatever the error's code (the
 # use-case form's is ResourceNotFoundException): no model id or redeploy fixes them, someone with access does.
-ACCESS_HINTS = ("aws marketplace", "use case details", "service control policy")
+ACCESS_FAILURES = {
+    "aws marketplace": "no AWS Marketplace subscription to the model yet",
+    "use case details": "Anthropic's use-case form not submitted",
+    "service control policy": "denied by an organization's service control policy",
+}
+ACCESS_HINTS = tuple(ACCESS_FAILURES)
 MARKETPLACE_FIX = (
     "this account has not subscribed to the model in AWS Marketplace yet, and the caller may not start the "
     "subscription: invoke the model once as a principal allowed aws-marketplace:Subscribe and "
@@ -183,6 +188,12 @@ def fix_for(kind: str, message: str) -> str:
                 fix = fix.format(profile=f"global.{found.group(1)}" if found else "global.<model id>")
             return fix
     return KIND_FIX[kind]
+
+
+def access_failure(message: str) -> str | None:
+    """The name of the model-access failure ``message`` describes (a first use, an SCP), or None."""
+    lowered = message.lower()
+    return next((name for hint, name in ACCESS_FAILURES.items() if hint in lowered), None)
 
 
 def _chain(exc: BaseException | None) -> Iterator[BaseException]:

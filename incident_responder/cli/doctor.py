@@ -3,11 +3,12 @@
 Checks, in order (a later group is skipped when an earlier one leaves nothing to check with):
 
 * **credentials and Region**: STS says who you are; a Region is set.
-* **the model** (``--model``, else ``RESPONDER_MODEL``, else the default): for ``bedrock_converse:`` the foundation
-  model exists and its lifecycle (GetFoundationModel ``modelLifecycle.status``) is ACTIVE; a model id that Bedrock
-  invokes on demand only through an inference profile is named with the profile to use; an inference profile id is
-  one Bedrock has here (GetInferenceProfile); and the model answers a minimal Converse call (a few tokens). The
-  model's Region and credentials are its own where BEDROCK_REGION / BEDROCK_PROFILE say so, as the agents take them.
+* **the model** (``--model``, else ``RESPONDER_MODEL``, else the default): for ``bedrock_converse:``
+  (:mod:`~incident_responder.cli.doctor_bedrock`) the foundation model exists and is ACTIVE, it is invoked as named
+  or through an inference profile, the Regions that profile may reach from here, and a minimal Converse call; a
+  refusal is named with its fix (a first use's AWS Marketplace subscription or Anthropic use-case form, an
+  organisation's SCP). For ``openai:`` and ``ollama:`` (:mod:`~incident_responder.cli.doctor_endpoints`) the
+  endpoint answers, the key is accepted, the model is served, and an OpenAI-compatible one answers a minimal call.
 * **the stack** (``--stack NAME``): it exists and is complete, with every output the template declares; each
   onboarded function (the baseline table) still carries the onboarded tag; each has an alarm whose actions reach
   the incident topic; none of the stack's own roles and functions carries the onboarded tag; the approval and
@@ -20,34 +21,15 @@ endpoint) as against an account. What an alarm notification would do once it arr
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from incident_responder.cli.doctor_checks import FAIL, PASS, SKIP, WARN, Check
+from incident_responder.cli.doctor_checks import describe_error as _error
 from incident_responder.core.aws import AwsClients
 
-PASS, FAIL, WARN, SKIP = "ok", "FAIL", "warn", "skip"
-
-
-@dataclass
-class Check:
-    status: str
-    name: str
-    detail: str
-    fix: str = ""
-
-    def line(self) -> str:
-        text = f"[{self.status:>4}] {self.name}: {self.detail}"
-        return text + (f"\n       fix: {self.fix}" if self.fix else "")
-
-
-def _error(exc: Exception) -> str:
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        return f"{error.get('Code')}: {error.get('Message')}"
-    return f"{type(exc).__name__}: {exc}"
+__all__ = ["FAIL", "PASS", "SKIP", "WARN", "Check", "check_model", "report", "run_doctor"]
 
 
 # -- credentials ------------------------------------------------------------------------------------------
@@ -70,19 +52,8 @@ def check_credentials(clients: AwsClients) -> list[Check]:
 
 
 # -- the model --------------------------------------------------------------------------------------------
-def _bedrock_session():
-    """The model's own session: BEDROCK_PROFILE and BEDROCK_REGION when set (as the agents take them)."""
-    import boto3
-
-    return boto3.Session(
-        profile_name=os.environ.get("BEDROCK_PROFILE") or None,
-        region_name=os.environ.get("BEDROCK_REGION") or None,
-    )
-
-
 def check_model(spec: str) -> list[Check]:
-    from incident_responder.agent.errors import ModelConfigError, explain
-    from incident_responder.agent.model_catalog import base_model_id, profile_prefix
+    from incident_responder.agent.errors import ModelConfigError
     from incident_responder.agent.models import parse_spec
 
     try:
@@ -91,88 +62,11 @@ def check_model(spec: str) -> list[Check]:
         return [Check(FAIL, "model", str(exc), "choose an active model")]
     if provider == "offline":
         return [Check(PASS, "model", "offline: the rule-based model, no endpoint and no cost")]
-    if provider != "bedrock_converse":
-        return [Check(SKIP, "model", f"{spec}: only Bedrock models are checked here")]
-    try:
-        session = _bedrock_session()
-        region = session.region_name
-    except BotoCoreError as exc:
-        return [Check(FAIL, "model credentials", _error(exc), "fix BEDROCK_PROFILE or your AWS configuration")]
-    if not region:
-        return [Check(FAIL, "model", "no Region for Bedrock", "set BEDROCK_REGION or AWS_REGION")]
-    checks: list[Check] = []
-    control = session.client("bedrock")
-    base, prefix = base_model_id(model_id), profile_prefix(model_id)
-    try:
-        details = control.get_foundation_model(modelIdentifier=base)["modelDetails"]
-    except (BotoCoreError, ClientError) as exc:
-        code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
-        fix = (
-            f"no such model in {region}: check the id (aws bedrock list-foundation-models --region {region})"
-            if code in ("ResourceNotFoundException", "ValidationException")
-            else "the credentials need bedrock:GetFoundationModel to check the model (the agents do not)"
-        )
-        checks.append(Check(FAIL if code == "ResourceNotFoundException" else WARN, "model exists", _error(exc), fix))
-        details = None
-    if details is not None:
-        status = (details.get("modelLifecycle") or {}).get("status", "unknown")
-        named = f"{details.get('modelName', base)} ({base}) in {region}"
-        if status == "ACTIVE":
-            checks.append(Check(PASS, "model lifecycle", f"{named}: ACTIVE"))
-        elif status == "LEGACY":
-            checks.append(
-                Check(WARN, "model lifecycle", f"{named}: LEGACY", "move to an active model before its end of life")
-            )
-        else:
-            checks.append(Check(FAIL, "model lifecycle", f"{named}: {status}", "choose an active model"))
-        kinds = details.get("inferenceTypesSupported") or []
-        if prefix is None and "ON_DEMAND" not in kinds:
-            checks.append(
-                Check(
-                    FAIL,
-                    "on demand",
-                    f"{base} is invoked on demand only through an inference profile (supports {', '.join(kinds)})",
-                    f"use its profile: --model bedrock_converse:global.{base} (or us./eu./apac. to keep one geography)",
-                )
-            )
-    if prefix is not None:
-        try:
-            profile = control.get_inference_profile(inferenceProfileIdentifier=model_id)
-            routes = sorted({m["modelArn"].split(":")[3] or "any commercial Region" for m in profile.get("models", [])})
-            checks.append(
-                Check(PASS, "inference profile", f"{model_id}: {profile.get('status')}, routes to {', '.join(routes)}")
-            )
-        except (BotoCoreError, ClientError) as exc:
-            checks.append(
-                Check(
-                    FAIL,
-                    "inference profile",
-                    _error(exc),
-                    f"this Region ({region}) offers no such profile: try another geography's prefix, or global.",
-                )
-            )
-    runtime = session.client("bedrock-runtime")
-    started = time.monotonic()
-    try:
-        answer = runtime.converse(
-            modelId=model_id,
-            messages=[{"role": "user", "content": [{"text": "Reply with the word OK."}]}],
-            inferenceConfig={"maxTokens": 10, "temperature": 0},
-        )
-        usage = answer.get("usage", {})
-        checks.append(
-            Check(
-                PASS,
-                "model answers",
-                f"{int((time.monotonic() - started) * 1000)} ms, {usage.get('inputTokens', 0)} tokens in, "
-                f"{usage.get('outputTokens', 0)} out ({runtime.meta.endpoint_url})",
-            )
-        )
-    except (BotoCoreError, ClientError) as exc:
-        error = exc.response.get("Error", {}) if isinstance(exc, ClientError) else {}
-        explained = explain(error.get("Code") or type(exc).__name__, error.get("Message") or str(exc))
-        checks.append(Check(FAIL, "model answers", _error(exc), explained[1] if explained else ""))
-    return checks
+    if provider == "bedrock_converse":
+        from incident_responder.cli.doctor_bedrock import check_bedrock
+
+        return check_bedrock(model_id)
+    return [Check(SKIP, "model", f"{spec}: only Bedrock models are checked here")]
 
 
 # -- the stack --------------------------------------------------------------------------------------------

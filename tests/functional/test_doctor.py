@@ -13,6 +13,7 @@ from incident_responder.lab.converse.backends import OfflineBackend, ScriptedBac
 from incident_responder.lab.converse.errors import ConverseError
 from incident_responder.lab.converse.gateway import ConverseGateway
 from incident_responder.lab.pipeline.startup import LabPipeline
+from tests.unit.test_model_errors import MARKETPLACE, SCP_DENY, USE_CASE_FORM
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +139,64 @@ def test_model_checks_fail_with_their_fixes(pipeline, bedrock):
     bedrock.backend = OfflineBackend()
     checks = run_doctor(f"bedrock_converse:{legacy_id}", None, clients=clients)
     assert statuses(checks)["model lifecycle"] == WARN and report(checks)[1] == 0
+
+
+# Bedrock's answers to a first use and to an organisation's SCP, as public reports quote them (tests/unit/
+# test_model_errors.py names the reports).
+FIRST_USE = [
+    (
+        ConverseError(403, "AccessDeniedException", MARKETPLACE),
+        "AWS Marketplace subscription",
+        ("aws-marketplace:Subscribe", "aws-marketplace:ViewSubscriptions"),
+    ),
+    (
+        ConverseError(404, "ResourceNotFoundException", USE_CASE_FORM),
+        "use-case form",
+        ("put-use-case-for-model-access",),
+    ),
+    (
+        ConverseError(403, "AccessDeniedException", SCP_DENY),
+        "service control policy",
+        ("geographic inference profile",),
+    ),
+]
+
+
+@pytest.mark.parametrize("answer, named, fixes", FIRST_USE, ids=["marketplace", "use-case", "scp"])
+def test_first_use_failures_are_named_each_with_its_fix(pipeline, bedrock, answer, named, fixes):
+    bedrock.backend = ScriptedBackend([answer])
+    checks = {c.name: c for c in run_doctor(DEFAULT_MODEL, None, clients=pipeline.clients)}
+    failed = checks["model answers"]
+    assert failed.status == FAIL and named in failed.detail
+    assert all(fix in failed.fix for fix in fixes) and "deploy the stack" not in failed.fix
+
+
+def test_an_scp_denial_names_the_region_and_the_geographic_profile_to_use(pipeline, bedrock):
+    bedrock.backend = ScriptedBackend([ConverseError(403, "AccessDeniedException", SCP_DENY)])
+    checks = {c.name: c for c in run_doctor(DEFAULT_MODEL, None, clients=pipeline.clients)}
+    scp = checks["organization policy"]
+    base = DEFAULT_MODEL_ID.removeprefix("global.")
+    assert scp.status == WARN and "ap-southeast-2" in scp.detail and "any commercial AWS Region" in scp.detail
+    assert f"bedrock_converse:us.{base}" in scp.fix  # the lab's Region is us-east-1: the US profile
+    # An identity policy's refusal is not an SCP's: no such warning.
+    iam = "User: arn:aws:sts::1:assumed-role/r/f is not authorized to perform: bedrock:InvokeModel because no identity"
+    bedrock.backend = ScriptedBackend([ConverseError(403, "AccessDeniedException", iam + "-based policy allows it")])
+    assert "organization policy" not in statuses(run_doctor(DEFAULT_MODEL, None, clients=pipeline.clients))
+
+
+def test_doctor_says_which_regions_the_chosen_profile_may_reach(pipeline, bedrock):
+    checks = {c.name: c for c in run_doctor(DEFAULT_MODEL, None, clients=pipeline.clients)}
+    assert checks["inference profile"].status == PASS
+    assert "any commercial AWS Region" in checks["inference profile"].detail
+    # A US geographic profile, as GetInferenceProfile answers it from us-east-1: its destination Regions, named.
+    us_profile = "us." + DEFAULT_MODEL_ID.removeprefix("global.")
+    base = us_profile.removeprefix("us.")
+    bedrock.catalog["inference-profiles"][us_profile] = {
+        "inferenceProfileId": us_profile,
+        "status": "ACTIVE",
+        "type": "SYSTEM_DEFINED",
+        "models": [{"modelArn": f"arn:aws:bedrock:{r}::foundation-model/{base}"} for r in ("us-east-1", "us-east-2")],
+    }
+    checks = {c.name: c for c in run_doctor(f"bedrock_converse:{us_profile}", None, clients=pipeline.clients)}
+    detail = checks["inference profile"].detail
+    assert checks["inference profile"].status == PASS and "us-east-1, us-east-2" in detail and "United States" in detail
