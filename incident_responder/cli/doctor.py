@@ -66,7 +66,9 @@ def check_model(spec: str) -> list[Check]:
         from incident_responder.cli.doctor_bedrock import check_bedrock
 
         return check_bedrock(model_id)
-    return [Check(SKIP, "model", f"{spec}: only Bedrock models are checked here")]
+    from incident_responder.cli.doctor_endpoints import check_ollama, check_openai
+
+    return check_openai(model_id) if provider == "openai" else check_ollama(model_id)
 
 
 # -- the stack --------------------------------------------------------------------------------------------
