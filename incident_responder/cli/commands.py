@@ -122,6 +122,11 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
         return f"{type(exc).__name__}: {exc}", 1
     if isinstance(exc, httpx.TransportError):
         return f"cannot connect: {type(exc).__name__}: {exc}", 1
+    # The OpenAI client refuses to be built without a key (OPENAI_API_KEY): a setting, not a bug. Its API errors
+    # (APIError) happen during a call, where the agent's own errors name them; anything else it raises is a bug.
+    openai = sys.modules.get("openai")
+    if openai is not None and type(exc) is openai.OpenAIError:
+        return f"the OpenAI-compatible model's client: {exc}", 2
     return None
 
 

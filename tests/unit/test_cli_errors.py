@@ -263,3 +263,16 @@ def test_investigate_an_alarm_back_to_ok(no_aws, monkeypatch, capsys, tmp_path):
     code, out, err = run_main(capsys, ["investigate", str(alert)])
     line = one_line(code, err)
     assert code == 2 and out == "" and "changed to OK from ALARM" in line and "nothing to investigate" in line, line
+
+
+def test_investigate_with_an_openai_model_and_no_key(no_aws, monkeypatch, capsys, tmp_path):
+    """Defect: `investigate --model openai:gpt-4o` without OPENAI_API_KEY ended in the OpenAI client's traceback."""
+    pytest.importorskip("langchain_openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("DIAGNOSTICS_MCP_URL", "http://127.0.0.1:9/mcp")
+    alert = tmp_path / "alert.json"
+    alert.write_text(PROJECT_ALERT)
+    code, out, err = run_main(capsys, ["investigate", "--model", "openai:gpt-4o", str(alert)])
+    line = one_line(code, err)
+    assert code == 2 and out == "" and line.startswith("responder investigate: ") and "OPENAI_API_KEY" in line, line
