@@ -23,6 +23,7 @@ Lab commands (the embedded lab; `responder COMMAND --help` for each):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
@@ -139,9 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     # The one place where known errors become one line on stderr instead of a traceback.
     try:
-        return args.handler(args)
+        code = args.handler(args)
+        sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's own flush at exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, as any shell tool does (128 + SIGPIPE). What is still
+        # buffered goes to /dev/null, or the interpreter's flush at exit would raise again.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         explained = explain(exc)
         if explained is None:

@@ -276,3 +276,24 @@ def test_investigate_with_an_openai_model_and_no_key(no_aws, monkeypatch, capsys
     code, out, err = run_main(capsys, ["investigate", "--model", "openai:gpt-4o", str(alert)])
     line = one_line(code, err)
     assert code == 2 and out == "" and line.startswith("responder investigate: ") and "OPENAI_API_KEY" in line, line
+
+
+@pytest.mark.parametrize("copies", [1, 3000], ids=["flushed-at-exit", "written-while-running"])
+def test_output_piped_into_head(no_aws, tmp_path, copies):
+    """Defect: `responder check-alert ... | head` (and `show`) ended in a BrokenPipeError traceback. The reader going
+    away stops the command quietly, as with any shell tool: status 141 (128 + SIGPIPE), nothing on stderr."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "RESPONDER_"))}
+    env["INCIDENT_TOPIC_ARN"] = "arn:aws:sns:us-east-1:123456789012:alerts"  # the stack's account: no AWS call
+    ok = str(REPO / "tests" / "fixtures" / "alarms" / "ok-recovery.json")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "incident_responder.cli", "check-alert", *[ok] * copies],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # as `head -0` would: the reader has gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and "Traceback" not in err and "Exception ignored" not in err, err
