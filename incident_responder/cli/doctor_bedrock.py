@@ -114,7 +114,8 @@ def _check_profile(control: Any, model_id: str, region: str) -> Check:
             f"{describe_error(exc)}; {model_id} may reach {profile_reach(model_id)}",
             "the credentials need bedrock:GetInferenceProfile to list its Regions (the agents do not)",
         )
-    regions = ", ".join(sorted({m["modelArn"].split(":")[3] for m in profile.get("models", [])} - {""}))
+    arns = [str(m.get("modelArn", "")) for m in profile.get("models", [])]
+    regions = ", ".join(sorted({arn.split(":")[3] for arn in arns if arn.count(":") >= 3} - {""}))
     reach = f"{regions} ({profile_reach(model_id)})" if regions else profile_reach(model_id)
     return Check(PASS, "inference profile", f"{model_id}: {profile.get('status')}; from {region} it may reach {reach}")
 

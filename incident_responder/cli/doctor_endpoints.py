@@ -16,9 +16,11 @@ from incident_responder.cli.doctor_checks import FAIL, PASS, WARN, Check
 TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # a check, not an agent turn: a server that slow is worth saying so
 OPENAI_DEFAULT = "https://api.openai.com/v1"
 OLLAMA_DEFAULT = "http://127.0.0.1:11434"
+# What a wrong URL or a server that is not there raises (a malformed URL is not an HTTPError).
+UNREACHABLE = (httpx.HTTPError, httpx.InvalidURL)
 
 
-def _unreachable(url: str, exc: httpx.HTTPError, variable: str) -> Check:
+def _unreachable(url: str, exc: Exception, variable: str) -> Check:
     return Check(
         FAIL,
         "model endpoint",
@@ -48,7 +50,7 @@ def check_openai(model_id: str) -> list[Check]:
     with httpx.Client(headers=headers) as client:
         try:
             listed = _get(client, f"{base}/models")
-        except httpx.HTTPError as exc:
+        except UNREACHABLE as exc:
             return [_unreachable(base, exc, "OPENAI_BASE_URL (ModelBaseUrl when deployed)")]
         if listed.status_code in (401, 403):
             return [
@@ -103,7 +105,7 @@ def _answers_openai(client: httpx.Client, base: str, model_id: str) -> Check:
     request = {"model": model_id, "messages": [{"role": "user", "content": "Reply with the word OK."}]}
     try:
         answered = client.post(f"{base}/chat/completions", json=request | {"max_tokens": 10}, timeout=TIMEOUT)
-    except httpx.HTTPError as exc:
+    except UNREACHABLE as exc:
         return Check(FAIL, "model answers", f"{type(exc).__name__}: {exc}", "check that the server is serving models")
     if answered.status_code != 200:
         fix = "choose a model the endpoint serves" if answered.status_code == 404 else "see what the endpoint said"
@@ -131,7 +133,7 @@ def check_ollama(model_id: str) -> list[Check]:
     try:
         with httpx.Client() as client:
             tags = _get(client, f"{host}/api/tags")
-    except httpx.HTTPError as exc:
+    except UNREACHABLE as exc:
         return [_unreachable(host, exc, "OLLAMA_HOST")]
     if tags.status_code != 200:
         return [

@@ -108,6 +108,10 @@ def test_openai_compatible_failures_each_with_its_fix(openai_server, monkeypatch
     monkeypatch.setenv("OPENAI_BASE_URL", f"{closed_port()}/v1")
     checks = named(check_model("openai:local-model"))
     assert checks["model endpoint"].status == FAIL and "OPENAI_BASE_URL" in checks["model endpoint"].fix
+    # A URL that is not one (no scheme, a broken host): said, no traceback.
+    for url in ("localhost:8000/v1", "http://[::1"):
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        assert named(check_model("openai:local-model"))["model endpoint"].status == FAIL, url
 
 
 def test_an_endpoint_that_lists_no_models_is_checked_by_its_chat_call(monkeypatch):
