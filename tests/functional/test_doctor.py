@@ -200,3 +200,26 @@ def test_doctor_says_which_regions_the_chosen_profile_may_reach(pipeline, bedroc
     checks = {c.name: c for c in run_doctor(f"bedrock_converse:{us_profile}", None, clients=pipeline.clients)}
     detail = checks["inference profile"].detail
     assert checks["inference profile"].status == PASS and "us-east-1, us-east-2" in detail and "United States" in detail
+
+
+def test_a_profile_doctor_may_not_read_is_still_described_and_an_unnamed_denial_elsewhere_looks_like_an_scp():
+    from botocore.exceptions import ClientError
+
+    from incident_responder.cli.doctor_bedrock import _check_profile, _scp_warning
+
+    class Refusing:
+        def get_inference_profile(self, **_):
+            denied = {
+                "Code": "AccessDeniedException",
+                "Message": "not authorized to perform bedrock:GetInferenceProfile",
+            }
+            raise ClientError({"Error": denied}, "GetInferenceProfile")
+
+    eu = "eu." + DEFAULT_MODEL_ID.removeprefix("global.")
+    check = _check_profile(Refusing(), eu, "eu-west-1")
+    assert check.status == WARN and "Europe" in check.detail and "bedrock:GetInferenceProfile" in check.fix
+    # Denied in a Region other than the one called, with no policy named: where a cross-Region profile sent it.
+    denial = f"User: x is not authorized to perform: bedrock:InvokeModel on resource: arn:aws:bedrock:eu-north-1::foundation-model/{eu[3:]}"
+    warning = _scp_warning(eu, "eu-west-1", denial)
+    assert warning is not None and "eu-north-1" in warning.detail
+    assert _scp_warning(eu, "eu-west-1", denial.replace("eu-north-1", "eu-west-1")) is None  # denied where called
