@@ -18,6 +18,8 @@ from incident_responder.core.aws import AwsClients
 from incident_responder.lab import Lab
 from incident_responder.lab.account.data_processor import SampleAccount, create_sample_account
 
+pytest_plugins = ["tests.process_group"]  # nothing a test started outlives the run
+
 CANARY_SECRET = "canary-7f3a9e-do-not-leak"
 
 
