@@ -257,6 +257,10 @@ def model_endpoint(respond: Callable[[str, dict[str, Any]], tuple[int, str, byte
     content type and body to answer with. Yields the server's base URL."""
 
     class Handler(BaseHTTPRequestHandler):
+        # HTTP/1.1 keeps each connection open for the next request, as real model servers do: a client that pools
+        # connections (httpx under openai and ollama) reuses them, so a pool kept across event loops fails here too.
+        protocol_version = "HTTP/1.1"
+
         def do_POST(self):  # noqa: N802 - http.server's API
             status, content_type, data = respond(
                 self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -29,6 +29,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
+from incident_responder.agent import http_pool
 from incident_responder.agent.nodes import (
     after_submit,
     agent_reason,
@@ -100,6 +101,8 @@ async def run_agent(
         state = await agent_graph().ainvoke(initial, config=config, context=context)
     except GraphRecursionError:
         state = {**initial, "end_reason": "recursion_limit: graph step limit reached"}
+    finally:
+        await http_pool.release()  # the model's connections, closed while this run's event loop still can
     payload = state.get("payload")
     results = state.get("tool_results", [])
     return AgentRun(

@@ -87,8 +87,17 @@ def create_chat_model(
                 f"RESPONDER_MODEL={spec!r} needs langchain-openai: pip install 'incident-responder[openai]' "
                 "(deployed: set ModelBaseUrl, which attaches the OpenAI-compatible layer)"
             ) from exc
+        from incident_responder.agent.http_pool import openai_http_client
+
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        kwargs = {"model": model_id, "temperature": 0, "max_retries": 0}
+        # Its own connection pool per event loop: langchain-openai's default client is shared by the whole process,
+        # and a warm function's next invocation runs in a new loop (see http_pool).
+        kwargs = {
+            "model": model_id,
+            "temperature": 0,
+            "max_retries": 0,
+            "http_async_client": openai_http_client(None),
+        }
         if base_url:
             kwargs["base_url"] = base_url
         if api_key:
@@ -100,7 +109,14 @@ def create_chat_model(
         raise ModelConfigError(
             f"RESPONDER_MODEL={spec!r} needs langchain-ollama: pip install 'incident-responder[ollama]'"
         ) from exc
-    return ChatOllama(model=model_id, temperature=0, **({"base_url": base_url} if base_url else {}))
+    from incident_responder.agent.http_pool import ollama_transport
+
+    return ChatOllama(
+        model=model_id,
+        temperature=0,
+        async_client_kwargs={"transport": ollama_transport()},  # a pool per event loop (see http_pool)
+        **({"base_url": base_url} if base_url else {}),
+    )
 
 
 # The module each provider's chat model class lives in (what create_chat_model imports for it).

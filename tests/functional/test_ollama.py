@@ -61,3 +61,14 @@ def test_ollama_endpoint_runs_the_agent_loop(endpoint):
     assert {t["function"]["name"] for t in first["tools"]} == {"get_recent_logs", "submit_diagnosis"}
     tool_reply = [m for m in received[1][1]["messages"] if m["role"] == "tool"][0]
     assert "untrusted" in tool_reply["content"]
+
+
+def test_one_model_serves_runs_in_two_event_loops(endpoint):
+    """A warm process runs each incident in its own event loop; the endpoint keeps connections alive, so a connection
+    pooled in the first loop must not serve the second."""
+    base_url, script, _ = endpoint
+    model = create_chat_model("ollama:local-model", base_url=base_url)
+    for _ in range(2):
+        script += [chunk("get_recent_logs", {"lambda_name": "f"}), chunk("submit_diagnosis", diagnosis())]
+        result = anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
+        assert result.end_reason == "submitted"

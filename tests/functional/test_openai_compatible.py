@@ -83,3 +83,27 @@ def test_openai_compatible_errors_are_typed(endpoint, status, raised):
     model.max_retries = 0
     with pytest.raises(raised):
         anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
+
+
+def test_a_warm_process_serves_a_second_incident(endpoint):
+    """Each invocation of a warm function runs its own event loop (anyio.run) and builds its model, as the handlers
+    do: the endpoint keeps connections alive, so a connection pooled in the first loop must not serve the second."""
+    script, received = endpoint
+    for _ in range(2):
+        script += [
+            (200, completion("get_recent_logs", {"lambda_name": "f"})),
+            (200, completion("submit_diagnosis", diagnosis())),
+        ]
+        model = create_chat_model("openai:local-model")
+        result = anyio.run(lambda m=model: run_agent(INVESTIGATOR, m, logs_provider(), "<incident>{}</incident>"))
+        assert result.end_reason == "submitted"
+    assert len(received) == 4
+
+
+def test_one_model_serves_runs_in_two_event_loops(endpoint):
+    script, _ = endpoint
+    model = create_chat_model("openai:local-model")
+    for _ in range(2):
+        script += [(200, completion("submit_diagnosis", diagnosis(evidence=[], remediation_plan=[])))]
+        result = anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
+        assert result.end_reason == "submitted"
