@@ -5,10 +5,13 @@ with SigV4 (service ``lambda``) using the caller's own role credentials, by boto
 ``httpx.Auth``. Self-hosted servers (``responder mcp serve``) take a bearer key instead.
 Used by the agents' tool provider (:mod:`incident_responder.agent.tools`) through :class:`McpConnection`,
 by ``responder mcp call`` and the tests. Bounded: 10 s to connect, 10 s to initialize, 60 s per call.
+A function URL whose function is at its concurrency limit answers HTTP 429: each request is sent again after a
+backoff (:class:`ThrottleRetryTransport`), a few times, before it counts as a connection error.
 """
 
 from __future__ import annotations
 
+import random
 import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,6 +29,12 @@ CALL_TIMEOUT_SECONDS = 60.0
 # HTTP reads may last a little longer than a call: a read timeout in the transport ends the whole
 # session, the call deadline (McpConnection.request) only the call that is late.
 READ_TIMEOUT_MARGIN_SECONDS = 5.0
+# HTTP 429 from a function URL (TooManyRequestsException: the function at its reserved or the account's
+# concurrency). Waits of up to 0.5, 1, 2, 4 s (full jitter, or the Retry-After asked for, capped): about 7.5 s at
+# most, inside the 10 s a session has to initialize. Still throttled, the state machine retries with its own backoff.
+THROTTLE_RETRIES = 4
+THROTTLE_BACKOFF_SECONDS = 0.5
+THROTTLE_BACKOFF_CAP_SECONDS = 4.0
 
 T = TypeVar("T")
 
@@ -90,6 +99,53 @@ class SigV4Auth(httpx.Auth):
         yield request
 
 
+class FunctionUrlThrottledError(httpx.TransportError):
+    """Still HTTP 429 after :data:`THROTTLE_RETRIES` retries. A transport error, so the agents' tool provider
+    names it McpConnectionError, which the state machine retries with backoff (McpInitError, a server that answers
+    wrongly, is retried once)."""
+
+
+class ThrottleRetryTransport(httpx.AsyncBaseTransport):
+    """Sends a request again when the answer is HTTP 429, after a backoff; every other answer passes through.
+
+    The request is sent unchanged (a SigV4 signature holds for five minutes); its body was read to be signed.
+    """
+
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        *,
+        retries: int = THROTTLE_RETRIES,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        jitter: Callable[[], float] = random.random,
+    ):
+        self._inner, self._retries, self._sleep, self._jitter = inner, retries, sleep, jitter
+
+    def _wait(self, attempt: int, response: httpx.Response) -> float:
+        asked = response.headers.get("Retry-After", "")
+        if asked.isdigit():
+            return min(float(asked), THROTTLE_BACKOFF_CAP_SECONDS)
+        return self._jitter() * min(THROTTLE_BACKOFF_CAP_SECONDS, THROTTLE_BACKOFF_SECONDS * 2**attempt)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        for attempt in range(self._retries + 1):
+            response = await self._inner.handle_async_request(request)
+            if response.status_code != 429:
+                return response
+            await response.aread()
+            await response.aclose()
+            if attempt < self._retries:
+                await self._sleep(self._wait(attempt, response))
+        raise FunctionUrlThrottledError(
+            f"HTTP 429 from {request.url.host} (the function is at its concurrency limit) after {self._retries + 1} "
+            "tries",
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 def region_of_function_url(url: str) -> str | None:
     """``https://<id>.lambda-url.<region>.on.aws/...`` -> ``<region>``."""
     host = httpx.URL(url).host
@@ -122,7 +178,8 @@ async def mcp_session(
                         CALL_TIMEOUT_SECONDS + READ_TIMEOUT_MARGIN_SECONDS, connect=CONNECT_TIMEOUT_SECONDS
                     ),
                     follow_redirects=True,
-                    verify=tls_context(),
+                    verify=tls_context(),  # (for proxies taken from the environment)
+                    transport=ThrottleRetryTransport(httpx.AsyncHTTPTransport(verify=tls_context())),
                 )
             )
         else:  # the caller owns the client's lifetime
