@@ -4,7 +4,9 @@ In ``{"incident", "actions", "remediation": <the apply result>, "fault_types": [
 :class:`incident_responder.remediation.verify.VerifyResult` (``outcome`` VERIFIED or NOT_FIXED, one check per
 applied action, ``needs_person``, ``summary``). NOT_FIXED sends the state machine to ROLLING_BACK; what no
 action could fix (a bug in the function's own code) is for a person and fails nothing. Health comes from
-the function's CloudWatch metrics since the apply finished. The environment is validated at cold start
+the function's CloudWatch metrics: the whole minutes after the apply that Lambda has finished reporting. Until the
+first is, the handler waits for it if it fits in its remaining time, else raises ``HealthNotYetKnownError`` for the
+state machine to verify again later. The environment is validated at cold start
 (:class:`incident_responder.core.settings.VerifySettings`).
 """
 
@@ -20,6 +22,7 @@ from incident_responder.core.contracts import build_all, incident_from_event
 from incident_responder.core.settings import VerifySettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation.errors import InvalidVerificationInputError
+from incident_responder.remediation.health import waiting_within
 from incident_responder.remediation.telemetry import record_verification
 from incident_responder.remediation.verify import verify
 
@@ -51,6 +54,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         remediation=event["remediation"],
         fault_types=event.get("fault_types") or [],
         baseline_table=settings().baseline_table,
+        wait=waiting_within(context.get_remaining_time_in_millis()),
     )
     record_verification(logger, metrics, result)
     return result.model_dump(mode="json")

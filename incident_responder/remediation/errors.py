@@ -28,3 +28,8 @@ class ResourceLeaseHeldError(StateMachineError, RuntimeError):
 
 class InvalidVerificationInputError(StateMachineError, ValueError):
     """What the state machine passed cannot be verified (no retry: Verify fix's catch-all rolls back)."""
+
+
+class HealthNotYetKnownError(StateMachineError, RuntimeError):
+    """CloudWatch has not yet reported a whole minute after the change: the fix is neither healthy nor unhealthy yet
+    (the state machine waits and verifies again)."""

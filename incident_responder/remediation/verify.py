@@ -17,7 +17,9 @@ the baseline's, ephemeral storage when it is the baseline's size.
 Failures of the function's own code count against a rolled-back deployment unless an application
 error was diagnosed as well (the baseline version's own bug, which the rollback cannot fix).
 
-The deployed probe reads the function's ``AWS/Lambda`` metrics since the apply finished. It cannot
+The deployed probe reads the function's ``AWS/Lambda`` metrics of the whole minutes after the apply that Lambda
+has finished reporting; before the first is, the health is not yet known (:class:`HealthNotYetKnownError`, never a
+verdict), and after an IAM change the first minute may hold an error or so while the change propagates. It cannot
 tell an application's exception from an infrastructure failure; a probe that sees each invocation can
 (:func:`~incident_responder.remediation.health.burst_probe`; the lab sets one with
 :func:`~incident_responder.remediation.health.set_health_probe` that invokes its sample workload).
@@ -26,7 +28,7 @@ tell an application's exception from an infrastructure failure; a probe that see
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -52,11 +54,21 @@ from incident_responder.core.contracts import (
     incident_from_event,
 )
 from incident_responder.remediation.changes.network import egress_grants
-from incident_responder.remediation.errors import InvalidRemediationInputError, InvalidVerificationInputError
+from incident_responder.remediation.errors import (
+    HealthNotYetKnownError,
+    InvalidRemediationInputError,
+    InvalidVerificationInputError,
+)
 from incident_responder.remediation.health import HealthProbe, HealthReport, health_probe, symptom_of
 from incident_responder.remediation.remediate import ApplyResult, parse_actions
 
 Health = Literal["healthy", "unhealthy", "no_traffic"]
+
+# IAM is eventually consistent: "the change must be replicated across IAM, which can take some time"
+# (docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_general.html, "Changes that I make are not always immediately
+# visible"), so an invocation just after a restored grant may still be denied. That many errors in the first whole
+# minute after an IAM change, beside successes, are taken for the propagation; any more, or any later, count.
+IAM_SETTLING_ERRORS = 1
 
 
 # -- results ----------------------------------------------------------------------------------------
@@ -183,7 +195,9 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 # -- verify -----------------------------------------------------------------------------------------
-def _fault_health(fault: FaultType, report: HealthReport, app_error_diagnosed: bool) -> tuple[Health, str]:
+def _fault_health(
+    fault: FaultType, report: HealthReport, app_error_diagnosed: bool, settling: int = 0
+) -> tuple[Health, str]:
     if report.no_traffic:
         return "no_traffic", "no invocations since the apply"
     if report.samples is not None:
@@ -207,8 +221,13 @@ def _fault_health(fault: FaultType, report: HealthReport, app_error_diagnosed: b
         return "healthy", f"no throttles ({report.figures()})"
     if report.errors and app_error_diagnosed:
         return "healthy", f"errors remain, taken for the diagnosed application error ({report.figures()})"
-    if report.errors:
+    if report.errors > settling:
         return "unhealthy", f"the function still fails ({report.figures()})"
+    if settling:
+        return "healthy", (
+            f"{settling} error{'s' if settling > 1 else ''} in the first minute after the IAM change, taken for its "
+            f"propagation, none after ({report.figures()})"
+        )
     return "healthy", f"no errors ({report.figures()})"
 
 
@@ -239,12 +258,15 @@ def verify(
     fault_types: Iterable[str],
     baseline_table: str | None = None,
     health: HealthProbe | HealthReport | None = None,
+    wait: Callable[[datetime], bool] | None = None,
 ) -> VerifyResult:
     """Check every applied action's configuration against the baseline, and the function's health.
 
     ``health``: a probe (default: the one :func:`~incident_responder.remediation.health.set_health_probe` set,
-    else CloudWatch metrics) or a report already taken. AWS errors reading the configuration or metrics
-    propagate (the task retries).
+    else CloudWatch metrics) or a report already taken. A probe that cannot tell yet says until when: ``wait``
+    (:func:`~incident_responder.remediation.health.waiting_within`) may wait for that moment once, else
+    :class:`HealthNotYetKnownError` (the state machine verifies again later). AWS errors reading the configuration
+    or metrics propagate (the task retries).
     """
     incident, actions, applied, faults = _parse(incident, actions, remediation, fault_types)
     done = {s.execution_order for s in applied.applied}
@@ -255,13 +277,24 @@ def verify(
         report = health
     else:
         since = datetime.fromisoformat(applied.finished_at.replace("Z", "+00:00"))
-        report = (health or health_probe())(clients, incident.function_name, since)
+        probe = health or health_probe()
+        report = probe(clients, incident.function_name, since)
+        # Waiting here for a moment the probe names (within this invocation's time) spares a whole retry.
+        if report.pending_until is not None and wait is not None and wait(report.pending_until):
+            report = probe(clients, incident.function_name, since)
+    if report.pending_until is not None:
+        raise HealthNotYetKnownError(
+            f"the health of {incident.function_name} is not yet known: CloudWatch will have reported the first whole "
+            f"minute after the change by {report.pending_until.isoformat(timespec='seconds')}"
+        )
     app_error = FaultType.APPLICATION_ERROR in faults
+    iam_changed = any(a.action_type == ActionType.RESTORE_IAM_POLICY for a in checked)
+    settling = report.settling_errors(IAM_SETTLING_ERRORS) if iam_changed else 0
 
     checks = []
     for action in checked:
         restored, config_detail = configuration_check(action, current, baseline)
-        state, health_detail = _fault_health(action.fault_type, report, app_error)
+        state, health_detail = _fault_health(action.fault_type, report, app_error, settling)
         checks.append(
             VerifyCheck(
                 execution_order=action.execution_order,

@@ -178,17 +178,29 @@ def put_metrics(clients, function_name: str, at: datetime, **values: float) -> N
 
 def test_the_cloudwatch_probe_counts_only_whole_minutes_after_the_apply(env):
     clients = env.clients
-    since = (datetime.now(UTC) - timedelta(minutes=10)).replace(second=30, microsecond=0)
-    put_metrics(clients, "billing", since - timedelta(minutes=2), Invocations=9, Errors=9)  # before the fix
-    put_metrics(clients, "billing", since + timedelta(seconds=10), Invocations=4, Errors=4)  # same minute: not counted
-    put_metrics(clients, "billing", since + timedelta(minutes=2), Invocations=5, Errors=1, Throttles=2)
-    put_metrics(clients, "billing", since + timedelta(minutes=4), Invocations=3)
-    report = cloudwatch_probe(clients, "billing", since)
+    fn = env.sample.function_name
+    # Two hours back, read as of 10 minutes after the change: out of the way of the lab's own traffic.
+    since = (datetime.now(UTC) - timedelta(hours=2)).replace(second=30, microsecond=0)
+    now = since + timedelta(minutes=10)
+    put_metrics(clients, fn, since - timedelta(minutes=2), Invocations=9, Errors=9)  # before the fix
+    put_metrics(clients, fn, since + timedelta(seconds=10), Invocations=4, Errors=4)  # same minute: not counted
+    put_metrics(clients, fn, since + timedelta(minutes=2), Invocations=5, Errors=1, Throttles=2)
+    put_metrics(clients, fn, since + timedelta(minutes=4), Invocations=3)
+    put_metrics(clients, fn, since + timedelta(minutes=9), Invocations=7, Errors=7)  # not yet fully reported
+    report = cloudwatch_probe(clients, fn, since, now=now)
     assert (report.source, report.invocations, report.errors, report.throttles) == ("cloudwatch_metrics", 8, 1, 2)
-    assert report.samples is None
-    quiet = cloudwatch_probe(clients, "nothing-ran", since)
-    assert quiet.no_traffic
-    assert cloudwatch_probe(clients, "billing", datetime.now(UTC)).no_traffic  # no whole minute yet
+    assert report.samples is None and report.pending_until is None
+    # Each whole minute from the first after the change to the last Lambda has finished reporting (timeout + 1 min).
+    lag = timedelta(seconds=clients.get("lambda").get_function_configuration(FunctionName=fn)["Timeout"] + 60)
+    first = since.replace(second=0) + timedelta(minutes=1)
+    assert [p.start for p in report.periods] == [
+        first + timedelta(minutes=i) for i in range(((now - lag).replace(second=0) - first) // timedelta(minutes=1))
+    ]
+    assert [(p.invocations, p.errors) for p in report.periods[:4]] == [(0, 0), (5, 1), (0, 0), (3, 0)]
+    quiet = cloudwatch_probe(clients, fn, since - timedelta(minutes=40), now=since - timedelta(minutes=20))
+    assert quiet.no_traffic and quiet.pending_until is None  # whole minutes reported, no datapoint: no traffic
+    early = cloudwatch_probe(clients, fn, since, now=since + timedelta(minutes=1))
+    assert early.no_traffic and early.pending_until == first + timedelta(minutes=1) + lag  # not yet known
 
 
 def test_verification_from_metrics_alone(env):
