@@ -173,3 +173,41 @@ def test_waiting_within_a_lambda_invocation_never_outlives_it():
     soon = datetime.now(UTC) + timedelta(milliseconds=50)
     assert health.waiting_within(60_000)(soon) is True and datetime.now(UTC) >= soon
     assert health.waiting_within(60_000)(datetime.now(UTC) + timedelta(seconds=55)) is False  # 10 s kept back
+
+
+# -- the deployed verify handler with the deployed probe, on the lab's metrics -----------------------------------
+@pytest.mark.filterwarnings("ignore:No application metrics to publish")
+@pytest.mark.parametrize(
+    ("faults", "kinds", "diagnosed", "after", "outcome", "ahead"),
+    [
+        (IAM_FAULTS, ("iam",), ["permission_loss"], None, "VERIFIED", 0),
+        # The fault comes back before the traffic: the lab's workload is throttled, its metrics say so. (Judged a few
+        # minutes on, so that the case before, whose traffic is in the minute after now, is not in its window.)
+        ((("throttle", {"reserved_concurrency": 0}),), ("concurrency",), ["throttling"], 0, "NOT_FIXED", 5),
+    ],
+)
+def test_the_verify_handler_judges_the_lab_workloads_metrics(
+    env, monkeypatch, faults, kinds, diagnosed, after, outcome, ahead
+):
+    from handlers import verify as handler_module
+    from incident_responder.lab.pipeline.incident import metric_verification_probe
+    from tests.functional.test_remediate import inject, lambda_context
+
+    monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")
+    incident, actions, result = applied(env.clients, *faults, kinds=kinds)
+    if after is not None:
+        inject(env.clients, ("throttle", {"reserved_concurrency": after}))
+    set_health_probe(metric_verification_probe())
+    finished = datetime.fromisoformat(result.finished_at.replace("Z", "+00:00")) + timedelta(minutes=ahead)
+    event = {
+        "incident": incident.model_dump(mode="json"),
+        "actions": [a.model_dump(mode="json") for a in actions],
+        "remediation": {**result.model_dump(mode="json"), "finished_at": finished.isoformat()},
+        "fault_types": diagnosed,
+    }
+    out = handler_module.handler(event, lambda_context("verify"))
+    assert out["outcome"] == outcome, out["summary"]
+    if outcome == "VERIFIED":
+        assert "(3 invocations, 0 errors, 0 throttles)" in out["summary"]
+    else:
+        assert "(0 invocations, 0 errors, 3 throttles)" in out["summary"]

@@ -150,14 +150,17 @@ class Workload(LambdaTraces):
         app_error: str | None = None,
         *,
         notify: bool = True,
+        not_before: datetime | None = None,
     ) -> BurstResult:
         """One concurrent burst of ``invocations``, then an alarm notification if it went badly (``notify``
         False: the alarm is evaluated and returned but not sent, as a verification's own traffic must not
-        start another incident)."""
+        start another incident; ``not_before``: the burst starts then at the earliest, as traffic a while ahead)."""
         view = self.read_view()
         facts = self.facts(view)
         facts["thrown"] = thrown_error(view.code, view.runtime)
         start = self._burst_start(view.log_group)
+        if not_before is not None:
+            start = max(start, not_before)
         events = self.deliveries(invocations, view, facts)
         config = view.config
         if config.reserved_concurrency is None:
@@ -198,7 +201,7 @@ class Workload(LambdaTraces):
         if outcomes:
             self._put_metrics(outcomes, start)
         extra = self.after_burst(view, facts, outcomes, start)
-        result = BurstResult(function_name=self.function_name, invocations=outcomes, **extra)
+        result = BurstResult(function_name=self.function_name, invocations=outcomes, started_at=start, **extra)
         spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)
         if spec is None:
             return result

@@ -43,6 +43,7 @@ class BurstResult(BaseModel):
     invocations: list[InvocationOutcome]
     alert: dict[str, Any] | None = None
     alert_message_id: str | None = None
+    started_at: datetime | None = Field(default=None, description="when the burst's invocations started")
     messages_left: int | None = Field(
         default=None, description="a queue-fed function: messages its burst left unprocessed (None: not queue-fed)"
     )

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from chaos.faults import FaultInjector
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import configuration_from
+from incident_responder.core.aws import AwsClients
 from incident_responder.intake.ingest import incident_for_alert
 from incident_responder.intake.resolve import incident_from_alert
 from incident_responder.lab import approver
@@ -18,13 +20,42 @@ from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.scenario import Approver, Scenario, Setup
 from incident_responder.lab.workloads.selection import workload_for
-from incident_responder.remediation.health import InvocationSample, burst_probe
+from incident_responder.remediation.health import (
+    PERIOD,
+    HealthProbe,
+    HealthReport,
+    InvocationSample,
+    burst_probe,
+    cloudwatch_probe,
+    first_whole_minute,
+    reporting_lag,
+)
 from incident_responder.state.lifecycle import get_incident_state, history, incident_id_of
 
 # What the lab's person does with the approval request, for each approver setting.
 APPROVER_ACTS = {"auto": "approve", "reject": "reject", "none": "none"}
 # Minutes of ordinary traffic a sample function had before its first burst in the lab (its metrics' normal).
 HISTORY_MINUTES = 30
+
+
+def metric_verification_probe(invocations: int = 3) -> HealthProbe:
+    """The deployed probe (:func:`~incident_responder.remediation.health.cloudwatch_probe`) on the lab's CloudWatch.
+
+    On AWS the traffic after the change comes on its own and the verify function waits until Lambda has reported a
+    whole minute of it. Here a burst of the workload (no alarm sent) is that traffic, started in the first whole
+    minute after the change, and CloudWatch is read as of the moment that minute is fully reported: the lab skips
+    the waiting, not the metrics. The workload writes its ``AWS/Lambda`` datapoints as Lambda would.
+    """
+
+    def probe(clients: AwsClients, function_name: str, since: datetime) -> HealthReport:
+        burst = workload_for(clients, function_name).invoke(
+            invocations, notify=False, not_before=first_whole_minute(since)
+        )
+        started = (burst.started_at or datetime.now(UTC)).replace(second=0, microsecond=0)
+        reported = started + PERIOD + reporting_lag(clients, function_name)
+        return cloudwatch_probe(clients, function_name, since, now=reported)
+
+    return probe
 
 
 class IncidentRuns:
