@@ -12,6 +12,8 @@ in moto's CloudFormation. Then close moto's gaps, each stated here:
 * state machines created by CloudFormation land in moto's non-executing backend and keep their
   ``${...}`` placeholders: they are re-created through the API with DefinitionSubstitutions applied;
 * SNS subscriptions are skipped by moto: they are created through the API;
+* a number in a function's environment (a ``Ref`` to a Number parameter) is kept by moto as a number: each is set
+  again as the string Lambda holds;
 * function versions (``AutoPublishAlias``) are published by moto's CloudFormation, aliases are not: each alias is
   created through the API on its function's published version, and every function a state machine invokes (alias
   or version included) must exist, as in AWS. ``SnapStart`` is accepted and ignored: moto keeps no snapshots, and
@@ -212,6 +214,7 @@ def deploy_stack(
     }
     stack = DeployedStack(stack_name, cfn, values, physical, region, account, sorted(left_out))
     _create_aliases(clients, stack)
+    _environment_as_strings(clients, stack)
     _recreate_state_machines(clients, stack)
     _subscribe(clients, stack)
     environment = dict(environment or {})
@@ -221,6 +224,24 @@ def deploy_stack(
             environment[logical_id] = {**model_environment, **environment.get(logical_id, {})}
     _register_functions(clients, stack, dispatcher, environment)
     return stack
+
+
+def _environment_as_strings(clients: AwsClients, stack: DeployedStack) -> None:
+    """Each function's environment as Lambda holds it, strings only: moto's CloudFormation keeps a number (a
+    ``Ref`` to a Number parameter) as a number, a shape GetFunctionConfiguration never returns."""
+    lam = clients.get("lambda")
+    for logical_id, resource in stack.template["Resources"].items():
+        if resource["Type"] != "AWS::Lambda::Function":
+            continue
+        name = stack.physical[logical_id]
+        variables = lam.get_function_configuration(FunctionName=name).get("Environment", {}).get("Variables", {})
+        if all(isinstance(value, str) for value in variables.values()):
+            continue
+        as_strings = {
+            k: v if isinstance(v, str) else json.dumps(v) if isinstance(v, bool) else str(v)
+            for k, v in variables.items()
+        }
+        lam.update_function_configuration(FunctionName=name, Environment={"Variables": as_strings})
 
 
 def _create_aliases(clients: AwsClients, stack: DeployedStack) -> None:

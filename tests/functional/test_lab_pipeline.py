@@ -593,3 +593,22 @@ def test_a_setup_recorded_in_the_same_second_as_onboarding_still_needs_a_fresh_l
         ExpressionAttributeValues={":t": {"S": onboarded}},
     )
     assert any("data-processor" in problem for problem in pipeline.clean_restore())
+
+
+def test_the_stacks_own_function_onboards_as_on_aws(pipeline, capsys):
+    """Defect: moto's CloudFormation kept each role's inline policies as a Python repr, which boto3 hands back as a
+    string where AWS gives a document: `responder onboard` of the stack's own function in the lab ended in a pydantic
+    ValidationError traceback."""
+    from incident_responder.cli.commands import main
+
+    iam = pipeline.clients.get("iam")
+    role = pipeline.stack.physical["IngestFunctionRole"]
+    names = iam.list_role_policies(RoleName=role)["PolicyNames"]
+    documents = [iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"] for name in names]
+    assert names and all(isinstance(d, dict) and d["Statement"] for d in documents), documents
+    ingest_function = pipeline.stack.physical["IngestFunction"]
+    capsys.readouterr()
+    code = main(["onboard", ingest_function])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and code == 0, err
+    assert json.loads(out)["function_name"] == ingest_function

@@ -50,6 +50,7 @@ def _patched() -> dict[str, object]:
     from moto.awslambda.models import LambdaFunction
     from moto.cloudwatch.models import MetricDatumBase
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.iam.models import Role
     from moto.stepfunctions.parser.asl.eval import states, variable_store
     from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
     from moto.stepfunctions.parser.asl.jsonata import jsonata as moto_jsonata
@@ -61,6 +62,7 @@ def _patched() -> dict[str, object]:
 
     found: dict[str, object] = {
         "MetricDatumBase.filter": MetricDatumBase.filter,
+        "Role.put_policy": Role.put_policy,
         "backends.list_of_moto_modules": backends.list_of_moto_modules,
         "LambdaFunction.update_configuration": LambdaFunction.update_configuration,
         "lambda url_paths": dict(urls.url_paths),

@@ -5,6 +5,7 @@ awslambda      GetAccountSettings, EphemeralStorage kept, SNS deliveries handed 
 backends       moto's server lists its services once
 cloudwatch     ListMetrics by dimension name
 dynamodb       conditional writes applied one at a time
+iam            a role's inline policies that CloudFormation created, stored as JSON (read back as documents)
 sqs            moto's SQS leaves mapped queues to the lab's pollers (applied when a lab serves the queue consumer)
 stepfunctions  JSONata, SendTaskFailure's cause, definitions parsed once, shared clients, Lambda tasks routed
 errors         a moto other than the tested one
