@@ -12,7 +12,8 @@ runtime context; the graph itself is compiled once per process.
 
 Before each model call a watchdog checks the remaining time (deadline minus a buffer), the token
 budget (counted from the parts of usage) and the turn budget (the recursion limit); the first one
-exhausted makes the model hear "submit now", with only the terminal tool bound. Tool results reach
+exhausted makes the model hear "submit now", with only the terminal tool bound. Each model call may run until half
+the buffer is left: one still unanswered then ends the run (end reason ``deadline``), counted. Tool results reach
 the model as quoted, untrusted data. Model errors are raised as the typed errors of
 :mod:`incident_responder.agent.errors`; everything else the loop handles by itself.
 """

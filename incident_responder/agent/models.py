@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 
 PROVIDERS = ("offline", "bedrock_converse", "openai", "ollama")
+# Output tokens per model call, whatever the provider: a turn is a tool call or a submission, far below it, and a
+# model that rambles is cut off here (the agent nudges it to be brief) instead of running on until the deadline.
+MAX_OUTPUT_TOKENS = 4096
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -67,7 +70,12 @@ def create_chat_model(
     if provider == "bedrock_converse":
         from langchain_aws import ChatBedrockConverse
 
-        kwargs: dict[str, Any] = {"model": model_id, "temperature": 0, "max_tokens": 4096, "disable_streaming": True}
+        kwargs: dict[str, Any] = {
+            "model": model_id,
+            "temperature": 0,
+            "max_tokens": MAX_OUTPUT_TOKENS,
+            "disable_streaming": True,
+        }
         if bedrock_client is not None:
             kwargs["client"] = bedrock_client
         else:
@@ -96,6 +104,7 @@ def create_chat_model(
             "model": model_id,
             "temperature": 0,
             "max_retries": 0,
+            "max_tokens": MAX_OUTPUT_TOKENS,
             "http_async_client": openai_http_client(None),
         }
         if base_url:
@@ -114,6 +123,7 @@ def create_chat_model(
     return ChatOllama(
         model=model_id,
         temperature=0,
+        num_predict=MAX_OUTPUT_TOKENS,
         async_client_kwargs={"transport": ollama_transport()},  # a pool per event loop (see http_pool)
         **({"base_url": base_url} if base_url else {}),
     )

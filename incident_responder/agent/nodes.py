@@ -16,6 +16,7 @@ import json
 import time
 from typing import Any
 
+import anyio
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langgraph.graph import END
 from langgraph.runtime import Runtime
@@ -59,9 +60,12 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
     bound = ctx.submit_only_model if warning else ctx.model
     messages = list(state["messages"]) + update.get("messages", [])
     started = time.monotonic()
+    allowed_s = limits.model_call_s(ctx.remaining_ms())
     try:
         async with telemetry.span("model", turn=llm_calls + 1):
-            response = await bound.ainvoke(messages)
+            # The request's timeout, whatever the provider (openai's default is 10 minutes, ollama has none).
+            with anyio.move_on_after(allowed_s) as call:
+                response = await bound.ainvoke(messages)
     except Exception as exc:
         telemetry.model_called(llm_calls + 1, int((time.monotonic() - started) * 1000), 0, 0, ok=False)
         typed = classify_model_error(exc)
@@ -69,6 +73,13 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
             raise
         raise typed from exc
     took_ms = int((time.monotonic() - started) * 1000)
+    if call.cancelled_caught:
+        # Cut at the deadline: the run ends with what it has, and the call is counted like any other.
+        telemetry.model_called(llm_calls + 1, took_ms, 0, 0, ok=False, timed_out=True)
+        update["llm_calls"] = llm_calls + 1
+        update["model_ms"] = state.get("model_ms", 0) + took_ms
+        update["end_reason"] = f"deadline: the model did not answer within {allowed_s:.1f} s (turn {llm_calls + 1})"
+        return update
     turn = TokenUsage().add(getattr(response, "usage_metadata", None))
     telemetry.model_called(llm_calls + 1, took_ms, turn.input_tokens, turn.output_tokens, ok=True)
     update["messages"] = update.get("messages", []) + [response]
@@ -89,6 +100,8 @@ def stop_reason(message: AnyMessage) -> str | None:
 
 
 def route(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    if state.get("end_reason"):
+        return "give_up"  # the model call was cut at the deadline
     last = state["messages"][-1]
     calls = getattr(last, "tool_calls", None) or []
     if any(c["name"] == runtime.context.spec.terminal_tool for c in calls):
@@ -236,6 +249,8 @@ def nudge(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
 def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     spec, limits = runtime.context.spec, runtime.context.limits
     last = state["messages"][-1]
+    if state.get("end_reason"):
+        return {}  # already said (a model call cut at the deadline)
     if state.get("final_warning"):
         reason = f"{state['final_warning']}: no {spec.terminal_tool} after the final warning"
     elif (stopped := stop_reason(last)) in REFUSALS:

@@ -28,6 +28,12 @@ class Limits:
     max_nudges: int = 1
     deadline_buffer_ms: int = 90_000
 
+    def model_call_s(self, remaining_ms: int) -> float:
+        """How long one model call may take: until half the deadline buffer is left, the other half kept to store
+        the run and return (so the agent's deadline ends a stalled call, never the function's timeout); at least
+        a second."""
+        return max(1.0, (remaining_ms - self.deadline_buffer_ms // 2) / 1000)
+
 
 @dataclass(frozen=True)
 class AgentSpec:

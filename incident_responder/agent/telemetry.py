@@ -5,7 +5,8 @@ keys the handler appended, e.g. ``incident_id``):
 
 * ``tool_executed``: ``tool``, ``arguments``, ``duration_ms``, ``bytes`` (what the model was sent back),
   ``outcome`` (``ok`` | ``error``), ``error`` when it failed;
-* ``model_called``: ``turn``, ``duration_ms``, ``input_tokens``, ``output_tokens``, ``outcome``.
+* ``model_called``: ``turn``, ``duration_ms``, ``input_tokens``, ``output_tokens``, ``outcome`` (``ok`` | ``error`` |
+  ``timeout``: cut at the agent's deadline).
 
 Metrics (CloudWatch embedded metric format, the functions' namespace ``POWERTOOLS_METRICS_NAMESPACE``), each
 written at once with its own dimensions (Powertools' ``single_metric``): ``ToolDuration`` (ms; dimensions
@@ -101,7 +102,9 @@ def tool_executed(
             _metric("ToolErrors", "Count", 1, {"tool": tool})
 
 
-def model_called(turn: int, duration_ms: int, input_tokens: int, output_tokens: int, ok: bool) -> None:
+def model_called(
+    turn: int, duration_ms: int, input_tokens: int, output_tokens: int, ok: bool, timed_out: bool = False
+) -> None:
     """One model call: logged, and ModelDuration, ModelInputTokens, ModelOutputTokens."""
     _log().info(
         "model_called",
@@ -110,7 +113,7 @@ def model_called(turn: int, duration_ms: int, input_tokens: int, output_tokens: 
             "duration_ms": duration_ms,
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "outcome": "ok" if ok else "error",
+            "outcome": "ok" if ok else "timeout" if timed_out else "error",
         },
     )
     if _metrics_on():

@@ -7,12 +7,14 @@ agent loop runs through it, tool result and all, with the versions of langchain-
 from __future__ import annotations
 
 import json
+import threading
 
 import anyio
 import pytest
 
 from incident_responder.agent.graph import run_agent
-from incident_responder.agent.models import create_chat_model
+from incident_responder.agent.models import MAX_OUTPUT_TOKENS, create_chat_model
+from incident_responder.agent.spec import Limits
 from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import diagnosis, logs_provider, model_endpoint
 
@@ -72,3 +74,36 @@ def test_one_model_serves_runs_in_two_event_loops(endpoint):
         script += [chunk("get_recent_logs", {"lambda_name": "f"}), chunk("submit_diagnosis", diagnosis())]
         result = anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<incident>{}</incident>"))
         assert result.end_reason == "submitted"
+
+
+def test_each_call_caps_the_models_output(endpoint):
+    base_url, script, received = endpoint
+    script += [chunk("submit_diagnosis", diagnosis(evidence=[], remediation_plan=[]))]
+    model = create_chat_model("ollama:local-model", base_url=base_url)
+    anyio.run(lambda: run_agent(INVESTIGATOR, model, logs_provider(), "<i/>"))
+    assert received[0][1]["options"]["num_predict"] == MAX_OUTPUT_TOKENS  # as the Bedrock path caps it
+
+
+def test_a_call_that_outlives_the_deadline_ends_the_run_and_is_counted():
+    released = threading.Event()
+
+    def respond(path: str, request: dict) -> tuple[int, str, bytes]:
+        released.wait(30)  # a model that stalls until the test ends
+        return 200, "application/json", json.dumps(chunk("submit_diagnosis", diagnosis())).encode()
+
+    with model_endpoint(respond) as url:
+        try:
+            run = anyio.run(
+                lambda: run_agent(
+                    INVESTIGATOR,
+                    create_chat_model("ollama:local-model", base_url=url),
+                    logs_provider(),
+                    "<i/>",
+                    limits=Limits(deadline_buffer_ms=2_000),
+                    remaining_ms=lambda: 3_000,
+                )
+            )
+        finally:
+            released.set()
+    assert run.end_reason.startswith("deadline: the model did not answer within 2.0 s")
+    assert run.payload is None and run.llm_calls == 1
