@@ -71,6 +71,9 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
         typed = classify_model_error(exc)
         if typed is exc:
             raise
+        # A run that raises is recorded only by its error (the state machine keeps the message): it says how many
+        # model calls this attempt made, the failed one included, or they would vanish from the record.
+        typed.args = (f"{typed}; {llm_calls + 1} model call(s) made, the last one failed",)
         raise typed from exc
     took_ms = int((time.monotonic() - started) * 1000)
     if call.cancelled_caught:

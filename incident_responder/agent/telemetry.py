@@ -11,7 +11,8 @@ keys the handler appended, e.g. ``incident_id``):
 Metrics (CloudWatch embedded metric format, the functions' namespace ``POWERTOOLS_METRICS_NAMESPACE``), each
 written at once with its own dimensions (Powertools' ``single_metric``): ``ToolDuration`` (ms; dimensions
 ``service``, ``tool``), ``ToolErrors`` (dimensions ``service``, ``tool``), ``ModelDuration`` (ms),
-``ModelInputTokens`` and ``ModelOutputTokens`` (dimension ``service``). Nothing is written where no namespace
+``ModelInputTokens``, ``ModelOutputTokens`` and ``ModelErrors`` (a call that raised or was cut at the deadline)
+(dimension ``service``). Nothing is written where no namespace
 is set or metrics are disabled (``POWERTOOLS_METRICS_DISABLED``, ``POWERTOOLS_DEV``), as Powertools' own Metrics.
 
 X-Ray: where a segment can be written (:func:`incident_responder.core.tracing.tracing_enabled`), each call is a
@@ -105,7 +106,8 @@ def tool_executed(
 def model_called(
     turn: int, duration_ms: int, input_tokens: int, output_tokens: int, ok: bool, timed_out: bool = False
 ) -> None:
-    """One model call: logged, and ModelDuration, ModelInputTokens, ModelOutputTokens."""
+    """One model call, answered or not: logged, and ModelDuration, ModelInputTokens, ModelOutputTokens (ModelErrors
+    when it raised or timed out)."""
     _log().info(
         "model_called",
         extra={
@@ -120,3 +122,5 @@ def model_called(
         _metric("ModelDuration", "Milliseconds", duration_ms, {})
         _metric("ModelInputTokens", "Count", input_tokens, {})
         _metric("ModelOutputTokens", "Count", output_tokens, {})
+        if not ok:
+            _metric("ModelErrors", "Count", 1, {})

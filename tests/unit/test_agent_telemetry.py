@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
+from botocore.exceptions import ClientError
 
+from incident_responder.agent.errors import ModelTransientError
+from incident_responder.agent.spec import Limits
 from tests.fakes import ScriptedChatModel, call, diagnosis
 from tests.unit.test_graph import run
 
@@ -138,3 +142,34 @@ def test_no_subsegment_where_no_segment_can_be_written(monkeypatch):
         )
     )
     assert result.end_reason == "submitted"
+
+
+def test_a_model_call_that_raised_is_logged_counted_and_reported(metrics_on, capsys):
+    throttled = ClientError({"Error": {"Code": "ThrottlingException", "Message": "Too many requests"}}, "Converse")
+    model = ScriptedChatModel(responses=[call("get_recent_logs", {"lambda_name": "f"}), throttled])
+    with pytest.raises(ModelTransientError) as raised:
+        run(model)
+    # The run leaves no record but its error (the state machine keeps the message): it says how many calls it made.
+    assert "2 model call(s) made, the last one failed" in str(raised.value)
+    logs, blobs = _records(capsys.readouterr().out)
+    models = [r for r in logs if r["message"] == "model_called"]
+    assert [(r["turn"], r["outcome"]) for r in models] == [(1, "ok"), (2, "error")]
+    assert len(_metric(blobs, "ModelDuration")) == 2
+    assert [b["ModelErrors"] for b in _metric(blobs, "ModelErrors")] in ([1], [[1]], [1.0], [[1.0]])
+
+
+class StalledChatModel(ScriptedChatModel):
+    """A model whose endpoint never answers."""
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):
+        await anyio.sleep(60)
+        raise AssertionError("the call was not cut at the deadline")
+
+
+def test_a_model_call_cut_at_the_deadline_is_logged_and_counted(metrics_on, capsys):
+    result, _ = run(StalledChatModel(responses=[]), limits=Limits(deadline_buffer_ms=1_000), remaining_ms=lambda: 1_500)
+    assert result.end_reason.startswith("deadline: the model did not answer within 1.0 s (turn 1)")
+    assert result.llm_calls == 1 and result.model_ms >= 900
+    logs, blobs = _records(capsys.readouterr().out)
+    assert [(r["turn"], r["outcome"]) for r in logs if r["message"] == "model_called"] == [(1, "timeout")]
+    assert len(_metric(blobs, "ModelErrors")) == 1
