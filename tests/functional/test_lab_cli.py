@@ -360,3 +360,21 @@ def test_which_ends_of_a_run_are_failures(incident_id, status, failed):
 
     record = IncidentRecord(incident_id=incident_id, status=status, metrics={}, execution={})
     assert record.failed is failed
+
+
+def test_an_aws_call_the_lab_does_not_implement_is_one_error_not_a_traceback(lab_env, caplog):
+    """Defect: a Bedrock model tried against the lab (the shell's AWS_ENDPOINT_URL is the lab's) filled `lab up` with
+    moto's NotImplementedError tracebacks, three per call, and the caller got an HTML page. The caller gets an AWS
+    error saying where model calls go instead, and the lab logs one line."""
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+
+    runtime = boto3.client("bedrock-runtime", config=Config(retries={"mode": "standard", "max_attempts": 3}))
+    with pytest.raises(ClientError) as refused:
+        runtime.converse(modelId="some-model", messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    error = refused.value.response["Error"]
+    assert error["Code"] == "NotImplemented" and "AWS_ENDPOINT_URL_BEDROCK_RUNTIME" in error["Message"], error
+    assert refused.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    lines = [r for r in caplog.records if "not implement" in r.getMessage() or r.exc_info]
+    assert len(lines) == 1 and lines[0].exc_info is None and "\n" not in lines[0].getMessage(), lines

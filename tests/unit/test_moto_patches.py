@@ -49,6 +49,7 @@ def _patched() -> dict[str, object]:
     from moto.awslambda import urls
     from moto.awslambda.models import LambdaFunction
     from moto.cloudwatch.models import MetricDatumBase
+    from moto.core.responses import BaseResponse
     from moto.dynamodb.models import DynamoDBBackend
     from moto.iam.models import Role
     from moto.stepfunctions.parser.asl.eval import states, variable_store
@@ -63,6 +64,7 @@ def _patched() -> dict[str, object]:
     found: dict[str, object] = {
         "MetricDatumBase.filter": MetricDatumBase.filter,
         "Role.put_policy": Role.put_policy,
+        "BaseResponse.call_action": BaseResponse.call_action,
         "backends.list_of_moto_modules": backends.list_of_moto_modules,
         "LambdaFunction.update_configuration": LambdaFunction.update_configuration,
         "lambda url_paths": dict(urls.url_paths),

@@ -6,6 +6,7 @@ backends       moto's server lists its services once
 cloudwatch     ListMetrics by dimension name
 dynamodb       conditional writes applied one at a time
 iam            a role's inline policies that CloudFormation created, stored as JSON (read back as documents)
+responses      an action moto does not implement answered as an AWS error (501 NotImplemented), not a traceback
 sqs            moto's SQS leaves mapped queues to the lab's pollers (applied when a lab serves the queue consumer)
 stepfunctions  JSONata, SendTaskFailure's cause, definitions parsed once, shared clients, Lambda tasks routed
 errors         a moto other than the tested one

@@ -14,7 +14,15 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Callable
 
-from incident_responder.lab.moto_patches import awslambda, backends, cloudwatch, dynamodb, iam, stepfunctions
+from incident_responder.lab.moto_patches import (
+    awslambda,
+    backends,
+    cloudwatch,
+    dynamodb,
+    iam,
+    responses,
+    stepfunctions,
+)
 from incident_responder.lab.moto_patches.errors import UntestedMotoError
 
 # pyproject.toml's `lab` extra pins moto[server] to exactly this (a test keeps the two the same).
@@ -23,6 +31,7 @@ TESTED_MOTO_VERSION = "5.2.5"
 # Every patch of moto's internals, in the order applied, each with why the lab needs it. Each is idempotent.
 PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
     (cloudwatch._list_metrics_by_dimension_name, "ListMetrics matches a dimension filter without a value"),
+    (responses._answer_unimplemented_actions, "an action moto lacks is an AWS error (501), not a traceback"),
     (iam._inline_policies_as_json, "a role's inline policies created by CloudFormation read back as documents"),
     (awslambda.answer_account_settings, "moto has no GetAccountSettings; the concurrency faults read it"),
     (awslambda.keep_ephemeral_storage, "UpdateFunctionConfiguration keeps EphemeralStorage, as Lambda does"),
