@@ -176,3 +176,27 @@ def test_a_diagnosis_resting_on_no_verified_evidence_is_not_a_success(clients, c
     assert run.end_reason == "submitted"
     assert result.outcome == "NO_EVIDENCE" and "cites no verified tool output" in result.end_reason
     assert result.diagnosis is not None  # kept for the record, never proposed from
+
+
+def test_a_warm_function_investigates_a_second_incident_with_an_openai_compatible_model(
+    clients, configured, monkeypatch
+):
+    """RESPONDER_MODEL=openai:<model> against an endpoint that keeps connections alive, as real servers do: each
+    invocation of the warm function runs in its own event loop, and the second must not meet the first's."""
+    pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
+    from handlers.investigate import handler
+    from tests.fakes import model_endpoint
+    from tests.functional.test_openai_compatible import completion
+
+    def respond(path: str, request: dict) -> tuple[int, str, bytes]:
+        body = completion("submit_diagnosis", diagnosis(evidence=[], remediation_plan=[]))
+        return 200, "application/json", json.dumps(body).encode()
+
+    incident = incident_after(clients, [("iam_revoke", {"target": "s3"})])
+    with model_endpoint(respond) as url:
+        monkeypatch.setenv("RESPONDER_MODEL", "openai:local-model")
+        monkeypatch.setenv("MODEL_BASE_URL", f"{url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        for _ in range(2):
+            output = handler({"incident": incident.model_dump(mode="json")}, lambda_context())
+            assert output["metrics"]["llm_calls"] == 1 and output["outcome"] == "NO_EVIDENCE"
