@@ -5,7 +5,8 @@ end. httpx binds a pooled connection to the loop that opened it: handed to a lat
 ``RuntimeError: Event loop is closed`` (httpx's maintainers: do not share an AsyncClient across event loops,
 encode/httpx#2473). langchain-openai keeps one default AsyncClient per base URL for the whole process, so the second
 incident of a warm function failed. :class:`LoopLocalTransport` gives each loop its own pool, and :func:`release`
-closes the running loop's pools before the loop ends (:func:`incident_responder.agent.graph.run_agent` calls it).
+closes the running loop's pools before the loop ends (:func:`incident_responder.agent.graph.run_agent` calls it
+when a run ends: the runs one event loop serves follow one another, as each invocation runs one agent).
 """
 
 from __future__ import annotations
@@ -68,12 +69,14 @@ async def release() -> None:
         await transport.release()
 
 
-def openai_http_client(timeout: Any) -> Any:
-    """The async HTTP client a ChatOpenAI gets instead of langchain-openai's process-wide one."""
+def openai_http_client() -> Any:
+    """The async HTTP client a ChatOpenAI gets instead of langchain-openai's process-wide one (its timeout is the
+    agent's: :meth:`incident_responder.agent.spec.Limits.model_call_s`)."""
     import openai
     from langchain_openai._compat import httpx  # the httpx the SDK is built on, as langchain-openai documents
 
-    return openai.DefaultAsyncHttpxClient(transport=LoopLocalTransport(httpx), timeout=timeout)
+    transport: Any = LoopLocalTransport(httpx)  # an AsyncBaseTransport by its methods (see LoopLocalTransport)
+    return openai.DefaultAsyncHttpxClient(transport=transport)
 
 
 def ollama_transport() -> LoopLocalTransport:

@@ -105,7 +105,7 @@ def create_chat_model(
             "temperature": 0,
             "max_retries": 0,
             "max_tokens": MAX_OUTPUT_TOKENS,
-            "http_async_client": openai_http_client(None),
+            "http_async_client": openai_http_client(),
         }
         if base_url:
             kwargs["base_url"] = base_url
