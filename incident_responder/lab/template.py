@@ -143,6 +143,8 @@ def resolve_conditions(template: dict[str, Any], parameters: dict[str, str]) -> 
     branch, ``AWS::NoValue`` removed, resources whose condition is false left out. Its ``Rules`` are checked
     first, as CloudFormation does (:class:`StackRuleError`)."""
 
+    # Pseudo parameters a condition may read (SnapStart's Regions), as the lab deploys unless told otherwise.
+    parameters = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", **parameters}
     value = functools.partial(_value, parameters)
     conditions: dict[str, bool] = {}
 

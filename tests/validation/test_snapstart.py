@@ -178,8 +178,10 @@ def other_value(name: str) -> str:
 
 def parameters_read(function: str) -> set[str]:
     """Template parameters a function's own configuration reads (its role's policies are not in its versions)."""
-    props = {k: v for k, v in SAM["Resources"][function]["Properties"].items() if k not in ("Policies", "Events")}
-    text = repr(props) + repr(SAM["Globals"]["Function"])
+    # Reserved concurrency belongs to the function, not to a version: its change needs no new one.
+    unversioned = ("Policies", "Events", "ReservedConcurrentExecutions")
+    props = {k: v for k, v in SAM["Resources"][function]["Properties"].items() if k not in unversioned}
+    text = repr(props) + repr({k: v for k, v in SAM["Globals"]["Function"].items() if k not in unversioned})
     names = set(re.findall(r"'Ref': '(\w+)'", text)) | set(re.findall(r"\$\{(\w+)\}", text))
     conditions = set(re.findall(r"'Fn::If': \['(\w+)'", text))
     while conditions:  # a condition reads the parameters it refers to, and those of the conditions it names

@@ -147,7 +147,7 @@ def test_the_key_policy_keeps_the_key_manageable_and_grants_nothing_broad():
 
 def test_eventbridge_rules_of_this_account_may_publish_alarm_events_to_the_incident_topic_only():
     """EventBridge delivers to an encrypted topic only when the topic policy and the key policy let
-    events.amazonaws.com in; both are held to this account's rules (confused deputy)."""
+    events.amazonaws.com in; the topic policy holds it to this account's rules (confused deputy)."""
     (key,) = resources("AWS::KMS::Key").values()
     topic_statements = {
         ref_name(t): p["PolicyDocument"]["Statement"]
@@ -162,7 +162,7 @@ def test_eventbridge_rules_of_this_account_may_publish_alarm_events_to_the_incid
     (grant,) = [
         s for s in key["KeyPolicy"]["Statement"] if s.get("Principal", {}).get("Service") == "events.amazonaws.com"
     ]
-    for statement in [grant, *by_events["IncidentTopic"]]:
+    for statement in by_events["IncidentTopic"]:  # the key's grant: see the test after the next section
         condition = statement["Condition"]
         assert condition["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
         assert ":events:${AWS::Region}:${AWS::AccountId}:rule/*" in str(condition["ArnLike"]["aws:SourceArn"])
@@ -597,6 +597,9 @@ def render(node: Any, parameters: dict[str, str]) -> Any:
     if "Fn::Split" in node:
         delimiter, text = node["Fn::Split"]
         return render(text, parameters).split(delimiter)
+    if "Fn::Select" in node:
+        index, items = node["Fn::Select"]
+        return render(items, parameters)[int(index)]
     return {k: render(v, parameters) for k, v in node.items()}
 
 
@@ -1004,3 +1007,198 @@ def test_reconcile_may_alarm_the_operators_of_an_unverified_change_and_stopped_e
     (aborted,) = [a for a in resources("AWS::CloudWatch::Alarm").values() if a.get("MetricName") == "ExecutionsAborted"]
     assert aborted["Namespace"] == "AWS/States" and [ref_name(a) for a in aborted["AlarmActions"]] == ["OperatorTopic"]
     assert ref_name(aborted["Dimensions"][0]["Value"]) == "IncidentStateMachine"
+
+
+# -- a real account: a second stack, a noisy neighbour, log costs, Regions, the sweep's patience ---------------
+# Resource types whose names are unique in an account and Region, and the property that names them.
+NAMED = {
+    "AWS::Scheduler::Schedule": "Name",
+    "AWS::Events::Rule": "Name",
+    "AWS::SNS::Topic": "TopicName",
+    "AWS::StepFunctions::StateMachine": "StateMachineName",
+    "AWS::Logs::LogGroup": "LogGroupName",
+    "AWS::KMS::Alias": "AliasName",
+    "AWS::Lambda::Function": "FunctionName",
+    "AWS::DynamoDB::Table": "TableName",
+    "AWS::SQS::Queue": "QueueName",
+    "AWS::S3::Bucket": "BucketName",
+    "AWS::IAM::Role": "RoleName",
+    "AWS::Chatbot::SlackChannelConfiguration": "ConfigurationName",
+    "AWS::Chatbot::MicrosoftTeamsChannelConfiguration": "ConfigurationName",
+}
+
+
+def test_a_second_stack_in_the_account_and_region_names_nothing_the_first_one_named():
+    """A fixed name (SAM names a ScheduleV2 schedule after its logical id) makes the second stack fail to create."""
+    template = translated()
+    named = {}
+    for logical_id, resource in template["Resources"].items():
+        name = resource.get("Properties", {}).get(NAMED.get(resource["Type"], ""))
+        if name is not None:
+            named[logical_id] = name
+    assert "SweepFunctionEvery15Minutes" in named  # the schedule is among those checked
+    for logical_id, name in named.items():
+        rendered = {
+            stack: render(
+                name, {"AWS::StackName": stack, "AWS::StackId": f"arn:aws:cloudformation:r:a:stack/{stack}/{stack}-id"}
+            )
+            for stack in ("incident-responder", "incident-responder-staging")
+        }
+        assert len(set(map(str, rendered.values()))) == 2, f"{logical_id}: one name for every stack: {name}"
+
+
+def test_the_sweep_schedules_name_fits_schedulers_limit_for_any_deployable_stack():
+    (schedule,) = resources("AWS::Scheduler::Schedule").values()
+    stack = "s" * 61  # the longest stack name the state machine's name (80 characters) leaves room for
+    name = render(
+        schedule["Name"],
+        {"AWS::StackName": stack, "AWS::StackId": f"arn:aws:cloudformation:r:a:stack/{stack}/{'0' * 36}"},
+    )
+    assert len(name) <= 64, name
+
+
+# The sweep stops an execution whose status has not changed for StuckAfterMinutes. That must be longer than the
+# state machine itself may keep an incident in any status, or it ends healthy work (a verification settling for
+# an hour, an investigation retried after a timeout). Measured on the definition, every parameter at its maximum.
+def _asl_at_maxima() -> dict[str, Any]:
+    import json
+    import re
+
+    from incident_responder.lab.engine import substitute
+
+    parameters = SAM["Parameters"]
+    machine = SAM["Resources"]["IncidentStateMachine"]["Properties"]["DefinitionSubstitutions"]
+    values = {k: "x" for k in machine} | {
+        k: str(v.get("MaxValue", v.get("Default"))) for k, v in parameters.items() if v["Type"] == "Number"
+    }
+    values["IncidentTtlSeconds"] = "1"
+    text = substitute(ASL_TEXT, values)
+    assert not re.search(r"\$\{\w+\}", text)
+    return json.loads(text)["States"]
+
+
+def _seconds(value: Any) -> float:
+    import re
+
+    import jsonata
+
+    if isinstance(value, int | float):
+        return value
+    return jsonata.Jsonata(re.fullmatch(r"\{%(.*)%\}", value, re.S).group(1)).evaluate(None)
+
+
+def _task_seconds(state: dict[str, Any]) -> float:
+    """A task's longest run: every attempt to its TimeoutSeconds (10 s for a service call without one) and every
+    wait at its full length, except attempts Lambda refused before running anything (``Lambda.*`` errors)."""
+    attempt = _seconds(state["TimeoutSeconds"]) if "TimeoutSeconds" in state else 10
+    total = attempt
+    for retrier in state.get("Retry", []):
+        interval, rate = retrier.get("IntervalSeconds", 1), retrier.get("BackoffRate", 2.0)
+        cap, attempts = retrier.get("MaxDelaySeconds", float("inf")), retrier.get("MaxAttempts", 3)
+        total += sum(min(interval * rate**n, cap) for n in range(attempts))
+        if not all(error.startswith("Lambda.") for error in retrier["ErrorEquals"]):
+            total += attempts * attempt
+    return total
+
+
+def longest_in_each_status() -> dict[str, float]:
+    """Status -> the longest the state machine may stay in it (from its write to the next status's write)."""
+    import re
+
+    from incident_responder.core.status import ACTIVE_STATUSES
+    from incident_responder.state.lifecycle import WAITING_STATUSES
+
+    states = _asl_at_maxima()
+
+    def is_status(name: str) -> bool:
+        return re.fullmatch(r"[A-Z_]+", name) is not None
+
+    def following(state: dict[str, Any]) -> list[str]:
+        found = [state["Next"]] if "Next" in state else []
+        found += [c["Next"] for c in state.get("Choices", []) + state.get("Catch", [])]
+        return found + ([state["Default"]] if "Default" in state else [])
+
+    def longest(name: str, seen: tuple[str, ...]) -> float:
+        state = states[name]
+        here = _task_seconds(state) if state["Type"] == "Task" else _seconds(state.get("Seconds", 0))
+        rest = [longest(n, (*seen, name)) for n in following(state) if not is_status(n) and n not in seen]
+        return here + max(rest, default=0)
+
+    found = {n: longest(n, ()) for n in states if n in ACTIVE_STATUSES and n not in WAITING_STATUSES}
+    assert {"INVESTIGATING", "PROPOSING", "REVIEWING", "REMEDIATING", "VERIFYING", "ROLLING_BACK"} <= set(found)
+    return found
+
+
+def test_the_sweep_waits_longer_than_the_state_machine_may_keep_an_incident_in_any_status():
+    stuck = SAM["Parameters"]["StuckAfterMinutes"]
+    assert stuck["Default"] >= stuck["MinValue"]
+    for status, seconds in longest_in_each_status().items():
+        assert seconds < stuck["MinValue"] * 60, f"{status} may last {seconds / 60:.0f} min"
+
+
+def test_each_function_logs_to_a_group_that_expires():
+    template = cfn()
+    groups = resources("AWS::Logs::LogGroup", template)
+    retention = SAM["Parameters"]["LogRetentionDays"]
+    assert int(retention["Default"]) in retention["AllowedValues"]  # CloudWatch Logs accepts only some values
+    for function, props in resources("AWS::Lambda::Function", template).items():
+        group = ref_name(props.get("LoggingConfig", {}).get("LogGroup"))
+        assert group in groups, f"{function} logs to a group that never expires"
+        assert groups[group]["RetentionInDays"] == {"Ref": "LogRetentionDays"} or groups[group][
+            "RetentionInDays"
+        ] == int(retention["Default"]), group
+        # Lambda does not create a custom group whose name begins with aws/ (logs would be lost).
+        assert not str(render(groups[group]["LogGroupName"], defaults())).lstrip("/").startswith("aws/")
+
+
+# Lambda SnapStart is in every commercial Region but Asia Pacific (New Zealand) and Asia Pacific (Taipei).
+NO_SNAPSTART = [
+    ("aws", "ap-southeast-6"),
+    ("aws", "ap-east-2"),
+    ("aws-cn", "cn-north-1"),
+    ("aws-us-gov", "us-gov-west-1"),
+]
+
+
+@pytest.mark.parametrize("partition, region", NO_SNAPSTART + [("aws", "us-east-1"), ("aws", "eu-west-1")])
+def test_snapstart_is_asked_for_only_where_lambda_offers_it(partition, region):
+    supported = (partition, region) not in NO_SNAPSTART
+    asked = {**defaults(), "SnapStart": "Enabled", "AWS::Region": region, "AWS::Partition": partition}
+    template = resolve_conditions(translated(), asked)
+    for function, props in resources("AWS::Lambda::Function", template).items():
+        if "SnapStart" in props:
+            expected = "PublishedVersions" if supported else "None"
+            assert props["SnapStart"] == {"ApplyOn": expected}, f"{function} in {region}"
+
+
+def test_eventbridges_use_of_the_topics_key_is_held_to_the_incident_topic_not_to_source_keys():
+    """SNS asks KMS for the data key on EventBridge's behalf; AWS's examples grant events.amazonaws.com the key with
+    no aws:SourceArn / aws:SourceAccount condition, which those requests need not carry. SNS names the topic in
+    the encryption context: the grant is held to the incident topic by that instead."""
+    (key,) = resources("AWS::KMS::Key").values()
+    (grant,) = [
+        s for s in key["KeyPolicy"]["Statement"] if s.get("Principal", {}).get("Service") == "events.amazonaws.com"
+    ]
+    assert "aws:Source" not in str(grant.get("Condition"))
+    context = render(grant["Condition"]["StringEquals"]["kms:EncryptionContext:aws:sns:topicArn"], defaults())
+    topic = render(resources("AWS::SNS::Topic")["IncidentTopic"]["TopicName"], defaults())
+    assert context == f"arn:aws:sns:us-east-1:123456789012:{topic}"
+
+
+def test_the_responders_functions_keep_concurrency_of_their_own():
+    """A noisy neighbour that takes the account's unreserved concurrency throttles only functions without a
+    reservation. Zero would throttle every call; Lambda keeps 100 unreserved, so the reservation can be left off."""
+    parameter = SAM["Parameters"]["ResponderReservedConcurrency"]
+    import re
+
+    pattern = parameter["AllowedPattern"]
+    assert not re.fullmatch(pattern, "0") and not re.fullmatch(pattern, "-1") and re.fullmatch(pattern, "")
+    assert re.fullmatch(pattern, parameter["Default"]) and int(parameter["Default"]) >= 5
+    functions = resources("AWS::Lambda::Function")
+    for function, props in functions.items():
+        assert props.get("ReservedConcurrentExecutions") == {"Ref": "ResponderReservedConcurrency"}, function
+    # Every function reserving the default leaves most of an account's 1,000 to its own functions.
+    assert len(functions) * int(parameter["Default"]) <= 200
+    unreserved = resolve_conditions(translated(), {**defaults(), "ResponderReservedConcurrency": ""})
+    for function, props in resources("AWS::Lambda::Function", unreserved).items():
+        assert "ReservedConcurrentExecutions" not in props, function
