@@ -12,11 +12,13 @@ when a run ends: the runs one event loop serves follow one another, as each invo
 from __future__ import annotations
 
 import asyncio
+import threading
 import weakref
 from types import ModuleType
 from typing import Any
 
 _transports: weakref.WeakSet[LoopLocalTransport] = weakref.WeakSet()
+_lock = threading.Lock()  # the lab runs functions in threads, each with its own loop
 
 
 class LoopLocalTransport:
@@ -29,19 +31,21 @@ class LoopLocalTransport:
     def __init__(self, library: ModuleType) -> None:
         self._library = library
         self._pools: dict[asyncio.AbstractEventLoop, Any] = {}
-        _transports.add(self)
+        with _lock:
+            _transports.add(self)
 
     def _pool(self) -> Any:
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
-            # A loop that ended without release() (an abandoned run): its connections cannot be closed any more;
-            # dropping them lets their sockets be collected.
-            for ended in [other for other in self._pools if other.is_closed()]:
-                del self._pools[ended]
-            # openai's own pool defaults (httpx ignores a client's limits once it is given a transport).
-            limits = self._library.Limits(max_connections=1000, max_keepalive_connections=100, keepalive_expiry=5.0)
-            pool = self._pools[loop] = self._library.AsyncHTTPTransport(limits=limits)
+            with _lock:
+                # A loop that ended without release() (an abandoned run): its connections cannot be closed any
+                # more; dropping them lets their sockets be collected.
+                for ended in [other for other in self._pools if other.is_closed()]:
+                    del self._pools[ended]
+                # openai's own pool defaults (httpx ignores a client's limits once it is given a transport).
+                limits = self._library.Limits(max_connections=1000, max_keepalive_connections=100, keepalive_expiry=5.0)
+                pool = self._pools[loop] = self._library.AsyncHTTPTransport(limits=limits)
         return pool
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -49,7 +53,8 @@ class LoopLocalTransport:
 
     async def release(self) -> None:
         """Close the running loop's pool (the transport stays usable: a later loop opens a new one)."""
-        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        with _lock:
+            pool = self._pools.pop(asyncio.get_running_loop(), None)
         if pool is not None:
             await pool.aclose()
 
@@ -65,7 +70,9 @@ class LoopLocalTransport:
 
 async def release() -> None:
     """Close every pool the running loop opened, while it can still close them."""
-    for transport in list(_transports):
+    with _lock:
+        transports = list(_transports)
+    for transport in transports:
         await transport.release()
 
 
