@@ -206,7 +206,7 @@ def loop(clients, lifecycle, dispatcher):  # noqa: F811 - the deploy fixture
         dispatcher.register("review", review(review_outcome))
         dispatcher.register("approval-request", person or Person(clients, ("success", decision())))
         dispatcher.register("remediate", remediator or Remediator())
-        dispatcher.register("verify", verifier(verify))
+        dispatcher.register("verify", verify if callable(verify) else verifier(verify))
         machine = lifecycle(**{"RemediationMode": "closed_loop", **overrides})
         if not wait:
             return machine
@@ -359,6 +359,27 @@ def test_failed_remediation_or_verification_rolls_back(clients, loop, remediator
     assert undo["operation"] == "rollback" and undo["reason"].startswith(reason)
     subjects = [m["Subject"] for m in loop.messages("incident-news")]
     assert any(s.startswith("Rolled back") for s in subjects), subjects
+
+
+class HealthNotYetKnownError(Exception):
+    pass
+
+
+def test_a_fix_whose_metrics_are_not_yet_reported_is_verified_again_a_minute_later(clients, loop):
+    """CloudWatch reports a function's minute only once its timeout has passed: the verify function says health is
+    not yet known, and the state machine asks again a minute later instead of rolling a correct fix back."""
+    calls = []
+
+    def late_metrics(event, context):
+        calls.append(event)
+        if len(calls) < 3:
+            raise HealthNotYetKnownError("no whole minute after the change is reported yet (until 04:09:00Z)")
+        return verifier()(event, context)
+
+    with instant_retries() as delays:
+        incident, execution, visited, state = loop(verify=late_metrics)
+    assert state["status"] == "REMEDIATED" and "ROLLING_BACK" not in visited
+    assert len(calls) == 3 and delays == [60, 60]
 
 
 def test_a_remediated_notice_says_what_each_step_did(clients, loop):

@@ -39,10 +39,6 @@ NOT_NAMED_BY_THE_ASL = {
     "InvalidApprovalRequestError",
     # Verify fix -> ROLLING_BACK: an applied fix that cannot be verified is undone.
     "InvalidVerificationInputError",
-    # Verify fix -> ROLLING_BACK for now: the verify function first waits within its own time for the first whole
-    # minute after the change to be reported; when that does not fit (a function with a long timeout), the task
-    # should retry it (every 60 s, no backoff, 16 attempts: past a 900 s timeout) instead, then drop it from here.
-    "HealthNotYetKnownError",
     # Run critic agent -> ERROR, where its named errors go too.
     "ProposalUnavailableError",
 }
