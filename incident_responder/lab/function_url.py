@@ -270,9 +270,14 @@ def spawn_function_url(
             auth_type,
             "--timeout",
             str(timeout),
+            "--lab-pid",
+            str(os.getpid()),
         ],
         env=env,
         stdout=2,  # the function's logs and metrics to the lab's stderr, as the lab's workers (lab/workers.py)
+        # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a SIGINT mid-import
+        # printed tracebacks); a lab that dies without stopping it is left by _exit_with_parent.
+        process_group=0,
     )
     proc.function_url = (function_name, port, auth_type, env)  # type: ignore[attr-defined]
     return proc
@@ -316,12 +321,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--auth-type", choices=["AWS_IAM", "NONE"], required=True)
     parser.add_argument("--timeout", type=int, default=60)
+    parser.add_argument("--lab-pid", type=int, help="the lab's process (default: the parent as this one starts)")
     args = parser.parse_args(argv)
+    # Watched from the start, and by the pid the lab gave: a lab gone while this one imported its handler (Ctrl-C
+    # as the demo starts) left a parent of 1 to watch, and this process running for good.
+    threading.Thread(target=_exit_with_parent, args=(args.lab_pid or os.getppid(),), daemon=True).start()
     module, _, attribute = args.handler.rpartition(".")
     os.environ.setdefault("AWS_LAMBDA_FUNCTION_NAME", args.function_name)
     handler = getattr(importlib.import_module(module), attribute)
     url = FunctionUrl(handler, args.function_name, args.auth_type, lab_secrets(), timeout=args.timeout)
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True).start()
     with contextlib.suppress(KeyboardInterrupt):
         serve(url, args.port).serve_forever()
     return 0

@@ -83,6 +83,9 @@ class _Zygote:
             # lab's stderr: its stdout is the command's own output (`responder run --json`).
             stdout=2,
             pass_fds=(theirs.fileno(),),
+            # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a traceback per
+            # process otherwise); a lab that dies without stopping it closes its stdin, which ends it.
+            process_group=0,
         )
         theirs.close()
         self._lock = threading.Lock()

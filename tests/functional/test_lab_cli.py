@@ -378,3 +378,25 @@ def test_an_aws_call_the_lab_does_not_implement_is_one_error_not_a_traceback(lab
     assert refused.value.response["ResponseMetadata"]["RetryAttempts"] == 0
     lines = [r for r in caplog.records if "not implement" in r.getMessage() or r.exc_info]
     assert len(lines) == 1 and lines[0].exc_info is None and "\n" not in lines[0].getMessage(), lines
+
+
+def test_a_function_url_whose_lab_is_gone_before_it_started_exits(tmp_path):
+    """Defect: a function URL process noted its parent only once it had imported its handler: a lab stopped in the
+    meantime (Ctrl-C as the demo starts) left it watching init, and running for good."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    url = subprocess.Popen(
+        [
+            *[sys.executable, "-m", "incident_responder.lab.function_url"],
+            *["--handler", "handlers.approval.endpoint_handler", "--function-name", "f", "--port", str(free_port())],
+            *["--auth-type", "NONE", "--lab-pid", str(gone.pid)],
+        ],
+        cwd=REPO,
+        env=clean_env(tmp_path),
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert url.wait(timeout=60) == 0
+    finally:
+        if url.poll() is None:
+            url.kill()

@@ -146,3 +146,59 @@ def test_eval_of_one_scenario_file_runs_it(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert [s["name"] for s in report["scenarios"]] == ["s3-policy-revoked"] and report["summary"]["passed"] == 1
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process ``pid`` started, and theirs, whichever process group or session they are in."""
+    from tests.functional.test_lab_cli import children_of
+
+    found, todo = [], [pid]
+    while todo:
+        for child in children_of(todo.pop()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def test_ctrl_c_during_the_demo_stops_everything_quietly(tmp_path):
+    """Defect: Ctrl-C during `make demo` (a terminal's SIGINT reaches the whole foreground process group) printed
+    the lab's child processes' KeyboardInterrupt tracebacks. The demo stops its children itself: exit 130, no
+    traceback, nothing of it left running."""
+    import os
+    import signal
+    import time
+
+    from tests.functional.test_lab_cli import alive, children_of
+
+    # As a terminal runs it: SIGINT at its default (a test runner may have it ignored), its own process group.
+    start = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
+        f"os.execv(sys.executable, [sys.executable, '-m', 'incident_responder.cli', 'demo', '--out', {str(tmp_path)!r}])\n"
+    )
+    demo = subprocess.Popen(
+        [sys.executable, "-c", start],
+        cwd=REPO,
+        env=clean_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(children_of(demo.pid)) < 2 and time.monotonic() < deadline and demo.poll() is None:
+            time.sleep(0.05)  # its function URL processes started, still importing their handlers
+        assert len(children_of(demo.pid)) >= 2, "the demo started no child process"
+        started = _descendants(demo.pid)
+        os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C
+        err = demo.communicate(timeout=60)[1]
+    finally:
+        if demo.poll() is None:
+            os.killpg(demo.pid, signal.SIGKILL)
+    assert demo.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err[-3000:]
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [pid for pid in started if alive(pid)] == []
