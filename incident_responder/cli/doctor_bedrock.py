@@ -28,13 +28,12 @@ _DENIED_IN = re.compile(r"arn:aws[a-z-]*:bedrock:([a-z0-9-]*)::foundation-model/
 
 
 def bedrock_session() -> Any:
-    """The model's own session: BEDROCK_PROFILE and BEDROCK_REGION when set (as the agents take them)."""
-    import boto3
+    """The model's own session: BEDROCK_PROFILE and BEDROCK_REGION when set (as the agents take them), else the
+    Region AWS_REGION names, as the AWS CLI and the Lambda runtime read it."""
+    from incident_responder.core.aws import new_session
 
-    return boto3.Session(
-        profile_name=os.environ.get("BEDROCK_PROFILE") or None,
-        region_name=os.environ.get("BEDROCK_REGION") or None,
-    )
+    region = os.environ.get("BEDROCK_REGION") or os.environ.get("AWS_REGION") or None
+    return new_session(profile_name=os.environ.get("BEDROCK_PROFILE") or None, region_name=region)
 
 
 def _code(exc: Exception) -> str | None:

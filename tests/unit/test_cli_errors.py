@@ -297,3 +297,16 @@ def test_output_piped_into_head(no_aws, tmp_path, copies):
     proc.stdout.close()  # as `head -0` would: the reader has gone before the first line
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141 and "Traceback" not in err and "Exception ignored" not in err, err
+
+
+def test_doctor_asks_bedrock_in_the_region_aws_region_names(monkeypatch):
+    """A shell that exports AWS_REGION alone: doctor's model checks use it too (it said "no Region for Bedrock")."""
+    from incident_responder.cli.doctor_bedrock import bedrock_session
+
+    for name in ("AWS_DEFAULT_REGION", "BEDROCK_REGION", "BEDROCK_PROFILE", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    assert bedrock_session().region_name == "eu-west-1"
+    monkeypatch.setenv("BEDROCK_REGION", "us-west-2")  # the model's own Region, when given, still wins
+    assert bedrock_session().region_name == "us-west-2"
