@@ -205,6 +205,9 @@ def test_only_incidents_ended_is_counted_by_status_the_other_metrics_by_service_
     ended = {"incident_id": "i", "outcome": "reported", "status": "SUPPRESSED", "duration_seconds": 2.5}
     asked: dict[str, Any] = {}
     monkeypatch.setattr(report, "deliver", lambda *a, **k: asked.update(k) or ended)
+    # Powertools keeps one metric set per process: what another handler added with metrics disabled (the sweep's
+    # gauges, in a test run earlier by this worker) would be flushed with this one's.
+    report.metrics.clear_metrics()
     context = LambdaContext("report", 60, 256)
     report.handler(
         {"detail": {"executionArn": "arn:aws:states:us-east-1:1:execution:m:i", "status": "SUCCEEDED"}}, context
