@@ -9,6 +9,9 @@ Checks, in order (a later group is skipped when an earlier one leaves nothing to
   refusal is named with its fix (a first use's AWS Marketplace subscription or Anthropic use-case form, an
   organisation's SCP). For ``openai:`` and ``ollama:`` (:mod:`~incident_responder.cli.doctor_endpoints`) the
   endpoint answers, the key is accepted, the model is served, and an OpenAI-compatible one answers a minimal call.
+* **the account's concurrency**, before a deployment (no ``--stack``): reserving ``ResponderReservedConcurrency``
+  for each of the responder's functions leaves Lambda the 100 unreserved it keeps, or CloudFormation refuses the
+  stack.
 * **the stack** (``--stack NAME``): it exists and is complete, with every output the template declares; each
   onboarded function (the baseline table) still carries the onboarded tag; each has an alarm whose actions reach
   the incident topic; none of the stack's own roles and functions carries the onboarded tag; the approval and
@@ -49,6 +52,33 @@ def check_credentials(clients: AwsClients) -> list[Check]:
         else Check(FAIL, "region", "none set", "set AWS_REGION (or a region in your profile)")
     )
     return checks
+
+
+# -- the account's concurrency ---------------------------------------------------------------------------------
+# template.yaml's defaults, kept equal by a test: its functions and ResponderReservedConcurrency.
+RESPONDER_FUNCTIONS = 13
+RESERVED_PER_FUNCTION = 10
+LAMBDA_KEEPS_UNRESERVED = 100  # Lambda refuses a reservation that leaves less of the account's quota unreserved
+
+
+def check_concurrency(clients: AwsClients, per_function: int = RESERVED_PER_FUNCTION) -> Check:
+    """Before a deployment: the account can spare the concurrency the stack reserves for its functions."""
+    try:
+        settings = clients.get("lambda").get_account_settings()["AccountLimit"]
+    except (BotoCoreError, ClientError) as exc:
+        return Check(WARN, "concurrency", f"could not read the account's Lambda settings: {_error(exc)}")
+    unreserved, need = settings["UnreservedConcurrentExecutions"], RESPONDER_FUNCTIONS * per_function
+    left = unreserved - need
+    said = f"{unreserved} of the account's {settings['ConcurrentExecutions']} unreserved; the stack reserves {need}"
+    if left >= LAMBDA_KEEPS_UNRESERVED:
+        return Check(PASS, "concurrency", said)
+    return Check(
+        FAIL,
+        "concurrency",
+        f"{said}, leaving {left} where Lambda keeps {LAMBDA_KEEPS_UNRESERVED}: CloudFormation would refuse the stack",
+        "ask for a higher quota (Service Quotas: AWS Lambda, Concurrent executions), or deploy with a lower "
+        "ResponderReservedConcurrency (empty reserves none)",
+    )
 
 
 # -- the model --------------------------------------------------------------------------------------------
@@ -235,6 +265,8 @@ def run_doctor(model: str | None, stack: str | None, clients: AwsClients | None 
     checks += check_model(model or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL)
     if stack:
         checks += check_stack(clients, stack)
+    else:  # a deployed stack already reserves its share: this is about the one to come
+        checks.append(check_concurrency(clients))
     return checks
 
 

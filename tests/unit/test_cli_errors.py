@@ -310,3 +310,37 @@ def test_doctor_asks_bedrock_in_the_region_aws_region_names(monkeypatch):
     assert bedrock_session().region_name == "eu-west-1"
     monkeypatch.setenv("BEDROCK_REGION", "us-west-2")  # the model's own Region, when given, still wins
     assert bedrock_session().region_name == "us-west-2"
+
+
+class _Settings:
+    def __init__(self, limit: int, unreserved: int):
+        self.answer = {"AccountLimit": {"ConcurrentExecutions": limit, "UnreservedConcurrentExecutions": unreserved}}
+
+    def get(self, service: str):
+        return self
+
+    def get_account_settings(self):
+        return self.answer
+
+
+def test_doctor_says_before_a_deployment_whether_the_account_can_spare_the_reserved_concurrency():
+    """A new account's quota may be 10 or 50: the stack's reservations would leave Lambda less than the 100 it
+    keeps unreserved, and CloudFormation would refuse the stack on its first deployment."""
+    from incident_responder.cli.doctor import FAIL, PASS, check_concurrency
+
+    assert check_concurrency(_Settings(1000, 1000)).status == PASS
+    small = check_concurrency(_Settings(50, 50))
+    assert small.status == FAIL and "reserves 130" in small.detail and "ResponderReservedConcurrency" in small.fix
+    assert check_concurrency(_Settings(230, 230)).status == PASS
+    assert check_concurrency(_Settings(229, 229)).status == FAIL
+    assert check_concurrency(_Settings(50, 50), per_function=1).status == FAIL  # 50 - 13 < 100
+
+
+def test_doctors_concurrency_figures_are_the_templates():
+    from incident_responder.cli.doctor import RESERVED_PER_FUNCTION, RESPONDER_FUNCTIONS
+    from incident_responder.lab.template import load_template
+
+    template = load_template()
+    assert int(template["Parameters"]["ResponderReservedConcurrency"]["Default"]) == RESERVED_PER_FUNCTION
+    functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Serverless::Function"]
+    assert len(functions) == RESPONDER_FUNCTIONS
