@@ -10,14 +10,15 @@ granting itself anything else. Everything else is `*`: CloudFormation names the 
 A handler's permissions for features the template does not use (:data:`UNUSED`) are left out. The actions are
 packed, by service, into managed policies of at most 6,144 characters each (IAM's quota, whitespace not counted).
 
-.venv/bin/python scripts/deployer_policy.py           # writes the policy
-.venv/bin/python scripts/deployer_policy.py --check   # exits 1 when the committed policy is not what it would write
+make deployer-policy                                  # writes the policies
+.venv/bin/python scripts/deployer_policy.py --check   # exits 1 when the committed policies are not what it would write
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 POLICIES = REPO / "docs" / "deployer-policies"
 MANAGED_POLICY_CHARACTERS = 6144  # IAM quota for a managed policy, not counting whitespace
-COMMAND = "python scripts/deployer_policy.py"
+COMMAND = "make deployer-policy"
 STACK = "incident-responder"  # samconfig.toml's stack name: change the role ARNs if you deploy under another
 HANDLERS = ("create", "read", "update", "delete")
 # Services a handler names for features this template leaves unused, and the template property that would use each
@@ -98,11 +99,15 @@ def handler_permissions(type_name: str) -> set[str]:
     return {p for h in HANDLERS for p in handlers.get(h, {}).get("permissions", [])}
 
 
+# An IAM action is service:Name; a schema lists the odd entry that is not one (s3:REST.PUT.OBJECT, an S3 log term).
+IAM_ACTION = re.compile(r"^[a-z0-9-]+:[A-Za-z0-9]+$")
+
+
 def actions() -> list[str]:
     needed = set(SAM_CLI)
     for type_name in resource_types():
         needed |= handler_permissions(type_name)
-    return sorted(a for a in needed if a.split(":")[0] not in UNUSED)
+    return sorted(a for a in needed if IAM_ACTION.match(a) and a.split(":")[0] not in UNUSED)
 
 
 def statements() -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
 from incident_responder.cli.doctor_checks import FAIL, PASS, SKIP, WARN, Check
 from incident_responder.cli.doctor_checks import describe_error as _error
@@ -41,6 +41,8 @@ def check_credentials(clients: AwsClients) -> list[Check]:
     try:
         who = clients.get("sts").get_caller_identity()
         checks.append(Check(PASS, "credentials", f"{who['Arn']} (account {who['Account']})"))
+    except EndpointConnectionError as exc:  # credentials may be fine: STS is out of reach
+        checks.append(Check(FAIL, "credentials", _error(exc), "check the network, a proxy (HTTPS_PROXY) or the Region"))
     except (BotoCoreError, ClientError) as exc:
         checks.append(
             Check(FAIL, "credentials", _error(exc), "configure a profile (AWS_PROFILE, aws sso login) or access keys")
@@ -77,7 +79,7 @@ def check_concurrency(clients: AwsClients, per_function: int = RESERVED_PER_FUNC
         "concurrency",
         f"{said}, leaving {left} where Lambda keeps {LAMBDA_KEEPS_UNRESERVED}: CloudFormation would refuse the stack",
         "ask for a higher quota (Service Quotas: AWS Lambda, Concurrent executions), or deploy with a lower "
-        "ResponderReservedConcurrency (empty reserves none)",
+        "ResponderReservedConcurrency (none reserves none)",
     )
 
 
@@ -261,7 +263,7 @@ def run_doctor(model: str | None, stack: str | None, clients: AwsClients | None 
     clients = clients or AwsClients()
     checks = check_credentials(clients)
     if any(c.status == FAIL for c in checks):
-        return checks
+        return checks + [Check(SKIP, "model", "not checked: it needs working credentials and a Region")]
     checks += check_model(model or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL)
     if stack:
         checks += check_stack(clients, stack)

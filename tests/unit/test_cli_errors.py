@@ -344,3 +344,31 @@ def test_doctors_concurrency_figures_are_the_templates():
     assert int(template["Parameters"]["ResponderReservedConcurrency"]["Default"]) == RESERVED_PER_FUNCTION
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Serverless::Function"]
     assert len(functions) == RESPONDER_FUNCTIONS
+
+
+class _NoSts:
+    """Clients whose STS call fails as given."""
+
+    region = "eu-west-1"
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def get(self, service: str):
+        return self
+
+    def get_caller_identity(self):
+        raise self.error
+
+
+def test_doctor_without_working_credentials_says_what_it_could_not_check_and_why():
+    from botocore.exceptions import EndpointConnectionError, NoCredentialsError
+
+    from incident_responder.cli.doctor import FAIL, SKIP, run_doctor
+
+    checks = {c.name: c for c in run_doctor("offline", None, clients=_NoSts(NoCredentialsError()))}
+    assert checks["credentials"].status == FAIL and "configure a profile" in checks["credentials"].fix
+    assert checks["model"].status == SKIP  # said, not silently left out
+    offline = _NoSts(EndpointConnectionError(endpoint_url="https://sts.eu-west-1.amazonaws.com/"))
+    (credentials, *_) = run_doctor("offline", None, clients=offline)
+    assert "network" in credentials.fix and "profile" not in credentials.fix

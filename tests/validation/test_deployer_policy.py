@@ -30,7 +30,7 @@ def granted(script) -> set[str]:
 
 
 def test_the_committed_policies_are_what_the_template_needs(script):
-    assert script.main(["--check"]) == 0, "run `python scripts/deployer_policy.py` and commit docs/deployer-policies/"
+    assert script.main(["--check"]) == 0, "run `make deployer-policy` and commit docs/deployer-policies/"
 
 
 def test_every_resource_type_can_be_created_and_deleted(script):
@@ -38,9 +38,21 @@ def test_every_resource_type_can_be_created_and_deleted(script):
     for type_name in script.resource_types():
         handlers = script.schemas()[type_name]["handlers"]
         for handler in ("create", "delete"):
-            needed = {a for a in handlers[handler]["permissions"] if a.split(":")[0] not in script.UNUSED}
+            needed = {
+                a
+                for a in handlers[handler]["permissions"]
+                if script.IAM_ACTION.match(a) and a.split(":")[0] not in script.UNUSED
+            }
             assert needed <= allowed, f"{type_name} {handler}: {sorted(needed - allowed)}"
     assert {"cloudformation:CreateChangeSet", "cloudformation:ExecuteChangeSet", "s3:PutObject"} <= allowed
+
+
+def test_every_action_is_an_iam_action(script):
+    """Registry schemas list the odd entry that is no IAM action (the Logs group's handler: s3:REST.PUT.OBJECT)."""
+    import re
+
+    assert all(re.fullmatch(r"[a-z0-9-]+:[A-Za-z0-9]+", a) for a in granted(script))
+    assert "s3:REST.PUT.OBJECT" in script.handler_permissions("AWS::Logs::LogGroup")  # why the filter is there
 
 
 def test_each_policy_fits_a_managed_policy_and_roles_are_the_stacks_own(script):

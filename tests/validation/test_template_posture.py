@@ -1199,6 +1199,9 @@ def test_the_responders_functions_keep_concurrency_of_their_own():
         assert props.get("ReservedConcurrentExecutions") == {"Ref": "ResponderReservedConcurrency"}, function
     # Every function reserving the default leaves most of an account's 1,000 to its own functions.
     assert len(functions) * int(parameter["Default"]) <= 200
-    unreserved = resolve_conditions(translated(), {**defaults(), "ResponderReservedConcurrency": ""})
-    for function, props in resources("AWS::Lambda::Function", unreserved).items():
-        assert "ReservedConcurrentExecutions" not in props, function
+    # "none" too: sam deploy --guided keeps the default when given an empty value.
+    assert re.fullmatch(pattern, "none")
+    for none in ("", "none"):
+        unreserved = resolve_conditions(translated(), {**defaults(), "ResponderReservedConcurrency": none})
+        for function, props in resources("AWS::Lambda::Function", unreserved).items():
+            assert "ReservedConcurrentExecutions" not in props, function
