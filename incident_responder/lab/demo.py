@@ -43,7 +43,7 @@ SHOWN_FIELDS = frozenset(
 
 def show_record(record: IncidentRecord) -> None:
     """The record a lab run ends with, as ``responder show`` presents a stored incident, and its cost."""
-    from incident_responder.reporting.view import render_text
+    from incident_responder.reporting.view import alert_to_end_seconds, render_text
 
     remediation = record.remediation or {}
     shown = {
@@ -53,9 +53,12 @@ def show_record(record: IncidentRecord) -> None:
     }
     print(render_text(shown, hint=False))
     m = record.metrics
+    # The incident's own recorded times, as its report counts them (the lab's wall clock also holds the burst).
+    spent = alert_to_end_seconds(record.timings)
     print(
         f"  {m['llm_calls']} model calls, {m['tool_calls']} tool calls, {m['total_tokens']} tokens, "
-        f"grounded {m['grounded_ratio'] if m['grounded_ratio'] is not None else '-'}; {m['latency_ms']} ms alert to end"
+        f"grounded {m['grounded_ratio'] if m['grounded_ratio'] is not None else '-'}; "
+        f"{f'{spent:.1f} s' if spent else '-'} alert to end"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -52,5 +53,9 @@ def test_demo_runs_end_to_end(tmp_path):
     assert "['succeeded', 'succeeded', 'succeeded'], alarm: False" in text
     assert "configuration back at its baseline: True" in text and text.rstrip().endswith("REMEDIATED and verified")
     assert list(tmp_path.glob("*/execution.svg")) and list(tmp_path.glob("*/history.json"))
+    # One "alert to end" for one incident: the demo says what its report says.
+    (spent,) = re.findall(r"; ([\d.]+ s) alert to end", text)
+    (report,) = tmp_path.glob("*/report.html")
+    assert f">{spent}<" in report.read_text(), spent
     assert '"level":"INFO"' not in text  # the functions' own logs stay out of the story
     assert "Traceback" not in out.stderr
