@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy corpus docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -71,7 +71,13 @@ test:
 	@# make typecheck runs inside (tests/validation/test_types.py), beside the other tests.
 	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
-# The same without the slow tests (whole-corpus run, sam build, the command run in new processes): minutes less.
+# The whole corpus through the lifecycle, each scenario in a lab (make test runs a representative part of it:
+# tests/functional/test_evaluation.py); .ci/run runs it after make test.
+corpus: export PYTHONDONTWRITEBYTECODE :=
+corpus: $(STAMP)
+	CORPUS=all $(BIN)/python -m pytest -n 2 --dist loadfile tests/functional/test_evaluation.py -k "corpus_passes"
+
+# The same without the slow tests (corpus run, sam build, the command run in new processes): minutes less.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10 -m "not slow"
 
