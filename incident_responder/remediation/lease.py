@@ -8,9 +8,9 @@ Before its first write, remediate takes the lease of every one (``lease#<resourc
 :class:`~incident_responder.remediation.errors.ResourceLeaseHeldError` before writing anything while another
 incident holds one; the state machine waits, then hands over.
 
-**A lease never lapses under a live holder.** It is tied to the holder's execution: once ``lease_until`` has
-passed, another incident takes it only if the holder's execution has ended (``DescribeExecution``; an answer
-that cannot be had counts as running). A holder without an execution (the command line, a test) loses it
+**A lease never lapses under a live holder.** It is tied to the holder's execution: another incident takes it
+only once the holder's execution has ended (``DescribeExecution``; an answer that cannot be had counts as
+running), whatever ``lease_until`` says. A holder without an execution (the command line, a test) loses it
 at ``lease_until``. Every write renews it.
 
 **Fencing.** Each lease item carries ``fence``, a version raised every time the lease passes to another
@@ -21,7 +21,7 @@ is refused (:class:`FencedError`) and the operators are alarmed: it is never app
 value it would compare may be a newer incident's verified fix that equals its own.
 
 Released at every end: after verifying (remediate's ``release``), after rolling back, and when an
-execution ends without either (:mod:`incident_responder.state.lifecycle`'s reconcile). The items have no
+execution ends without either (reconcile's :mod:`incident_responder.remediation.handover`). The items have no
 ``status`` attribute: the sweep scans that attribute for incidents.
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.encoding import iso
@@ -80,7 +80,7 @@ def execution_running(clients: AwsClients, execution_arn: str) -> bool:
         status = clients.get("stepfunctions").describe_execution(executionArn=execution_arn)["status"]
     except ClientError as exc:
         return exc.response.get("Error", {}).get("Code") != "ExecutionDoesNotExist"
-    except Exception:  # noqa: BLE001 - an endpoint out of reach: never hand a live holder's lease away
+    except BotoCoreError:  # an endpoint out of reach: never hand a live holder's lease away
         return True
     return status in ("RUNNING", "PENDING_REDRIVE")
 
@@ -116,6 +116,7 @@ def take(
     if execution_arn:
         values[":execution"] = {"S": execution_arn}
         sets += ", holder_execution = :execution"
+    item: dict[str, Any] = {}
     for _ in range(3):  # the item may change between reading it and the conditional write: read again
         item = _item(clients, table, resource)
         held_by = item.get("holder", {}).get("S")
@@ -154,10 +155,11 @@ def take(
         except ClientError as exc:
             if not _failed_condition(exc):
                 raise
-    held = holder(clients, table, resource) or {}
+    # The holder as last read (the loop breaks on a live one; three lost races in a row also end here).
+    held_by, until = item.get("holder", {}).get("S", "?"), item.get("lease_until", {}).get("N")
     raise ResourceLeaseHeldError(
-        f"incident {held.get('holder', '?')} is remediating {resource} (its lease runs until "
-        f"{held.get('lease_until', '?')}, and while its execution runs); nothing was applied for incident {incident_id}"
+        f"incident {held_by} is remediating {resource} (its lease runs until {iso(int(until)) if until else '?'}, "
+        f"and while its execution runs); nothing was applied for incident {incident_id}"
     )
 
 

@@ -215,18 +215,18 @@ def apply(
                 assert baseline is not None
                 current = read_function_configuration(clients, incident.function_name)
                 judge = partial(check_action, action, current, baseline, clients, incident.qualifier, not_restorable)
-                reasons = judge(already_restored=True)
-                if not reasons:
+                reasons, live = judge(), None
+                # Refused only for having nothing left to restore: already restored, if the live state says so.
+                if reasons and not judge(already_restored=True):
                     live = change.capture(clients, params)
                     if change.satisfied(params, live):
                         steps.append(_outcome(action, "already_restored", "already as this action sets it: unchanged"))
                         continue
-                    reasons = judge()
                 if reasons:
                     failed = _outcome(action, "failed", error="refused by the guardrails: " + "; ".join(reasons))
                     steps.append(failed)
                     continue
-                entry = ledger.record(action, live, fences)
+                entry = ledger.record(action, live if live is not None else change.capture(clients, params), fences)
             for resource, token in fences.items():  # the write's fencing token: still this incident's lease
                 leases.check(clients, table, resource, incident.incident_id, token)
             detail = change.apply(clients, params)
