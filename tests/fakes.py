@@ -252,6 +252,27 @@ def mcp_servers(lab_env: dict[str, str], key: str) -> Iterator[dict[str, str]]:
 
 
 @contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` serving on a loopback port, in a thread, for the block; yields the server's base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, content_type: str, data: bytes) -> None:
+    """One whole answer, its length given (a kept-alive connection needs it to find the next one)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+@contextmanager
 def model_endpoint(respond: Callable[[str, dict[str, Any]], tuple[int, str, bytes]]) -> Iterator[str]:
     """A model server on loopback: each JSON POST goes to ``respond(path, request)``, which gives the status,
     content type and body to answer with. Yields the server's base URL."""
@@ -262,21 +283,10 @@ def model_endpoint(respond: Callable[[str, dict[str, Any]], tuple[int, str, byte
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):  # noqa: N802 - http.server's API
-            status, content_type, data = respond(
-                self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            )
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            reply(self, *respond(self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
 
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
+    with serving(Handler) as url:
+        yield url

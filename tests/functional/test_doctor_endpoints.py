@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from incident_responder.cli.doctor import FAIL, PASS, WARN, check_model
+from tests.fakes import reply, serving
 
 Route = Callable[[str, str, dict[str, str]], tuple[int, Any]]
 
@@ -27,12 +27,7 @@ def endpoint(route: Route) -> Iterator[str]:
             if length := int(self.headers.get("Content-Length") or 0):
                 self.rfile.read(length)
             status, body = route(method, self.path, dict(self.headers))
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            reply(self, status, "application/json", json.dumps(body).encode())
 
         def do_GET(self):  # noqa: N802 - http.server's API
             self.answer("GET")
@@ -43,13 +38,8 @@ def endpoint(route: Route) -> Iterator[str]:
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 def closed_port() -> str:
