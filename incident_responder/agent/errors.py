@@ -98,7 +98,6 @@ ACCESS_FAILURES = {
     "use case details": "Anthropic's use-case form not submitted",
     "service control policy": "denied by an organization's service control policy",
 }
-ACCESS_HINTS = tuple(ACCESS_FAILURES)
 MARKETPLACE_FIX = (
     "this account has not subscribed to the model in AWS Marketplace yet, and the caller may not start the "
     "subscription: invoke the model once as a principal allowed aws-marketplace:Subscribe and "
@@ -206,7 +205,7 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
 
 def _kind(code: str, message: str) -> str | None:
     lowered = message.lower()
-    if any(hint in lowered for hint in ACCESS_HINTS):
+    if access_failure(message) is not None:
         return "auth"
     if code in AUTH_CODES or code in AUTH_CLASS_NAMES:
         # Access lost to a Legacy model is fixed by choosing another model, not by credentials.
