@@ -146,6 +146,23 @@ def _cmd_pending(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unconfirmed(yes: bool, command: str, doing: str, question: str, nothing: str) -> int | None:
+    """None when the person confirmed (or passed --yes); else the exit status, said why. Off a terminal, --yes."""
+    if yes:
+        return None
+    if not sys.stdin.isatty():
+        print(f"responder {command}: not a terminal: pass --yes to {doing} without a prompt", file=sys.stderr)
+        return 2
+    try:
+        answer = input(f"{question} Type yes to confirm: ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() == "yes":
+        return None
+    print(nothing, file=sys.stderr)
+    return 1
+
+
 def _cmd_approve(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
@@ -183,17 +200,11 @@ def _cmd_approve(args: argparse.Namespace) -> int:
         print("     parameters: " + json.dumps(action["parameters"], sort_keys=True))
     print(f"Digest: {record.actions_digest}")
     print(f"Request expires at {record.approval_expires_at}")
-    if not args.yes:
-        if not sys.stdin.isatty():
-            print(f"responder approve: not a terminal: pass --yes to {decision} without a prompt", file=sys.stderr)
-            return 2
-        try:
-            answer = input(f"{decision.capitalize()} exactly these {count} action(s)? Type yes to confirm: ")
-        except EOFError:
-            answer = ""
-        if answer.strip().lower() != "yes":
-            print("nothing decided", file=sys.stderr)
-            return 1
+    refused = _unconfirmed(
+        args.yes, "approve", decision, f"{decision.capitalize()} exactly these {count} action(s)?", "nothing decided"
+    )
+    if refused is not None:
+        return refused
     caller = clients.get("sts").get_caller_identity()["Arn"]
     result = decide(
         clients,
@@ -232,12 +243,11 @@ def _cmd_rollback(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if not args.yes and not sys.stdin.isatty():
-        print("responder rollback: not a terminal: pass --yes to roll back without a prompt", file=sys.stderr)
-        return 2
-    if not args.yes and input(f"Undo what incident {args.incident_id} applied? Type yes to confirm: ") != "yes":
-        print("nothing undone", file=sys.stderr)
-        return 1
+    refused = _unconfirmed(
+        args.yes, "rollback", "roll back", f"Undo what incident {args.incident_id} applied?", "nothing undone"
+    )
+    if refused is not None:
+        return refused
     caller = clients.get("sts").get_caller_identity()["Arn"]
     result = remediate.rollback(
         clients,
