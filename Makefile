@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy corpus docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -93,6 +93,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy mcp/remediation/server.py
 
 # The docs site (mkdocs, Material theme) into site/; `make test` runs the same strict build (tests/validation/test_docs.py).
+# The README's picture of the report: the newest out/*/report.html (make demo) in headless Chromium.
+report-picture: $(STAMP)
+	$(BIN)/python scripts/report_picture.py
+
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
 

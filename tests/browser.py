@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -19,6 +20,20 @@ def browser() -> str:
 
 
 def run_browser(binary: str, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    # --no-sandbox: the test may run as root (CI containers), where Chromium refuses its sandbox.
-    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    # --no-sandbox: the test may run as root (CI containers), where Chromium refuses its sandbox. The
+    # background-networking flags: otherwise Chromium keeps trying hosts a closed network refuses.
+    with tempfile.TemporaryDirectory() as profile:
+        command = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={profile}",
+            *args,
+        ]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
