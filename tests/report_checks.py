@@ -27,7 +27,17 @@ def assert_report(page: str, status: str, *, stored: bool = True) -> None:
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
     # No external asset: nothing to fetch, no script.
     assert not re.search(r"""<[a-zA-Z][^>]*\s(src|href)=["']?(https?:)?//""", page) and "<script" not in page.lower()
-    for anchor in ("timeline", "execution", "alert", "diagnosis", "evidence", "proposal", "actions", "usage"):
+    for anchor in (
+        "timeline",
+        "execution",
+        "alert",
+        "diagnosis",
+        "evidence",
+        "proposal",
+        "actions",
+        "usage",
+        "transcript",
+    ):
         assert f'<section id="{anchor}">' in page, anchor
     for text in BY_STATUS.get(status, ()):
         assert text in page, (status, text)

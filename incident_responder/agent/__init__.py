@@ -10,6 +10,7 @@ errors         exception types whose class names are the state machine's ASL err
 models         the chat model factory behind RESPONDER_MODEL
 model_catalog  what the project knows of Bedrock models: the default, end of life, prompt caching, prices
 telemetry      spans, log lines and metrics of each model turn and tool call
+transcript     what each agent said and did, turn by turn, for a person to read after the run
 offline        a deterministic rule-based chat model (the default model)
 """
 

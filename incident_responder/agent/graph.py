@@ -16,21 +16,27 @@ exhausted makes the model hear "submit now", with only the terminal tool bound. 
 the buffer is left: one still unanswered then ends the run (end reason ``deadline``), counted. Tool results reach
 the model as quoted, untrusted data. Model errors are raised as the typed errors of
 :mod:`incident_responder.agent.errors`; everything else the loop handles by itself.
+
+Every event of the run (each model turn, tool call, nudge, warning, submission and the end) is an entry of its
+transcript (:mod:`incident_responder.agent.transcript`); a run that raises attaches itself, transcript included, to
+the error (``agent_run``), for the step to store before re-raising.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
-from incident_responder.agent import http_pool
+from incident_responder.agent import http_pool, transcript
 from incident_responder.agent.nodes import (
     after_submit,
     agent_reason,
@@ -97,30 +103,51 @@ async def run_agent(
     initial: AgentState = {"messages": [system_message(spec.system_prompt, model), HumanMessage(user_message)]}
     # LangGraph's own limit is only a backstop: the watchdog ends runs well before it.
     config = {"recursion_limit": limits.recursion_limit * 4 + 10}
-    state: AgentState
+    # Streamed, to keep the state after each step: a run that raises keeps its transcript up to the error.
+    state: AgentState = initial
     try:
-        state = await agent_graph().ainvoke(initial, config=config, context=context)
+        async for step in agent_graph().astream(initial, config=config, context=context, stream_mode="values"):
+            state = step
     except GraphRecursionError:
-        state = {**initial, "end_reason": "recursion_limit: graph step limit reached"}
+        state = {**state, "end_reason": "recursion_limit: graph step limit reached"}
+    except Exception as exc:
+        said = " ".join(f"{type(exc).__name__}: {exc}".split())
+        run = _outcome(spec, state, started, end_reason=f"error: {said}"[:500], pending=transcript.pending(exc))
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(exc, transcript.RUN, run)  # for the step to store with the error (see agent.transcript)
+        raise
     finally:
         await http_pool.release()  # the model's connections, closed while this run's event loop still can
+    return _outcome(spec, state, started, end_reason=state.get("end_reason") or "stopped")
+
+
+def _outcome(
+    spec: AgentSpec,
+    state: AgentState,
+    started: float,
+    *,
+    end_reason: str,
+    pending: list[dict[str, Any]] | None = None,
+) -> AgentRun:
+    """The run from its state: the accepted payload (validated as the agent's result) and everything counted."""
     payload = state.get("payload")
     results = state.get("tool_results", [])
     return AgentRun(
         payload=(spec.result_model or spec.payload_model).model_validate(payload) if payload is not None else None,
-        end_reason=state.get("end_reason") or "stopped",
+        end_reason=end_reason,
         messages=list(state.get("messages", [])),
         tool_results=results,
         report=state.get("report"),
-        llm_calls=state.get("llm_calls", 0),
+        llm_calls=state.get("llm_calls", 0) + sum(e.get("kind") == "model" for e in pending or []),
         tool_calls=state.get("tool_calls", 0),
         provider_calls=state.get("provider_calls", 0),
         tool_output_bytes=state.get("tool_output_bytes", 0),
         usage=TokenUsage(**state.get("usage", {})),
         latency_ms=int((time.monotonic() - started) * 1000),
         tools_called=[r["tool"] for r in results],
-        model_ms=state.get("model_ms", 0),
+        model_ms=state.get("model_ms", 0) + sum(e.get("ms", 0) for e in pending or [] if e.get("kind") == "model"),
         tool_ms=state.get("tool_ms", 0),
+        transcript=[*state.get("transcript", []), *(pending or []), transcript.end(end_reason)],
     )
 
 

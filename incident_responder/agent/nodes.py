@@ -22,7 +22,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from incident_responder.agent import telemetry
+from incident_responder.agent import telemetry, transcript
 from incident_responder.agent.errors import classify_model_error
 from incident_responder.agent.protocol import TOOL_ERROR_PREFIX, quote_untrusted
 from incident_responder.agent.spec import AgentState, RunContext
@@ -51,12 +51,12 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
             warning = "recursion_limit"
         if warning:
             update["final_warning"] = warning
-            update["messages"] = [
-                HumanMessage(
-                    f"SUBMIT NOW ({warning.replace('_', ' ')} reached). Call {ctx.spec.terminal_tool} in this turn "
-                    "with what you have found; list what you could not check in investigation_gaps."
-                )
-            ]
+            notice = (
+                f"SUBMIT NOW ({warning.replace('_', ' ')} reached). Call {ctx.spec.terminal_tool} in this turn "
+                "with what you have found; list what you could not check in investigation_gaps."
+            )
+            update["messages"] = [HumanMessage(notice)]
+            update["transcript"] = [transcript.warning(warning, notice)]
     bound = ctx.submit_only_model if warning else ctx.model
     messages = list(state["messages"]) + update.get("messages", [])
     started = time.monotonic()
@@ -67,8 +67,11 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
             with anyio.move_on_after(allowed_s) as call:
                 response = await bound.ainvoke(messages)
     except Exception as exc:
-        telemetry.model_called(llm_calls + 1, int((time.monotonic() - started) * 1000), 0, 0, ok=False)
+        took_ms = int((time.monotonic() - started) * 1000)
+        telemetry.model_called(llm_calls + 1, took_ms, 0, 0, ok=False)
         typed = classify_model_error(exc)
+        # The failed call stays in the transcript: the step stores the run so far with the error.
+        transcript.keep_on(typed, [*update.get("transcript", []), transcript.model_failed(llm_calls + 1, took_ms, exc)])
         if typed is exc:
             raise
         # A run that raises is recorded only by its error (the state machine keeps the message): it says how many
@@ -82,9 +85,17 @@ async def agent_reason(state: AgentState, runtime: Runtime[RunContext]) -> dict[
         update["llm_calls"] = llm_calls + 1
         update["model_ms"] = state.get("model_ms", 0) + took_ms
         update["end_reason"] = f"deadline: the model did not answer within {allowed_s:.1f} s (turn {llm_calls + 1})"
+        update["transcript"] = [
+            *update.get("transcript", []),
+            transcript.model_timed_out(llm_calls + 1, took_ms, allowed_s),
+        ]
         return update
     turn = TokenUsage().add(getattr(response, "usage_metadata", None))
     telemetry.model_called(llm_calls + 1, took_ms, turn.input_tokens, turn.output_tokens, ok=True)
+    update["transcript"] = [
+        *update.get("transcript", []),
+        transcript.model_turn(llm_calls + 1, response, took_ms, turn, stop_reason=stop_reason(response)),
+    ]
     update["messages"] = update.get("messages", []) + [response]
     update["llm_calls"] = llm_calls + 1
     update["model_ms"] = state.get("model_ms", 0) + took_ms
@@ -135,13 +146,24 @@ def model_turn(state: AgentState) -> AIMessage:
 async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     last = model_turn(state)
     results = list(state.get("tool_results", []))
-    messages, sent = [], 0
+    messages, sent, entries = [], 0, []
     provider_calls = state.get("provider_calls", 0)
     started = time.monotonic()
+    executor = runtime.context.executor
     for call in last.tool_calls:
         called = time.monotonic()
-        async with telemetry.span("tool", call["name"], tool=call["name"]):
-            outcome = await runtime.context.executor.run(call["name"], call.get("args"))
+        try:
+            async with telemetry.span("tool", call["name"], tool=call["name"]):
+                outcome = await executor.run(call["name"], call.get("args"))
+        except Exception as exc:
+            # An MCP failure ends the run: this turn's calls so far, and this one, stay in the transcript.
+            took = int((time.monotonic() - called) * 1000)
+            said = f"{type(exc).__name__}: {exc}"
+            failed = transcript.tool_call(
+                call["name"], call.get("args"), ok=False, error=said, data=None, sent=0, ms=took
+            )
+            transcript.keep_on(exc, [*entries, failed])
+            raise
         provider_calls += int(outcome.provider_called)
         data = outcome.data if outcome.ok else None  # an ok outcome always carries its validated data
         if data is not None:
@@ -150,13 +172,19 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
         else:
             content = f"{TOOL_ERROR_PREFIX}{outcome.error}"
         sent += len(content)
-        telemetry.tool_executed(
-            call["name"],
-            call.get("args"),
-            int((time.monotonic() - called) * 1000),
-            len(content),
-            ok=outcome.ok,
-            error=outcome.error,
+        took = int((time.monotonic() - called) * 1000)
+        telemetry.tool_executed(call["name"], call.get("args"), took, len(content), ok=outcome.ok, error=outcome.error)
+        entries.append(
+            transcript.tool_call(
+                call["name"],
+                call.get("args"),
+                ok=data is not None,
+                error=None if data is not None else content,
+                data=data,
+                sent=len(content),
+                ms=took,
+                unknown=call["name"] not in executor.specs,
+            )
         )
         messages.append(
             ToolMessage(
@@ -168,16 +196,23 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
         )
     for bad in getattr(last, "invalid_tool_calls", None) or []:
         # Arguments that were not even JSON: answered so the model can correct itself.
+        said = f"{TOOL_ERROR_PREFIX}arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}"
         messages.append(
             ToolMessage(
-                content=f"{TOOL_ERROR_PREFIX}arguments for {bad.get('name')} could not be parsed: {bad.get('error') or 'invalid JSON'}",
+                content=said,
                 tool_call_id=bad.get("id") or "invalid",
                 name=bad.get("name") or "unknown",
                 status="error",
             )
         )
+        entries.append(
+            transcript.tool_call(
+                bad.get("name") or "unknown", bad.get("args"), ok=False, error=said, data=None, sent=len(said), ms=0
+            )
+        )
     return {
         "messages": messages,
+        "transcript": entries,
         "tool_results": results,
         "tool_calls": state.get("tool_calls", 0) + len(last.tool_calls),
         "provider_calls": provider_calls,
@@ -189,17 +224,14 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
 def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     spec = runtime.context.spec
     last = model_turn(state)
-    replies = []
+    replies, entries = [], []
     payload, problem = None, None
     for call in last.tool_calls:
         if call["name"] != spec.terminal_tool:
-            replies.append(
-                ToolMessage(
-                    f"not executed: {spec.terminal_tool} was called in the same turn",
-                    tool_call_id=call["id"],
-                    name=call["name"],
-                    status="error",
-                )
+            said = f"not executed: {spec.terminal_tool} was called in the same turn"
+            replies.append(ToolMessage(said, tool_call_id=call["id"], name=call["name"], status="error"))
+            entries.append(
+                transcript.tool_call(call["name"], call.get("args"), ok=False, error=said, data=None, sent=0, ms=0)
             )
             continue
         try:
@@ -214,15 +246,17 @@ def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
                     status="error",
                 )
             )
+            entries.append(transcript.submission(spec.terminal_tool, problem=problem))
         else:
             replies.append(ToolMessage("accepted", tool_call_id=call["id"], name=call["name"]))
     if payload is None:
-        return {"messages": replies}
+        return {"messages": replies, "transcript": entries}
     report = None
     if spec.post_submit is not None:
         payload, report = spec.post_submit(payload, state.get("tool_results", []))
     return {
         "messages": replies,
+        "transcript": [*entries, transcript.submission(spec.terminal_tool, problem=None, report=report)],
         "payload": payload.model_dump(mode="json"),
         "report": report,
         "end_reason": "submitted",
@@ -246,7 +280,11 @@ def nudge(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         )
     else:
         said = f"You answered without calling a tool. Continue with a tool call, or call {terminal} to finish."
-    return {"nudges": state.get("nudges", 0) + 1, "messages": [HumanMessage(said)]}
+    return {
+        "nudges": state.get("nudges", 0) + 1,
+        "messages": [HumanMessage(said)],
+        "transcript": [transcript.nudge(said)],
+    }
 
 
 def give_up(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ critic) is an :class:`AgentSpec`.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
@@ -66,6 +67,7 @@ class AgentState(TypedDict, total=False):
     payload: dict[str, Any] | None
     report: dict[str, Any] | None
     end_reason: str | None
+    transcript: Annotated[list[dict[str, Any]], operator.add]  # one entry per event (agent.transcript)
 
 
 @dataclass
@@ -86,6 +88,7 @@ class AgentRun:
     tools_called: list[str] = field(default_factory=list)
     model_ms: int = 0  # time spent waiting for the model
     tool_ms: int = 0  # time spent in tool calls (MCP and the AWS calls behind them)
+    transcript: list[dict[str, Any]] = field(default_factory=list)  # what was said and done (agent.transcript)
 
     def reasoning_chain(self) -> list[dict[str, Any]]:
         return messages_to_dict(self.messages)

@@ -67,14 +67,25 @@ def _no_incident(command: str, incident_id: str, table: str) -> int:
 def _cmd_show(args: argparse.Namespace) -> int:
     from incident_responder.core.aws import AwsClients
     from incident_responder.core.settings import StoreSettings
-    from incident_responder.reporting.view import gather, render_text
+    from incident_responder.reporting.transcript import transcript_text, transcripts
+    from incident_responder.reporting.view import read_incident, render_text
 
     stores = StoreSettings.current()
     table = stores.incident_state_table
-    shown = gather(AwsClients(), args.incident_id, state_table=table, context_table=stores.incident_context_table)
-    if shown is None:
+    clients = AwsClients()
+    found = read_incident(clients, args.incident_id, state_table=table, context_table=stores.incident_context_table)
+    if found is None:
         return _no_incident("show", args.incident_id, table)
-    print(json.dumps(shown, indent=2, default=str) if args.json else render_text(shown))
+    shown = found["shown"]
+    said, unavailable = transcripts(clients, found["records"]) if args.transcript else ({}, [])
+    if args.json:
+        print(json.dumps({**shown, "transcripts": said} if args.transcript else shown, indent=2, default=str))
+    else:
+        print(render_text(shown, hint=not args.transcript))
+        if args.transcript:
+            print("\ntranscript:\n" + transcript_text(said))
+    for what in unavailable:
+        print(f"responder show: not shown: {what}", file=sys.stderr)
     return 0
 
 
@@ -290,6 +301,12 @@ def add_commands(sub: Any) -> None:
     p.add_argument("incident_id")
     p.add_argument(
         "--json", action="store_true", help="print the whole record as JSON (default: a summary and timeline)"
+    )
+    p.add_argument(
+        "--transcript",
+        action="store_true",
+        help="also print each agent's transcript: every model turn (its words, tool calls, tokens), each tool "
+        "result (cut), the nudges, the watchdog's notices, the submission and the end",
     )
     p.set_defaults(handler=_cmd_show)
 

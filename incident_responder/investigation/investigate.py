@@ -145,14 +145,22 @@ def run_investigation(
     remaining_ms: Callable[[], int] | None = None,
 ) -> tuple[InvestigationResult, AgentRun]:
     """Investigate, store the diagnosis and the reasoning chain, and return the state machine's result."""
-    run = anyio.run(
-        lambda: investigate(
-            incident, model=model, servers=servers, provider=provider, limits=limits, remaining_ms=remaining_ms
+    clients = clients or AwsClients.shared()
+    try:
+        run = anyio.run(
+            lambda: investigate(
+                incident, model=model, servers=servers, provider=provider, limits=limits, remaining_ms=remaining_ms
+            )
         )
-    )
+    except Exception as exc:
+        # The run up to the error (its transcript) is kept with the record; the error goes on to the state machine.
+        store.save_failed(
+            clients, incident.incident_id, "investigation", exc, {"incident": incident.model_dump(mode="json")}
+        )
+        raise
     result = summarize(incident, run, limits)
     stored = store.save(
-        clients or AwsClients.shared(),
+        clients,
         incident.incident_id,
         "investigation",
         summary=result.model_dump(mode="json"),
@@ -163,6 +171,7 @@ def run_investigation(
             "evidence_report": run.report,
             "tool_results": run.tool_results,
         },
+        transcript=run.transcript,
     )
     if result.diagnosis is not None and len(json.dumps(result.diagnosis)) > INLINE_DIAGNOSIS_LIMIT:
         result = result.model_copy(

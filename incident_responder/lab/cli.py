@@ -297,7 +297,9 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             help="which fault to inject (default: %(default)s, the S3 permission revoked)",
         )
         p.add_argument(
-            "--out", default="out", help="folder for the execution history, picture and report (default: out)"
+            "--out",
+            default="out",
+            help="folder for the execution history, picture, report and transcripts (default: out)",
         )
         p.add_argument("--model", default="offline", help=MODEL_HELP)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs and metrics")
@@ -305,7 +307,7 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     elif command == "run":
         p.add_argument("scenario", help="scenario YAML (format: see scenarios/)")
         p.add_argument("--json", action="store_true", help="print the record as JSON")
-        p.add_argument("--out", help="also write the execution history, picture and report to this folder")
+        p.add_argument("--out", help="also write the execution history, picture, report and transcripts to this folder")
         p.add_argument("--model", default="offline", help=MODEL_HELP)
         p.add_argument("--approval", **APPROVAL_ARGUMENT)
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
@@ -314,7 +316,9 @@ def build_parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("directory", metavar="DIR", help="a folder of scenario files (*.yaml), or one scenario file")
         p.add_argument("--json", action="store_true", help="print the scores as JSON")
         p.add_argument(
-            "--out", help="also write each scenario's history, picture and report to OUT/<scenario>/<incident id>/"
+            "--out",
+            help="also write each scenario's history, picture, report and agents' transcripts to "
+            "OUT/<scenario>/<incident id>/",
         )
         p.add_argument("--model", help=MODEL_HELP + " (with --replay: the cassettes')")
         p.add_argument("--approval", **APPROVAL_ARGUMENT)

@@ -145,7 +145,7 @@ def run_scenario(
     pipeline: LabPipeline, scenario: Scenario, approval: Approver = "auto", *, out_dir: Path | None = None
 ) -> ScenarioScore:
     """The whole lifecycle, then its end state: nothing here applies anything itself (``out_dir``: the
-    incident's history, picture and report are written there, before the next scenario clears the stores)."""
+    incident's history, picture, report and transcripts are written there, before the next scenario clears the stores)."""
     record = pipeline.run(scenario, approval=approval)
     if out_dir is not None:
         from incident_responder.lab.pipeline.artifacts import write_artifacts
@@ -229,7 +229,7 @@ def evaluate(
     on_start: Callable[[str], None] | None = None,
 ) -> EvalReport:
     """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
-    with ``out_dir``, each scenario's history, picture and report under ``out_dir``/<scenario name>/.
+    with ``out_dir``, each scenario's history, picture, report and transcripts under ``out_dir``/<scenario name>/.
 
     ``record``: each scenario's model calls kept in ``record``/<scenario>.json; ``replay``: answered from there
     instead, with no model and no credentials (lab/converse/); ``max_cost_usd``: a ``bedrock_converse:`` run stops

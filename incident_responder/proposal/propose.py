@@ -114,19 +114,25 @@ def run_proposal(
     remaining_ms: Callable[[], int] | None = None,
 ) -> tuple[ProposalResult, AgentRun]:
     clients = clients or AwsClients.shared()
-    run = anyio.run(
-        lambda: propose(
-            incident,
-            diagnosis,
-            clients=clients,
-            model=model,
-            limits=limits,
-            baseline_table=baseline_table,
-            servers=servers,
-            provider=provider,
-            remaining_ms=remaining_ms,
+    try:
+        run = anyio.run(
+            lambda: propose(
+                incident,
+                diagnosis,
+                clients=clients,
+                model=model,
+                limits=limits,
+                baseline_table=baseline_table,
+                servers=servers,
+                provider=provider,
+                remaining_ms=remaining_ms,
+            )
         )
-    )
+    except Exception as exc:
+        # The run up to the error (its transcript) is kept with the record; the error goes on to the state machine.
+        full = {"incident": incident.model_dump(mode="json"), "diagnosis": diagnosis}
+        store.save_failed(clients, incident.incident_id, "proposal", exc, full)
+        raise
     payload: RemediationProposal | None = run.payload
     proposal = payload.model_dump(mode="json") if payload is not None else None
     result = ProposalResult(
@@ -163,6 +169,7 @@ def run_proposal(
             "result": result.model_dump(mode="json"),
             "tool_results": run.tool_results,
         },
+        transcript=run.transcript,
     )
     reference = stored["artifact_uri"]
     update: dict[str, Any] = {"proposal_ref": reference}

@@ -4,6 +4,7 @@ view      a stored incident gathered from the stores, and as text (``responder s
 report    one incident as a self-contained HTML page: what it collects, how it renders
 sections  the page's sections: diagnosis and evidence, proposal and review, actions and verification, timeline
 markup    the page's HTML pieces: escaped text, tables, sections, style
+transcript each agent's transcript: the page's section (collapsed turns) and text (``responder show --transcript``)
 picture   the state machine with the path an execution took, as SVG
 delivery  when an execution ends: the report to S3, a link for operators and the chat channel
 """

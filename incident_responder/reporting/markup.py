@@ -79,4 +79,7 @@ border-radius:6px;padding:10px 14px;min-width:130px}.card b{display:block;font-s
 gap:14px;border-top:1px solid #eee;padding:10px 0}.evidence p{margin:3px 0}
 .bar{height:10px;background:#90caf9;border-radius:2px}.picture{overflow:auto;max-height:900px;border:1px solid #eee}
 .error{background:#ffebee;border:1px solid #ef9a9a;border-radius:4px;padding:8px 12px}
+.transcript details,.transcript .event{border:1px solid #eee;border-radius:4px;margin:4px 0;padding:3px 8px}
+.transcript summary{cursor:pointer}.transcript .tool{margin-left:24px}.transcript .event{color:#455a64}
+.transcript .warn{background:#fff8e1}.transcript .bad-turn{border-color:#ef9a9a;background:#fff5f5}
 """

@@ -6,7 +6,7 @@ verified, when, and at what cost.
 
 :func:`collect` adds to :func:`incident_responder.reporting.view.gather` what a page can show beside it: the
 alert, each tool output an evidence pointer quotes (from the investigation's full record in S3), every
-agent's usage, the undo ledger (before and after of each action), the execution's history and the state
+agent's usage and transcript (every turn, collapsed), the undo ledger (before and after of each action), the execution's history and the state
 machine's definition (for the picture). Everything shown is escaped, and the page forbids scripts and remote
 loads (a Content-Security-Policy), so a hostile log line quoted as evidence stays text.
 """
@@ -55,6 +55,7 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
     the incident-context table ``context_table``; ``None`` when the state table has no such incident. What cannot be
     read (an artifact gone, a history expired) is named in ``unavailable`` instead of failing the page."""
     from incident_responder.remediation.ledger import Ledger
+    from incident_responder.reporting.transcript import transcripts
     from incident_responder.reporting.view import read_incident
     from incident_responder.state.store import read_artifact
 
@@ -84,6 +85,8 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
         entries = []
         unavailable.append(f"the undo ledger ({type(exc).__name__})")
     detail["ledger"] = [e.model_dump(mode="json") for e in entries]
+    detail["transcripts"], missing = transcripts(clients, records)
+    unavailable += missing
     events = found["events"]
     detail["history"], detail["definition"] = events, None
     if state.get("execution_arn") and events:
@@ -166,6 +169,7 @@ def _picture(detail: dict[str, Any]) -> str:
 
 def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None) -> str:
     """The page for :func:`collect`'s ``detail`` (or a dict with some of its keys)."""
+    from incident_responder.reporting.transcript import transcript_html
     from incident_responder.reporting.view import alert_to_end_seconds
 
     status = detail.get("status") or "UNKNOWN"
@@ -200,6 +204,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
         ("Proposal and review", _proposal(detail), "proposal"),
         ("Decision, actions and verification", _decision_and_actions(detail), "actions"),
         ("Model and tool usage", usage_html, "usage"),
+        ("Transcript", transcript_html(detail.get("transcripts") or {}), "transcript"),
     ]
     unavailable = detail.get("unavailable") or []
     footer = (

@@ -156,18 +156,25 @@ def run_review(
     actions = [RemediationAction.model_validate(a) for a in proposal.get("actions") or []]
     run: AgentRun | None = None
     if actions:
-        run = anyio.run(
-            lambda: review(
-                incident,
-                diagnosis,
-                actions,
-                model=model,
-                limits=limits,
-                servers=servers,
-                provider=provider,
-                remaining_ms=remaining_ms,
+        try:
+            run = anyio.run(
+                lambda: review(
+                    incident,
+                    diagnosis,
+                    actions,
+                    model=model,
+                    limits=limits,
+                    servers=servers,
+                    provider=provider,
+                    remaining_ms=remaining_ms,
+                )
             )
-        )
+        except Exception as exc:
+            # The run up to the error (its transcript) is kept with the record; the error goes on to the state
+            # machine.
+            full = {"incident": incident.model_dump(mode="json"), "diagnosis": diagnosis, "proposal": proposal}
+            store.save_failed(clients, incident.incident_id, "review", exc, full)
+            raise
     submission = run.payload if run is not None else None
     if run is not None and submission is not None:
         verdicts = submission.verdicts
@@ -222,6 +229,7 @@ def run_review(
             "evidence_report": report or None,
             "tool_results": run.tool_results if run is not None else [],
         },
+        transcript=run.transcript if run is not None else [],
     )
     return result.model_copy(update={"review_ref": stored["artifact_uri"]}), run
 

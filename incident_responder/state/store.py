@@ -1,9 +1,14 @@
 """Where an incident's artifacts go: the full record in S3, a bounded copy in DynamoDB ``incident-context``.
 
 A DynamoDB item is capped at 400 KB counting every attribute (names included), so the copy is sized
-as a whole: the summary is kept whole when it fits (else it keeps its small fields and points at S3),
-and the reasoning chain gets what is left (system prompt + the last three turns, long contents cut).
-The S3 object always holds everything. Items expire with the incident (``expires_at``, the table's TTL).
+as a whole: the summary is kept whole when it fits (else it keeps its small fields and points at S3), the
+agent's transcript (:mod:`incident_responder.agent.transcript`) gets its own share (results and texts cut
+shorter, then the middle of the run left out, each marked), and the reasoning chain gets what is left (system
+prompt + the last three turns, long contents cut). The S3 object always holds everything. Items expire with the
+incident (``expires_at``, the table's TTL).
+
+A run that raised is stored too (:meth:`RecordStore.save_failed`): outcome ``ERROR``, its counts and its
+transcript up to the error, so an ERROR incident's report still shows what the agent did.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from incident_responder.agent.transcript import bound as bound_transcript
 from incident_responder.core.aws import AwsClients
 
 ITEM_LIMIT = 400 * 1024  # DynamoDB's item size limit
 ITEM_BUDGET = ITEM_LIMIT - 16 * 1024  # margin for the bookkeeping attributes and size-accounting slack
+TRANSCRIPT_SHARE = ITEM_BUDGET // 4  # at most this much of the item for the transcript
 KEEP_TURNS = 3
 SUMMARY_KEEP = ("incident_id", "outcome", "end_reason", "diagnosis_summary", "metrics", "evidence")
 
@@ -75,7 +82,13 @@ class RecordStore:
     ttl_days: int | None = None
 
     def item(
-        self, incident_id: str, record: str, summary: dict[str, Any], chain: list[dict[str, Any]], s3_uri: str | None
+        self,
+        incident_id: str,
+        record: str,
+        summary: dict[str, Any],
+        chain: list[dict[str, Any]],
+        s3_uri: str | None,
+        transcript: list[dict[str, Any]] | None = None,
     ) -> dict[str, dict[str, Any]]:
         """The DynamoDB item, whole-item size under the limit."""
         created = datetime.now(UTC).isoformat(timespec="seconds")
@@ -94,6 +107,10 @@ class RecordStore:
             summary_cut = True
         item["summary"] = {"S": summary_json}
         item["summary_truncated"] = {"BOOL": summary_cut}
+        share = min(TRANSCRIPT_SHARE, ITEM_BUDGET - item_size(item) - len("transcript_truncated") - 64)
+        entries, transcript_cut = bound_transcript(transcript or [], max(0, share))
+        item["transcript"] = {"S": json.dumps(entries, default=str)}
+        item["transcript_truncated"] = {"BOOL": transcript_cut}
         room = ITEM_BUDGET - item_size(item) - len("reasoning_chain") - len("truncated") - 1
         kept, truncated = truncate_chain(chain, room)
         item["reasoning_chain"] = {"S": json.dumps(kept, default=str)}
@@ -108,19 +125,71 @@ class RecordStore:
         summary: dict[str, Any],
         chain: list[dict[str, Any]],
         full: dict[str, Any],
+        transcript: list[dict[str, Any]] | None = None,
     ) -> dict[str, str | None]:
         """Store one stage's record; returns where it went."""
         s3_uri = None
+        transcript = transcript or []
         if self.bucket:
             key = f"incidents/{incident_id}/{record}.json"
             created = datetime.now(UTC).isoformat(timespec="seconds")
-            body = json.dumps({**full, "reasoning_chain": chain, "created_at": created}, default=str).encode()
+            whole = {**full, "reasoning_chain": chain, "transcript": transcript, "created_at": created}
+            body = json.dumps(whole, default=str).encode()
             clients.get("s3").put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
             s3_uri = f"s3://{self.bucket}/{key}"
         clients.get("dynamodb").put_item(
-            TableName=self.table, Item=self.item(incident_id, record, summary, chain, s3_uri)
+            TableName=self.table, Item=self.item(incident_id, record, summary, chain, s3_uri, transcript)
         )
         return {"table": self.table, "artifact_uri": s3_uri}
+
+    def save_failed(
+        self, clients: AwsClients, incident_id: str, record: str, error: BaseException, full: dict[str, Any]
+    ) -> bool:
+        """Store the run an agent made before ``error`` ended it (the ``agent_run`` the loop attached), as this
+        stage's record with outcome ``ERROR``: its counts and transcript up to the failure. Nothing is stored for
+        an error without a run (it happened before or after the agent). Never raises: a store that fails here
+        must not replace the error the state machine routes on (it is logged); returns whether it was stored."""
+        run = getattr(error, "agent_run", None)
+        if run is None:
+            return False
+        usage = run.usage
+        summary = {
+            "incident_id": incident_id,
+            "outcome": "ERROR",
+            "end_reason": run.end_reason,
+            "metrics": {
+                "llm_calls": run.llm_calls,
+                "tool_calls": run.tool_calls,
+                "provider_calls": run.provider_calls,
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "total_tokens": usage.total_tokens,
+                "tool_output_bytes": run.tool_output_bytes,
+                "latency_ms": run.latency_ms,
+                "model_ms": run.model_ms,
+                "tool_ms": run.tool_ms,
+            },
+        }
+        try:
+            self.save(
+                clients,
+                incident_id,
+                record,
+                summary=summary,
+                chain=run.reasoning_chain(),
+                full={**full, "result": summary, "tool_results": run.tool_results},
+                transcript=run.transcript,
+            )
+        except Exception as exc:  # noqa: BLE001 - the agent's error is what the state machine must see
+            import logging
+
+            logging.getLogger(__name__).warning(
+                "the %s record of a failed run was not stored: %s: %s", record, type(exc).__name__, exc
+            )
+            return False
+        return True
 
     def load(self, clients: AwsClients, incident_id: str, record: str) -> dict[str, Any] | None:
         item = (
@@ -138,6 +207,8 @@ class RecordStore:
             "summary_truncated": item.get("summary_truncated", {}).get("BOOL", False),
             "reasoning_chain": json.loads(item["reasoning_chain"]["S"]),
             "truncated": item["truncated"]["BOOL"],
+            "transcript": json.loads(item.get("transcript", {}).get("S") or "[]"),
+            "transcript_truncated": item.get("transcript_truncated", {}).get("BOOL", False),
             "artifact_uri": item.get("artifact_uri", {}).get("S"),
         }
 

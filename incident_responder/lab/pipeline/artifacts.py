@@ -1,4 +1,4 @@
-"""The lab's incident runs: what a run leaves on disk for a person: history, picture, record and report."""
+"""The lab's incident runs: what a run leaves on disk for a person: history, picture, record, report, transcripts."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from incident_responder.lab.pipeline.startup import LabPipeline
 
 
 def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path) -> dict[str, Path]:
-    """The execution history, a picture of the path taken, the final record and the incident's report (the
-    page ``responder report`` writes), under ``out_dir``/<incident id>: all from one read of the stores."""
+    """The execution history, a picture of the path taken, the final record, the incident's report (the
+    page ``responder report`` writes) and each agent's transcript (``transcript.json``, and ``transcript.txt`` as
+    ``responder show --transcript`` prints it), under ``out_dir``/<incident id>: all from one read of the stores."""
     import json
 
     from incident_responder.reporting.report import collect, execution_svg, render_html
+    from incident_responder.reporting.transcript import transcript_text
 
     folder = out_dir / (record.incident_id or "no-incident")
     folder.mkdir(parents=True, exist_ok=True)
@@ -35,4 +37,10 @@ def write_artifacts(pipeline: LabPipeline, record: IncidentRecord, out_dir: Path
         paths["picture"].write_text(picture)
     paths["report"] = folder / "report.html"
     paths["report"].write_text(render_html(detail))
+    if detail.get("transcripts"):
+        # What each agent said and did (agent.transcript), whole: as stored, and as responder show --transcript prints it.
+        paths["transcript"] = folder / "transcript.json"
+        paths["transcript"].write_text(json.dumps(detail["transcripts"], indent=2, default=str))
+        paths["transcript_text"] = folder / "transcript.txt"
+        paths["transcript_text"].write_text(transcript_text(detail["transcripts"]) + "\n")
     return paths
