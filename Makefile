@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-redaction bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -133,6 +133,9 @@ fault-matrix: $(STAMP)
 
 bench-logs: $(STAMP)
 	$(BIN)/python scripts/bench_logs.py
+
+bench-redaction: $(STAMP)
+	$(BIN)/python scripts/bench_redaction.py
 
 bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from incident_responder.core.errors import StateMachineError
 
@@ -98,7 +98,21 @@ class StoreSettings(FunctionSettings):
 
 
 # -- the functions ---------------------------------------------------------------------------------
-class IngestSettings(FunctionSettings):
+class RedactionSettings(FunctionSettings):
+    """A function that redacts what it reads (the MCP servers, ingest): a deployment's own secret shapes."""
+
+    redaction_patterns: str | None = None
+
+    @field_validator("redaction_patterns")
+    @classmethod
+    def _patterns_compile(cls, value: str | None) -> str | None:
+        from incident_responder.redaction.redactor import parse_patterns
+
+        parse_patterns(value)  # a ValueError naming the bad pattern
+        return value
+
+
+class IngestSettings(RedactionSettings):
     state_machine_arn: str = Field(pattern=r"^arn:aws[a-z-]*:states:")
     dead_letter_queue_url: str = Field(min_length=1)
     incident_state_table: str = Field(min_length=1)
@@ -142,7 +156,7 @@ class McpAuthSettings(FunctionSettings):
         return self
 
 
-class McpServerSettings(McpAuthSettings):
+class McpServerSettings(McpAuthSettings, RedactionSettings):
     """An MCP server behind a function URL."""
 
     baseline_table: str = Field(min_length=1)

@@ -36,7 +36,13 @@ from incident_responder.intake.errors import (
     FunctionNotNamedError,
     MalformedAlertError,
 )
-from incident_responder.intake.pending import CompositeAlarm, QueueAlarm, alarm_incident, incident_id_for
+from incident_responder.intake.pending import (
+    CompositeAlarm,
+    QueueAlarm,
+    alarm_incident,
+    incident_id_for,
+    without_secrets,
+)
 from incident_responder.intake.shapes import AlarmMetric, AlarmNotification, ProjectAlert
 
 # A sender's clock may run a little ahead; an alert from further in the future means nothing.
@@ -324,13 +330,15 @@ def _composite(alarm: AlarmNotification, account: str | None, region: str | None
 
 def _from_project_alert(alert: ProjectAlert) -> Incident:
     detected = alert.detected_at
-    return Incident(
-        incident_id=incident_id_for(alert.function_name, detected, alert.alert_id or alert.error_type or ""),
-        function_name=alert.function_name,
-        source="alert",
-        detected_at=detected,
-        error_type=alert.error_type,
-        error_message=alert.error_message,
-        region=alert.region,
-        account_id=alert.account_id,
+    return without_secrets(
+        Incident(
+            incident_id=incident_id_for(alert.function_name, detected, alert.alert_id or alert.error_type or ""),
+            function_name=alert.function_name,
+            source="alert",
+            detected_at=detected,
+            error_type=alert.error_type,
+            error_message=alert.error_message,
+            region=alert.region,
+            account_id=alert.account_id,
+        )
     )

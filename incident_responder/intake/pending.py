@@ -60,19 +60,21 @@ def alarm_incident(
     """``trigger``: what the metric alarm watches (for a composite, the child alarm that named the function)."""
     region = alarm.AlarmArn.split(":")[3] if alarm.AlarmArn and alarm.AlarmArn.count(":") >= 5 else None
     trigger = trigger or alarm.Trigger or AlarmTrigger()
-    return Incident(
-        incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
-        function_name=function,
-        qualifier=qualifier,
-        source="cloudwatch_alarm",
-        detected_at=alarm.StateChangeTime,
-        resolved_from=resolved_from,
-        alarm_name=alarm.AlarmName,
-        metric_name=_metric_names(trigger),
-        namespace=trigger.Namespace or next((m.Namespace for m in trigger.metrics() if m.Namespace), None),
-        reason=(alarm.NewStateReason or "")[:2000] or None,
-        region=region,
-        account_id=alarm.AWSAccountId,
+    return without_secrets(
+        Incident(
+            incident_id=incident_id_for(function, alarm.StateChangeTime, alarm.AlarmName),
+            function_name=function,
+            qualifier=qualifier,
+            source="cloudwatch_alarm",
+            detected_at=alarm.StateChangeTime,
+            resolved_from=resolved_from,
+            alarm_name=alarm.AlarmName,
+            metric_name=_metric_names(trigger),
+            namespace=trigger.Namespace or next((m.Namespace for m in trigger.metrics() if m.Namespace), None),
+            reason=(alarm.NewStateReason or "")[:2000] or None,
+            region=region,
+            account_id=alarm.AWSAccountId,
+        )
     )
 
 
@@ -80,3 +82,23 @@ def _metric_names(trigger: AlarmTrigger) -> str | None:
     """The metric the alarm watches; for metric math, the metrics it reads (``Errors, Invocations``)."""
     names = [trigger.MetricName] if trigger.MetricName else [m.MetricName for m in trigger.metrics() if m.MetricName]
     return ", ".join(dict.fromkeys(names))[:200] or None
+
+
+# The alert's free text: what a failing function or the person who wrote the alarm put in it.
+FREE_TEXT_FIELDS = ("reason", "error_type", "error_message")
+
+
+def without_secrets(incident: Incident) -> Incident:
+    """The incident with secrets redacted from the alert's own text (an alarm's reason, an alert's error message):
+    what the agents read, the state table keeps and the report shows. Each field keeps its length limit. Names
+    (the alarm's, its metric's) stay as they are: they find the alarm again."""
+    from incident_responder.redaction.redactor import default_redactor
+
+    redact = default_redactor().text
+    changed = {}
+    for name in FREE_TEXT_FIELDS:
+        value = getattr(incident, name)
+        if isinstance(value, str) and (redacted := redact(value)) != value:
+            limit = next((m.max_length for m in Incident.model_fields[name].metadata if hasattr(m, "max_length")), None)
+            changed[name] = redacted[:limit] if limit else redacted
+    return incident.model_copy(update=changed) if changed else incident

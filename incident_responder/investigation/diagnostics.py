@@ -30,6 +30,7 @@ from incident_responder.account.role import read_role
 from incident_responder.account.state import configuration_from, read_reserved_concurrency
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.encoding import iso
+from incident_responder.redaction.redactor import default_redactor
 
 MAX_EVENTS = 30
 MAX_MESSAGE_CHARS = 500
@@ -132,7 +133,10 @@ def fold_events(
     """A window of CloudWatch events (``timestamp`` in ms, ``message``, ``stream``: the log stream's name, which
     says the version), oldest first, as get_recent_logs returns it: folded lines, the errors (indexing them)
     and what the platform's lines say (None when there is no such line)."""
-    # Whole messages are read (a Node.js error's JSON rarely fits in the cut); only what is shown is cut.
+    # Whole messages are read (a Node.js error's JSON rarely fits in the cut); only what is shown is cut. Secrets
+    # are redacted first: one cut in half would no longer look like a secret (the MCP server redacts the rest).
+    redact = default_redactor().text
+    events = [{**e, "message": redact(e["message"])} for e in events]
     window = fold([e["message"] for e in events], [e.get("stream") for e in events])
     lines = []
     for folded in window.events:

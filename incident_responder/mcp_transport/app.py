@@ -25,7 +25,7 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
 from mcp.server.transport_security import RequestBodyLimitMiddleware
-from mcp.types import INVALID_REQUEST, PARSE_ERROR
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, TextContent
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -110,7 +110,32 @@ class JsonRpcGate:
 
 
 class ProjectMCP(FastMCP):
-    """FastMCP whose streamable HTTP endpoint sits behind :class:`JsonRpcGate`."""
+    """FastMCP whose streamable HTTP endpoint sits behind :class:`JsonRpcGate`, and whose tool results and errors
+    leave it redacted (:mod:`incident_responder.redaction`): a secret in a log line, a tag or an error message never
+    reaches the agent, its model or a store. A structured result says what was redacted in ``redacted`` (kind ->
+    count), left out when nothing was."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        from mcp.server.fastmcp.exceptions import ToolError
+
+        from incident_responder.redaction.redactor import default_redactor
+
+        redactor = default_redactor()
+        try:
+            result = await super().call_tool(name, arguments)
+        except Exception as exc:
+            # The SDK answers an exception with its message as the result's text: that text is redacted too.
+            raise ToolError(redactor.text(str(exc))) from None
+        if isinstance(result, tuple):  # (content, structured): the text is the structured JSON, written again
+            structured, counts = redactor.value(result[1])
+            return {**structured, "redacted": counts} if counts else structured
+        if isinstance(result, dict):
+            structured, counts = redactor.value(result)
+            return {**structured, "redacted": counts} if counts else structured
+        return [
+            block.model_copy(update={"text": redactor.text(block.text)}) if isinstance(block, TextContent) else block
+            for block in result
+        ]
 
     def streamable_http_app(self) -> Starlette:
         app = super().streamable_http_app()
@@ -212,8 +237,10 @@ def serve(name: str, host: str = "127.0.0.1", port: int = 8080, **build_kwargs: 
     import uvicorn
 
     from incident_responder.mcp_transport.auth import resolve_api_key
+    from incident_responder.redaction.redactor import default_redactor
 
     resolve_api_key()  # fail fast with a clear message when no key can be found
+    default_redactor()  # and when REDACTION_PATTERNS is not usable
     server = load_server(name).build_server(host=host, **build_kwargs)
     uvicorn.run(server.streamable_http_app(), host=host, port=port, log_level="warning")
 
