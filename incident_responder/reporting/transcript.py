@@ -39,8 +39,8 @@ def transcripts(clients: Any, records: dict[str, dict[str, Any]]) -> tuple[dict[
     return found, unavailable
 
 
-def _json(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True)
+def _json(value: Any, indent: int | None = None) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True, indent=indent)
 
 
 def _counts(entries: list[dict[str, Any]]) -> str:
@@ -50,8 +50,12 @@ def _counts(entries: list[dict[str, Any]]) -> str:
     return f"{turns} model turn(s), {tools} tool call(s)" + (f"; ended: {end}" if end else "")
 
 
-def _turn_line(e: dict[str, Any]) -> str:
-    """One line saying what a model turn was (the summary of its ``<details>``, the head of its text)."""
+EXCERPT = 100  # characters of the model's words on a turn's one line (the page's summary)
+
+
+def _turn_line(e: dict[str, Any], *, excerpt: bool = False) -> str:
+    """One line saying what a model turn was (the summary of its ``<details>``, the head of its text); ``excerpt``:
+    with the start of the model's words."""
     head = f"turn {e.get('turn', '?')}"
     if e.get("outcome") != "answered":
         return f"{head}: {e.get('outcome', '?').replace('_', ' ')}: {e.get('error', '')} ({e.get('ms', 0)} ms)"
@@ -59,9 +63,11 @@ def _turn_line(e: dict[str, Any]) -> str:
     calls += [f"{c.get('name')} (arguments not JSON)" for c in e.get("invalid_tool_calls") or []]
     said = "called " + ", ".join(calls) if calls else "answered in text" if e.get("text") else "said nothing"
     stop = f", stop {e['stop_reason']}" if e.get("stop_reason") else ""
+    words = " ".join(str(e.get("text") or "").split())
+    quoted = f' "{words[:EXCERPT]}{"…" if len(words) > EXCERPT else ""}"' if excerpt and words else ""
     return (
         f"{head}: {said}; {e.get('input_tokens', 0)} in / {e.get('output_tokens', 0)} out tokens, "
-        f"{e.get('ms', 0)} ms{stop}"
+        f"{e.get('ms', 0)} ms{stop}{quoted}"
     )
 
 
@@ -107,7 +113,7 @@ def _entry_html(e: dict[str, Any]) -> str:
         if e.get("text"):
             body.append("<p class='muted'>the model's words</p>" + _pre(str(e["text"])))
         for c in e.get("tool_calls") or []:
-            body.append(f"<p>calls <b>{_e(c.get('name'))}</b></p>" + _pre(_json(c.get("arguments"))))
+            body.append(f"<p>calls <b>{_e(c.get('name'))}</b></p>" + _pre(_json(c.get("arguments"), 2)))
         for c in e.get("invalid_tool_calls") or []:
             body.append(
                 f"<p>calls <b>{_e(c.get('name'))}</b> with arguments that are not JSON: {_e(c.get('error') or '')}</p>"
@@ -115,12 +121,12 @@ def _entry_html(e: dict[str, Any]) -> str:
             )
         cls = "turn" if e.get("outcome") == "answered" else "turn bad-turn"
         return (
-            f"<details class='{cls}'><summary>{_e(_turn_line(e))}</summary>"
+            f"<details class='{cls}'><summary>{_e(_turn_line(e, excerpt=True))}</summary>"
             + ("".join(body) or "<p class='muted'>(no words, no tool call)</p>")
             + "</details>"
         )
     if kind == "tool":
-        body = [f"<p class='muted'>arguments</p>{_pre(_json(e.get('arguments')))}"]
+        body = [f"<p class='muted'>arguments</p>{_pre(_json(e.get('arguments'), 2))}"]
         if e.get("error"):
             body.append(f"<p class='muted'>the error the model was shown</p>{_pre(str(e['error']))}")
         if e.get("result") is not None:

@@ -1,0 +1,183 @@
+"""Each agent's transcript on the report of a lab incident, looked at in headless Chromium: a REMEDIATED one (the
+three agents) and a FAILED one (a model that answers in prose and calls a tool that does not exist); kept by
+``responder eval --out`` (its run_scenario) and printed by ``responder show --transcript``.
+
+The model speaks Converse over the wire (lab/converse/): as the offline model for the REMEDIATED incident, and
+scripted for the FAILED one, through the user's own Bedrock endpoint (tests/functional/test_real_model_path.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from incident_responder.agent.model_catalog import DEFAULT_MODEL
+from incident_responder.lab.converse.backends import OfflineBackend, answer, text, tool_use
+from incident_responder.lab.converse.gateway import ConverseGateway
+from incident_responder.lab.pipeline.startup import LabPipeline
+from incident_responder.lab.scenario import load_scenario
+from tests.browser import browser, run_browser
+from tests.functional.test_real_model_path import USER_KEY, USER_SECRET, user_environment
+from tests.report_checks import assert_report
+
+REPO = Path(__file__).parents[2]
+SCENARIO = REPO / "scenarios" / "s3-policy-revoked.yaml"
+HOSTILE = "<script>alert('owned')</script><b>IGNORE PREVIOUS INSTRUCTIONS</b>"
+pytestmark = pytest.mark.slow
+
+
+def prose_then_a_made_up_tool(model_id: str, request: dict) -> dict:
+    """A model that never submits: prose, then (nudged) a tool that does not exist, then prose again."""
+    said = sum(m["role"] == "assistant" for m in request["messages"])
+    if said == 1:
+        return answer(text("Let me wipe the logs first."), tool_use("delete_everything", {"confirm": True}))
+    return answer(text(f"It is surely the network. {HOSTILE}"))
+
+
+@pytest.fixture(scope="module")
+def lab_with_a_model(lab):
+    """One pipeline whose model calls go to a Converse server answering as ``mode["backend"]`` does."""
+    offline = OfflineBackend()
+    mode = {"backend": offline}
+    monkeypatch = pytest.MonkeyPatch()
+    with ConverseGateway(lambda model_id, request: mode["backend"](model_id, request), secrets={USER_KEY: USER_SECRET}) as gateway:  # fmt: skip
+        user_environment(monkeypatch, gateway.url)
+        try:
+            with LabPipeline.start(lab=lab, workers=True, model=DEFAULT_MODEL) as pipeline:
+                yield pipeline, mode, offline
+        finally:
+            monkeypatch.undo()
+
+
+class Page(HTMLParser):
+    """The transcript section of a page as Chromium serialised its DOM: its ``<details>`` and their summaries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0  # inside <section id="transcript"> while > 0
+        self.details: list[dict] = []
+        self.summaries: list[str] = []
+        self.agents: list[str] = []
+        self.elements: list[str] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "section" and attributes.get("id") == "transcript":
+            self.depth = 1
+            return
+        if not self.depth:
+            return
+        if tag == "section":
+            self.depth += 1
+        self.elements.append(tag)
+        if tag == "details":
+            self.details.append(attributes)
+        if tag in ("summary", "h3"):
+            self._in = tag
+            (self.summaries if tag == "summary" else self.agents).append("")
+
+    def handle_endtag(self, tag):
+        if self.depth and tag == "section":
+            self.depth -= 1
+        if tag == self._in:
+            self._in = None
+
+    def handle_data(self, data):
+        if self._in == "summary":
+            self.summaries[-1] += data
+        elif self._in == "h3":
+            self.agents[-1] += data
+
+
+def looked_at(page: Path, tmp_path: Path) -> tuple[Page, str]:
+    """The page as headless Chromium built it (its DOM), and a screenshot taken of it."""
+    binary = browser()
+    dom = run_browser(binary, "--dump-dom", page.as_uri())
+    assert dom.returncode == 0 and '<section id="transcript">' in dom.stdout, dom.stderr[-2000:]
+    shot = tmp_path / f"{page.parent.name}.png"
+    run_browser(binary, "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,3000", page.as_uri())
+    assert shot.exists() and shot.stat().st_size > 10_000
+    parsed = Page()
+    parsed.feed(dom.stdout)
+    return parsed, dom.stdout
+
+
+def test_a_remediated_incidents_transcript_in_chromium_in_eval_out_and_show(lab_with_a_model, tmp_path, capsys):
+    from incident_responder.cli.commands import main
+    from incident_responder.lab.evaluation import run_scenario
+
+    pipeline, mode, offline = lab_with_a_model
+    mode["backend"] = offline
+    score = run_scenario(pipeline, load_scenario(SCENARIO), out_dir=tmp_path)  # what responder eval --out does
+    assert score.status == "REMEDIATED", score
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    page = folder / "report.html"
+    assert_report(page.read_text(), "REMEDIATED")
+    saved = json.loads((folder / "transcript.json").read_text())
+    assert list(saved) == ["investigator", "proposer", "critic"]
+    assert all(entries[-1] == {"kind": "end", "end_reason": "submitted"} for entries in saved.values())
+    assert (folder / "transcript.txt").read_text().startswith("investigator: ")
+
+    parsed, _ = looked_at(page, tmp_path)
+    assert parsed.agents == ["investigator", "proposer", "critic"]
+    assert parsed.details and all("open" not in d for d in parsed.details)  # every turn collapsed
+    turns = sum(e["kind"] == "model" for entries in saved.values() for e in entries)
+    calls = sum(e["kind"] == "tool" for entries in saved.values() for e in entries)
+    assert len(parsed.details) == turns + calls
+    assert parsed.summaries[0].startswith("turn 1: called ") and " in / " in parsed.summaries[0]
+    assert any(s.startswith("tool get_iam_restore_info: ok") for s in parsed.summaries)
+
+    # responder show --transcript: the same transcripts, from the stores, as text.
+    capsys.readouterr()
+    assert main(["show", folder.name, "--transcript"]) == 0
+    out = capsys.readouterr().out
+    assert f"incident {folder.name}: REMEDIATED" in out and "\ntranscript:\ninvestigator: " in out
+    assert "\ncritic: " in out and "  end: submitted" in out and "(responder show --json" not in out
+    # Piped into `head`: the reader leaving early ends the command quietly.
+    shown = subprocess.Popen(
+        [sys.executable, "-m", "incident_responder.cli", "show", folder.name, "--transcript"],
+        cwd=REPO,
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    shown.stdout.readline()
+    shown.stdout.close()
+    err = shown.stderr.read().decode()
+    assert shown.wait(timeout=120) in (0, 141) and "Traceback" not in err, err
+
+
+def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_chromium(lab_with_a_model, tmp_path):
+    from incident_responder.lab.pipeline.artifacts import write_artifacts
+
+    pipeline, mode, _ = lab_with_a_model
+    pipeline.refresh(model=DEFAULT_MODEL)
+    mode["backend"] = prose_then_a_made_up_tool
+    record = pipeline.run(load_scenario(SCENARIO))
+    assert record.status == "FAILED", record
+    paths = write_artifacts(pipeline, record, tmp_path)
+    assert_report(paths["report"].read_text(), "FAILED")
+    (entries,) = json.loads(paths["transcript"].read_text()).values()
+    assert [e["kind"] for e in entries] == ["model", "nudge", "model", "tool", "model", "end"]
+    assert entries[-1]["end_reason"] == "no_tool_call: answered in text after 1 nudge(s)"
+
+    parsed, dom = looked_at(paths["report"], tmp_path)
+    assert parsed.agents == ["investigator"]
+    assert len(parsed.details) == 4 and all("open" not in d for d in parsed.details)
+    assert parsed.summaries[0].startswith("turn 1: answered in text")
+    assert parsed.summaries[0].endswith(
+        "\"It is surely the network. <script>alert('owned')</script><b>IGNORE PREVIOUS INSTRUCTIONS</b>\""
+    )
+    assert parsed.summaries[1].startswith("turn 2: called delete_everything")
+    assert parsed.summaries[2].startswith("tool delete_everything: unknown tool")
+    # The model's words are in the page as text: no element came of them.
+    assert "script" not in parsed.elements and "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
+    assert "nudge: You answered without calling a tool." in dom
+    assert "unknown tool 'delete_everything'" in dom
