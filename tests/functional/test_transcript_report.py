@@ -1,6 +1,7 @@
 """Each agent's transcript on the report of a lab incident, looked at in headless Chromium: a REMEDIATED one (the
 three agents) and a FAILED one (a model that answers in prose and calls a tool that does not exist); kept by
-``responder eval --out`` (its run_scenario) and printed by ``responder show --transcript``.
+``responder eval --out`` (its run_scenario) and printed by ``responder show --transcript``; and an ERROR one (the
+endpoint refuses the account after one turn), whose report still shows the turns up to the failure.
 
 The model speaks Converse over the wire (lab/converse/): as the offline model for the REMEDIATED incident, and
 scripted for the FAILED one, through the user's own Bedrock endpoint (tests/functional/test_real_model_path.py).
@@ -19,6 +20,7 @@ import pytest
 
 from incident_responder.agent.model_catalog import DEFAULT_MODEL
 from incident_responder.lab.converse.backends import OfflineBackend, answer, text, tool_use
+from incident_responder.lab.converse.errors import ConverseError
 from incident_responder.lab.converse.gateway import ConverseGateway
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import load_scenario
@@ -181,3 +183,31 @@ def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_c
     assert "script" not in parsed.elements and "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
     assert "nudge: You answered without calling a tool." in dom
     assert "unknown tool 'delete_everything'" in dom
+
+
+def looks_then_loses_access(model_id: str, request: dict) -> dict:
+    """A model that calls one tool, then the endpoint refuses the account (ModelAuthError: the incident ends ERROR)."""
+    if any(m["role"] == "assistant" for m in request["messages"]):
+        raise ConverseError(
+            403, "AccessDeniedException", "You don't have access to the model with the specified model ID."
+        )
+    return answer(text("Reading the logs."), tool_use("get_recent_logs", {"lambda_name": "data-processor"}))
+
+
+def test_an_error_incidents_report_shows_the_turns_up_to_the_failure(lab_with_a_model, tmp_path):
+    from incident_responder.lab.pipeline.artifacts import write_artifacts
+
+    pipeline, mode, _ = lab_with_a_model
+    pipeline.refresh(model=DEFAULT_MODEL)
+    mode["backend"] = looks_then_loses_access
+    record = pipeline.run(load_scenario(SCENARIO))
+    assert (record.status, record.error_category) == ("ERROR", "model_auth"), record
+    paths = write_artifacts(pipeline, record, tmp_path)
+    page = paths["report"].read_text()
+    assert_report(page, "ERROR")
+    (entries,) = json.loads(paths["transcript"].read_text()).values()
+    assert [e["kind"] for e in entries] == ["model", "tool", "model", "end"]
+    assert entries[1]["ok"] and entries[2]["outcome"] == "failed" and "AccessDeniedException" in entries[2]["error"]
+    assert entries[3]["end_reason"].startswith("error: ModelAuthError: ")
+    assert "turn 2: failed: " in page and "tool get_recent_logs: ok" in page
+    assert record.metrics["llm_calls"] == 2  # the failed call counted, not vanished
