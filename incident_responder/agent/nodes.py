@@ -146,7 +146,8 @@ def model_turn(state: AgentState) -> AIMessage:
 async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     last = model_turn(state)
     results = list(state.get("tool_results", []))
-    messages, sent, entries = [], 0, []
+    messages, sent = [], 0
+    entries: list[dict[str, Any]] = []  # this turn's transcript entries, one per call
     provider_calls = state.get("provider_calls", 0)
     started = time.monotonic()
     executor = runtime.context.executor

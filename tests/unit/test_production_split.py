@@ -102,10 +102,11 @@ def test_outside_lambda_the_handlers_load_no_xray_sdk_no_mcp_server_and_no_event
 @pytest.mark.parametrize("handler", ["handlers.ingest", "handlers.report"])
 def test_ingest_and_report_load_no_agent_framework(handler):
     """Neither runs a model: ingest starts the lifecycle, report renders what the agents stored (with what it
-    imports when it renders: the picture, the evidence paths)."""
+    imports when it renders: the picture, the evidence paths, the transcripts)."""
     page = [
         "incident_responder.reporting.report",
         "incident_responder.reporting.picture",
+        "incident_responder.reporting.transcript",
         "incident_responder.agent.evidence",
     ]
     loaded = loaded_after_import([handler, *page])
