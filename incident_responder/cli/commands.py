@@ -4,7 +4,7 @@ Operator commands (production code only, for the lab or a real account):
   responder onboard FUNCTION                       record a function's baseline
   responder check-alert FILE... [--json]           what ingest would do with each alarm notification
   responder investigate ALERT.json                 run the investigator agent on one alert
-  responder show INCIDENT_ID                       print a stored incident
+  responder show INCIDENT_ID [--transcript]        print a stored incident (and what each agent said)
   responder report INCIDENT_ID                     write its HTML report (out/INCIDENT_ID/report.html)
   responder pending                                incidents awaiting approval
   responder approve INCIDENT_ID [--reject]         decide on them, with your own credentials
