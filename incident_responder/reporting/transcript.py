@@ -58,7 +58,7 @@ def _turn_line(e: dict[str, Any], *, excerpt: bool = False) -> str:
     with the start of the model's words."""
     head = f"turn {e.get('turn', '?')}"
     if e.get("outcome") != "answered":
-        return f"{head}: {e.get('outcome', '?').replace('_', ' ')}: {e.get('error', '')} ({e.get('ms', 0)} ms)"
+        return f"{head}: {str(e.get('outcome') or '?').replace('_', ' ')}: {e.get('error', '')} ({e.get('ms', 0)} ms)"
     calls = [str(c.get("name")) for c in e.get("tool_calls") or []]
     calls += [f"{c.get('name')} (arguments not JSON)" for c in e.get("invalid_tool_calls") or []]
     said = "called " + ", ".join(calls) if calls else "answered in text" if e.get("text") else "said nothing"
