@@ -169,7 +169,7 @@ def _picture(detail: dict[str, Any]) -> str:
 
 def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None) -> str:
     """The page for :func:`collect`'s ``detail`` (or a dict with some of its keys)."""
-    from incident_responder.reporting.transcript import transcript_html
+    from incident_responder.reporting.transcript import redactions_html, transcript_html
     from incident_responder.reporting.view import alert_to_end_seconds
 
     status = detail.get("status") or "UNKNOWN"
@@ -203,7 +203,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
         ("Evidence", _evidence(detail), "evidence"),
         ("Proposal and review", _proposal(detail), "proposal"),
         ("Decision, actions and verification", _decision_and_actions(detail), "actions"),
-        ("Model and tool usage", usage_html, "usage"),
+        ("Model and tool usage", usage_html + redactions_html(detail.get("transcripts") or {}), "usage"),
         ("Transcript", transcript_html(detail.get("transcripts") or {}), "transcript"),
     ]
     unavailable = detail.get("unavailable") or []

@@ -39,6 +39,33 @@ def transcripts(clients: Any, records: dict[str, dict[str, Any]]) -> tuple[dict[
     return found, unavailable
 
 
+def redactions(found: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, int]]:
+    """What the MCP servers redacted from the tool output the agents saw: tool -> kind -> markers, summed over
+    every call (each tool entry's ``redacted``, as the server counted it)."""
+    totals: dict[str, dict[str, int]] = {}
+    for entries in found.values():
+        for entry in entries:
+            if entry.get("kind") == "tool" and isinstance(entry.get("redacted"), dict):
+                tool = totals.setdefault(str(entry.get("tool")), {})
+                for kind, count in entry["redacted"].items():
+                    tool[str(kind)] = tool.get(str(kind), 0) + (count if isinstance(count, int) else 0)
+    return totals
+
+
+def redactions_html(found: dict[str, list[dict[str, Any]]]) -> str:
+    """A line per tool that had secrets redacted from its output, or that none were."""
+    totals = redactions(found)
+    if not found:
+        return ""
+    if not totals:
+        return "<p class='muted'>Secrets redacted from the tool output: none found.</p>"
+    rows = "".join(
+        f"<li><b>{_e(tool)}</b>: " + ", ".join(f"{_e(kind)} {count}" for kind, count in sorted(kinds.items())) + "</li>"
+        for tool, kinds in sorted(totals.items())
+    )
+    return f"<p>Secrets redacted from the tool output before the model saw it (markers, by kind):</p><ul>{rows}</ul>"
+
+
 def _json(value: Any, indent: int | None = None) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str, sort_keys=True, indent=indent)
 

@@ -72,3 +72,7 @@ def test_no_secret_in_the_logs_reaches_the_model_a_store_the_report_or_a_notice(
     # The stored tool output says what was redacted, as the server counted it.
     logs = [r for r in detail["tool_results"] if r["tool"] == "get_recent_logs"]
     assert logs and set(logs[0]["result"]["redacted"]) == set(SECRET_LINES)
+    # And the report counts them, per tool and kind.
+    assert "Secrets redacted from the tool output before the model saw it" in page
+    shown = page[page.index("Secrets redacted from the tool output") :]
+    assert "<b>get_recent_logs</b>: " in shown and all(kind in shown for kind in SECRET_LINES)
