@@ -1205,3 +1205,18 @@ def test_the_responders_functions_keep_concurrency_of_their_own():
         unreserved = resolve_conditions(translated(), {**defaults(), "ResponderReservedConcurrency": none})
         for function, props in resources("AWS::Lambda::Function", unreserved).items():
             assert "ReservedConcurrentExecutions" not in props, function
+
+
+def test_the_functions_where_text_enters_take_the_deployments_redaction_patterns():
+    """Ingest (the alert's text) and both MCP servers (every tool result) redact with the RedactionPatterns
+    parameter; no other function reads it (an agent's alias would otherwise need a new version for it)."""
+    readers = {
+        name
+        for name, resource in SAM["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+        and (resource["Properties"].get("Environment") or {}).get("Variables", {}).get("REDACTION_PATTERNS")
+        == {"Ref": "RedactionPatterns"}
+    }
+    assert readers == {"IngestFunction", "DiagnosticsMcpFunction", "RemediationMcpFunction"}
+    assert "REDACTION_PATTERNS" not in SAM["Globals"]["Function"]["Environment"]["Variables"]
+    assert SAM["Parameters"]["RedactionPatterns"]["MaxLength"] <= 1024
