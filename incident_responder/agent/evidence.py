@@ -180,6 +180,11 @@ FAULT_SIGNS = {
     "deployment_regression": re.compile(r"alias|function_version|code_sha256|\bversion\b|deploy", re.I),
     "kms_key_disabled": re.compile(r"kms|key_state", re.I),
     "event_source_disabled": re.compile(r"event.?source|mapping", re.I),
+    "dependency_missing": re.compile(
+        r"secret|parameter|\bssm\b|scheduled.?for.?deletion|deleted|\bexists\b|resourcenotfound|not.?found", re.I
+    ),
+    "event_source_misconfigured": re.compile(r"visibility|queue|receive|event.?source|mapping", re.I),
+    "storage_exhaustion": re.compile(r"ephemeral|storage|no space left|enospc|/tmp", re.I),
 }
 
 

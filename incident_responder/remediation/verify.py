@@ -182,6 +182,9 @@ def configuration_check(
                 )
         if not mine:
             problems.append(f"queue {p.queue_arn}: no mapping of the function's baseline reads it")
+    else:
+        # The guardrails refuse an action type they do not know; so does verification: never "restored" unchecked.
+        return False, f"no configuration check for action type {action.action_type}: not verified"
     differences = [d for d in diff_configurations(baseline, current) if _under(d.path, prefixes)]
     problems += [f"{d.path}: baseline {_short(d.baseline)}, now {_short(d.current)}" for d in differences]
     if problems:

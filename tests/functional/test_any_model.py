@@ -114,39 +114,63 @@ def _pools(world, baseline) -> dict:
     }
 
 
+def _iam_parameters(draw, pick) -> dict:
+    parameters = {"role_name": pick("roles")}
+    if draw(st.booleans()):
+        return parameters | {"policy_name": pick("policy_names"), "policy_document": pick("documents")}
+    return parameters | {"attach_policy_arn": pick("attach")}
+
+
+def _network_parameters(draw, pick) -> dict:
+    parameters = {"security_group_id": pick("groups"), "ip_permissions": pick("egress")}
+    if draw(st.booleans()):
+        parameters["remove_nacl_entries"] = [{"network_acl_id": pick("acls"), "rule_number": pick("rules")}]
+    return parameters
+
+
+# What a model might submit for each action type, from the pools (the incident's own resources, another
+# function's, the baseline's values and others). Named for every type: a type added without its entry fails
+# test_every_action_type_is_drawn_by_name, never fuzzed with another type's parameters.
+ARBITRARY_PARAMETERS = {
+    ActionType.UPDATE_CONCURRENCY: lambda draw, pick: {
+        "function_name": pick("functions"),
+        "reserved_concurrent_executions": pick("concurrency"),
+    },
+    ActionType.UPDATE_FUNCTION_CONFIGURATION: lambda draw, pick: {
+        "function_name": pick("functions"),
+        "timeout": pick("timeouts"),
+        "memory_size": pick("memory"),
+        "ephemeral_storage": pick("storage"),
+    },
+    ActionType.RESTORE_IAM_POLICY: _iam_parameters,
+    ActionType.RESTORE_NETWORK_EGRESS: _network_parameters,
+    ActionType.ROLLBACK_ALIAS: lambda draw, pick: {
+        "function_name": pick("functions"),
+        "alias_name": "live",
+        "function_version": "1",
+    },
+    ActionType.ENABLE_KMS_KEY: lambda draw, pick: {"key_arn": "arn:aws:kms:us-east-1:123456789012:key/0000"},
+    ActionType.RESTORE_SECRET: lambda draw, pick: {"secret_arn": pick("secrets")},
+    ActionType.RESTORE_QUEUE_ATTRIBUTES: lambda draw, pick: {
+        "queue_arn": pick("queues"),
+        "visibility_timeout": pick("visibility"),
+    },
+    ActionType.ENABLE_EVENT_SOURCE_MAPPING: lambda draw, pick: {
+        "function_name": pick("functions"),
+        "uuid": str(uuid.UUID(int=draw(st.integers(0, 3)))),
+    },
+}
+
+
+def test_every_action_type_is_drawn_by_name():
+    assert set(ARBITRARY_PARAMETERS) == set(ActionType)
+
+
 @st.composite
 def arbitrary_action(draw, pools: dict) -> dict:
     kind = draw(st.sampled_from(list(ActionType)))
     pick = lambda name: draw(st.sampled_from(pools[name]))  # noqa: E731
-    if kind == ActionType.UPDATE_CONCURRENCY:
-        parameters = {"function_name": pick("functions"), "reserved_concurrent_executions": pick("concurrency")}
-    elif kind == ActionType.UPDATE_FUNCTION_CONFIGURATION:
-        parameters = {
-            "function_name": pick("functions"),
-            "timeout": pick("timeouts"),
-            "memory_size": pick("memory"),
-            "ephemeral_storage": pick("storage"),
-        }
-    elif kind == ActionType.RESTORE_IAM_POLICY:
-        parameters = {"role_name": pick("roles")}
-        if draw(st.booleans()):
-            parameters |= {"policy_name": pick("policy_names"), "policy_document": pick("documents")}
-        else:
-            parameters |= {"attach_policy_arn": pick("attach")}
-    elif kind == ActionType.RESTORE_NETWORK_EGRESS:
-        parameters = {"security_group_id": pick("groups"), "ip_permissions": pick("egress")}
-        if draw(st.booleans()):
-            parameters["remove_nacl_entries"] = [{"network_acl_id": pick("acls"), "rule_number": pick("rules")}]
-    elif kind == ActionType.ROLLBACK_ALIAS:
-        parameters = {"function_name": pick("functions"), "alias_name": "live", "function_version": "1"}
-    elif kind == ActionType.ENABLE_KMS_KEY:
-        parameters = {"key_arn": "arn:aws:kms:us-east-1:123456789012:key/0000"}
-    elif kind == ActionType.RESTORE_SECRET:
-        parameters = {"secret_arn": pick("secrets")}
-    elif kind == ActionType.RESTORE_QUEUE_ATTRIBUTES:
-        parameters = {"queue_arn": pick("queues"), "visibility_timeout": pick("visibility")}
-    else:
-        parameters = {"function_name": pick("functions"), "uuid": str(uuid.UUID(int=draw(st.integers(0, 3))))}
+    parameters = ARBITRARY_PARAMETERS[kind](draw, pick)
     return {
         # Mostly a fault the action type remedies (else the submission is refused at the tool), sometimes any.
         "fault_type": draw(st.sampled_from([REMEDIES[kind]] * 3 + list(FaultType))),

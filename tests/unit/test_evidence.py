@@ -104,3 +104,46 @@ def test_resolve_path_edges():
     assert resolve_path(data, "a[-1].b") == [2]
     assert resolve_path(data, "inline_policies.s3-access.Statement") == [[]]
     assert resolve_path(data, "a[9].b") == [] and resolve_path(data, "a.b") == []
+
+
+# -- which verified pointers support which fault --------------------------------------------------
+def test_every_fault_an_action_fixes_has_signs_of_its_own_evidence():
+    """A fault without signs took any verified pointer as its evidence (an IAM one for a deleted secret), so the
+    review policy's "no verified evidence for this fault" never fired for it."""
+    from incident_responder.agent.evidence import FAULT_SIGNS
+    from incident_responder.core.contracts import ACTION_FOR_FAULT
+
+    assert set(ACTION_FOR_FAULT) - set(FAULT_SIGNS) == set()
+
+
+IAM_POINTER = {"tool": "get_iam_state", "field": "role_name", "value": "data-processor-role", "verified": True}
+
+
+@pytest.mark.parametrize(
+    "fault, pointer",
+    [
+        (
+            "dependency_missing",
+            {"tool": "get_dependencies", "field": "secrets[0].scheduled_for_deletion", "value": True},
+        ),
+        (
+            "event_source_misconfigured",
+            {
+                "tool": "get_dependencies",
+                "field": "event_source_mappings[0].visibility_timeout_below_six_times_function_timeout",
+                "value": True,
+            },
+        ),
+        (
+            "storage_exhaustion",
+            {"tool": "get_config_drift", "field": "differences[0].path", "value": "ephemeral_storage"},
+        ),
+    ],
+)
+def test_a_fault_is_supported_by_its_own_evidence_never_by_an_unrelated_pointer(fault, pointer):
+    from incident_responder.agent.evidence import verified_evidence_by_fault
+
+    only_iam = {"fault_types": [fault], "evidence": [IAM_POINTER]}
+    assert verified_evidence_by_fault(only_iam) == {fault: []}
+    its_own = {"fault_types": [fault], "evidence": [IAM_POINTER, {**pointer, "verified": True}]}
+    assert verified_evidence_by_fault(its_own) == {fault: [1]}
