@@ -177,7 +177,7 @@ def guard(
     from incident_responder.account.baseline import load_baseline
     from incident_responder.account.state import read_function_configuration
     from incident_responder.core.contracts import RemediationProposal
-    from incident_responder.proposal.guardrails.policy import apply_guardrails
+    from incident_responder.guardrails.policy import apply_guardrails
 
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": list(actions)})
     faults = list(diagnosed) if diagnosed is not None else [a["fault_type"] for a in actions]

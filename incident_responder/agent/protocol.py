@@ -85,19 +85,3 @@ SUBMIT_DIAGNOSIS = "submit_diagnosis"  # the investigator's (investigation)
 SUBMIT_PROPOSAL = "submit_proposal"  # the proposer's (proposal)
 SUBMIT_REVIEW = "submit_review"  # the critic's (review)
 TERMINAL_TOOL_PREFIX = "submit_"  # what every terminal tool's name starts with
-
-# The remediation lookup that computes each fault's restore from the baseline.
-LOOKUP_FOR_FAULT = {
-    "permission_loss": "get_iam_restore_info",
-    "kms_key_disabled": "get_kms_restore_info",
-    "throttling": "get_concurrency_restore_info",
-    "event_source_disabled": "get_event_source_restore_info",
-    "network_block": "get_network_restore_info",
-    "deployment_regression": "get_alias_restore_info",
-    "timeout": "get_function_config_restore_info",
-    "memory_exhaustion": "get_function_config_restore_info",
-    "dependency_missing": "get_secret_restore_info",
-    "event_source_misconfigured": "get_queue_restore_info",
-    "storage_exhaustion": "get_function_config_restore_info",
-}
-REMEDIATION_TOOLS = frozenset(LOOKUP_FOR_FAULT.values())

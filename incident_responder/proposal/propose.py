@@ -20,9 +20,9 @@ from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident, RemediationProposal
+from incident_responder.guardrails.policy import apply_guardrails
 from incident_responder.notify.notifications import Notification, proposal_notification
 from incident_responder.proposal.errors import DiagnosisUnavailableError
-from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.proposal.proposer import proposal_message, proposer_spec
 from incident_responder.state.store import RecordStore, step_result
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
-    LOOKUP_FOR_FAULT,
-    REMEDIATION_TOOLS,
     SUBMIT_PROPOSAL,
     TOOL_RESULT_TAG,
     quote_untrusted_block,

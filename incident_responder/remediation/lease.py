@@ -1,7 +1,7 @@
 """REMEDIATING and ROLLING_BACK: leases per resource, each with a fencing token, in the incident-state table.
 
 Two incidents must never change one resource at once, nor undo each other's verified change. Each action
-names the resources it changes (:meth:`incident_responder.remediation.changes.base._Change.resources`: a role,
+names the resources it changes (:meth:`incident_responder.actions.change._Change.resources`: a role,
 a key, a secret, a queue, a mapping, a security group, a network ACL, an alias, a function's configuration).
 Before its first write, remediate takes the lease of every one (``lease#<resource>``), in one fixed order
 (sorted: two incidents never each hold what the other waits for), and raises

@@ -15,10 +15,10 @@ from typing import Any, Literal
 from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
+from incident_responder.actions.change import _code, _now
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction
 from incident_responder.core.encoding import iso
-from incident_responder.remediation.changes.base import _code, _now
 from incident_responder.remediation.errors import LedgerConflictError
 from incident_responder.state import keys
 

@@ -45,6 +45,8 @@ from pydantic import ValidationError
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.errors import AWS_ERRORS, describe_error
 from incident_responder.account.state import read_function_configuration
+from incident_responder.actions.change import _Change, _now
+from incident_responder.actions.registry import ACTIONS
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ApprovalDecision,
@@ -54,10 +56,8 @@ from incident_responder.core.contracts import (
     incident_from_event,
 )
 from incident_responder.core.encoding import canonical, iso
-from incident_responder.proposal.guardrails.checks import check_action
+from incident_responder.guardrails.checks import check_action
 from incident_responder.remediation import lease as leases
-from incident_responder.remediation.changes.base import _Change, _now
-from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.errors import (
     ApprovalMismatchError,
     InvalidRemediationInputError,
@@ -204,7 +204,7 @@ def apply(
         if entry is not None and entry.progress == "applied":
             steps.append(_outcome(action, "already_applied", f"applied at {entry.applied_at}"))
             continue
-        change = CHANGES[action.action_type]
+        change = ACTIONS[action.action_type].change
         params = action.typed_parameters()
         fences = {r: tokens[r] for r in change.resources(params)}
         try:
@@ -253,7 +253,7 @@ def apply(
 
 def resources_of(actions: list[RemediationAction]) -> list[str]:
     """Every resource the actions change, sorted: the order their leases are taken in."""
-    return sorted({r for a in actions for r in CHANGES[a.action_type].resources(a.typed_parameters())})
+    return sorted({r for a in actions for r in ACTIONS[a.action_type].change.resources(a.typed_parameters())})
 
 
 def release(clients: AwsClients, *, table: str, incident: Incident | dict[str, Any]) -> list[str]:
@@ -321,7 +321,7 @@ def _undo(
         return UndoOutcome(**step, status="undone", detail=f"undone at {entry.undone_at}")
     if entry.progress == "failed":
         return UndoOutcome(**step, status="not_applied", detail=f"never applied ({entry.error or 'refused'})")
-    change = CHANGES[action.action_type]
+    change = ACTIONS[action.action_type].change
     params = action.typed_parameters()
     error = None
     prior = change.comparable(entry.prior)

@@ -37,23 +37,15 @@ from pydantic import BaseModel, Field, ValidationError
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import FunctionConfiguration, read_function_configuration
+from incident_responder.actions.registry import ACTIONS
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ActionType,
-    EnableEventSourceMappingParams,
-    EnableKmsKeyParams,
     FaultType,
     Incident,
     RemediationAction,
-    RestoreIamPolicyParams,
-    RestoreNetworkEgressParams,
-    RestoreQueueAttributesParams,
-    RestoreSecretParams,
-    RollbackAliasParams,
-    UpdateFunctionConfigurationParams,
     incident_from_event,
 )
-from incident_responder.remediation.changes.network import egress_grants
 from incident_responder.remediation.errors import (
     HealthNotYetKnownError,
     InvalidRemediationInputError,
@@ -101,90 +93,15 @@ def _under(path: str, prefixes: list[str]) -> bool:
 def configuration_check(
     action: RemediationAction, current: FunctionConfiguration, baseline: FunctionConfiguration
 ) -> tuple[bool, str]:
-    """(restored, detail): whether what ``action`` targets equals the baseline now."""
-    p = action.typed_parameters()
-    if isinstance(p, RestoreIamPolicyParams) and p.attach_policy_arn is not None:
-        attached = p.attach_policy_arn in current.role.attached_policy_arns
-        expected = p.attach_policy_arn in baseline.role.attached_policy_arns
-        what = f"managed policy {p.attach_policy_arn}"
-        if attached == expected:
-            return True, f"{what} is {'attached' if attached else 'detached'} as in the baseline"
-        return False, f"{what} is {'attached' if attached else 'not attached'}, unlike the baseline"
-    prefixes: list[str] = []
-    problems: list[str] = []
-    targets: list[str] = []
-    if isinstance(p, RestoreIamPolicyParams):
-        prefixes = [f"role.inline_policies.{p.policy_name}"]
-    elif action.action_type == ActionType.UPDATE_CONCURRENCY:
-        prefixes = ["reserved_concurrency"]
-    elif isinstance(p, UpdateFunctionConfigurationParams):
-        fields = (("timeout", p.timeout), ("memory_size", p.memory_size), ("ephemeral_storage", p.ephemeral_storage))
-        prefixes = [f for f, v in fields if v is not None]
-        if p.ephemeral_storage is not None and current.ephemeral_storage != baseline.ephemeral_storage:
-            # Said here too: a baseline taken before ephemeral storage was recorded shows no drift for it.
-            problems.append(
-                f"ephemeral_storage: baseline {baseline.ephemeral_storage}, now {current.ephemeral_storage}"
-            )
-            prefixes.remove("ephemeral_storage")
-    elif isinstance(p, RestoreNetworkEgressParams):
-        if p.ip_permissions and p.security_group_id:  # the contract refuses ip_permissions without the group
-            targets.append(f"the egress of {p.security_group_id}")
-            # Grant by grant: EC2 groups egress rules as it likes, so whole rules do not compare.
-            rules = {g.group_id: g.egress_rules for g in current.network.security_groups}
-            base = {g.group_id: g.egress_rules for g in baseline.network.security_groups}
-            grants_now = set(egress_grants(rules.get(p.security_group_id, [])))
-            grants_before = set(egress_grants(base.get(p.security_group_id, [])))
-            if grants_now != grants_before:
-                problems.append(
-                    f"egress of {p.security_group_id}: {len(grants_before - grants_now)} baseline grant(s) missing, "
-                    f"{len(grants_now - grants_before)} not in the baseline"
-                )
-        acls = {e.network_acl_id for e in p.remove_nacl_entries}
-        prefixes = [
-            f"network.subnets.{s.subnet_id}.entries" for s in current.network.subnets if s.network_acl_id in acls
-        ]
-    elif isinstance(p, RollbackAliasParams):
-        prefixes = [f"aliases.{p.alias_name}"]  # the version it routes to and that version's code hash
-    elif isinstance(p, EnableKmsKeyParams):
-        prefixes = [f"kms_keys.{p.key_arn}"]
-    elif isinstance(p, EnableEventSourceMappingParams):
-        targets.append(f"event source mapping {p.uuid}")
-        before = next((m.state for m in baseline.event_source_mappings if m.uuid == p.uuid), None)
-        now = next((m.state for m in current.event_source_mappings if m.uuid == p.uuid), None)
-        if before != "Enabled" or now not in ("Enabled", "Enabling"):
-            problems.append(f"event source mapping {p.uuid}: baseline {before}, now {now or 'gone'}")
-    elif isinstance(p, RestoreSecretParams):
-        targets.append(f"secret {p.secret_arn}")
-        secret = next((s for s in current.secrets if s.secret_arn == p.secret_arn), None)
-        if secret is None or not secret.exists or secret.deleted_date is not None:
-            state = (
-                "not named by the function's environment"
-                if secret is None
-                else "deleted"
-                if not secret.exists
-                else f"scheduled for deletion on {secret.deleted_date}"
-            )
-            problems.append(f"secret {p.secret_arn}: {state}")
-    elif isinstance(p, RestoreQueueAttributesParams):
-        targets.append(f"the visibility timeout of {p.queue_arn}")
-        mine = [m.uuid for m in baseline.event_source_mappings if m.event_source_arn == p.queue_arn]
-        for uuid in mine:
-            timeout_before = next(
-                (m.queue_visibility_timeout for m in baseline.event_source_mappings if m.uuid == uuid), None
-            )
-            timeout_now = next(
-                (m.queue_visibility_timeout for m in current.event_source_mappings if m.uuid == uuid), None
-            )
-            if timeout_before is None or timeout_now != timeout_before:
-                problems.append(
-                    f"queue {p.queue_arn} (mapping {uuid}): "
-                    f"visibility timeout baseline {timeout_before}, now {timeout_now}"
-                )
-        if not mine:
-            problems.append(f"queue {p.queue_arn}: no mapping of the function's baseline reads it")
-    else:
+    """(restored, detail): whether what ``action`` targets equals the baseline now (its action type's ``verify``)."""
+    found = ACTIONS.get(action.action_type)
+    if found is None:
         # The guardrails refuse an action type they do not know; so does verification: never "restored" unchecked.
         return False, f"no configuration check for action type {action.action_type}: not verified"
+    restoration = found.verify(action.typed_parameters(), current, baseline)
+    if restoration.verdict is not None:
+        return restoration.verdict
+    prefixes, problems, targets = restoration.prefixes, list(restoration.problems), restoration.targets
     differences = [d for d in diff_configurations(baseline, current) if _under(d.path, prefixes)]
     problems += [f"{d.path}: baseline {_short(d.baseline)}, now {_short(d.current)}" for d in differences]
     if problems:

@@ -12,11 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from incident_responder.actions.registry import ACCESS_ACTIONS, PERSON_ONLY_ACTIONS, RISK_FOR_ACTION
 from incident_responder.agent.evidence import verified_evidence_by_fault
 from incident_responder.core.contracts import (
-    RISK_FOR_ACTION,
     VERDICT_STRICTNESS,
-    ActionType,
     ActionVerdict,
     ApprovalDecision,
     RejectedAction,
@@ -29,14 +28,6 @@ from incident_responder.core.encoding import iso
 
 AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
-# Changes to what the function may access or reach: a person approves them unless the deployment opts in.
-ACCESS_ACTIONS = {ActionType.RESTORE_IAM_POLICY, ActionType.RESTORE_NETWORK_EGRESS}
-# Always a person, whatever the deployment opts into: a key may have been disabled, or a secret's deletion
-# scheduled, on purpose (a suspected compromise), which nothing the responder can read tells apart from a mistake.
-PERSON_ONLY_ACTIONS = {
-    ActionType.ENABLE_KMS_KEY: "enabling a KMS key needs a person: it may have been disabled on purpose",
-    ActionType.RESTORE_SECRET: "cancelling a secret's deletion needs a person: it may have been scheduled on purpose",
-}
 RISK_ORDER = {"low": 0, "medium": 1, "high": 2}
 
 

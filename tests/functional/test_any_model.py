@@ -35,9 +35,9 @@ from incident_responder.core.contracts import (
     ProposalSubmission,
     actions_digest,
 )
+from incident_responder.guardrails.checks import drift_paths
+from incident_responder.guardrails.policy import apply_guardrails
 from incident_responder.lab.account.data_processor import create_sample_account
-from incident_responder.proposal.guardrails.checks import drift_paths
-from incident_responder.proposal.guardrails.policy import apply_guardrails
 from incident_responder.remediation import remediate
 from incident_responder.remediation.ledger import Ledger
 from tests.functional.test_remediate import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline

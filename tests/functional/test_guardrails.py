@@ -204,7 +204,7 @@ def test_risk_and_approval_are_policy_not_model_output(clients, sample):
 
 def test_rejections_are_written_by_the_guardrails_only(clients, sample):
     from incident_responder.account.state import read_function_configuration
-    from incident_responder.proposal.guardrails.policy import apply_guardrails
+    from incident_responder.guardrails.policy import apply_guardrails
 
     invented = {"action": _concurrency(10), "reasons": ["the model says so"]}
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": [], "rejected_actions": [invented]})
@@ -227,7 +227,7 @@ def test_a_malformed_action_is_rejected_not_raised(clients, sample):
     """A guardrail never crashes on model output: parameters that do not validate are a reason."""
     from incident_responder.account.state import read_function_configuration
     from incident_responder.core.contracts import RemediationAction
-    from incident_responder.proposal.guardrails.policy import apply_guardrails
+    from incident_responder.guardrails.policy import apply_guardrails
 
     action = RemediationAction.model_construct(
         fault_type="throttling", action_type="update_concurrency", target_resource=FN, parameters={"x": 1}
@@ -301,9 +301,9 @@ def _poison(clients, kind):
 @pytest.mark.parametrize("kind", ["wildcard", "managed-wildcard", "zero-concurrency", "tiny-timeout"])
 def test_a_poisoned_baseline_is_never_restored(clients, sample, kind):
     """Defect: a baseline recorded while the role had Action * (or at concurrency 0) made that a "restore"."""
-    from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
-    from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-    from incident_responder.proposal.lookups.iam import get_iam_restore_info
+    from incident_responder.actions.concurrency import get_concurrency_restore_info
+    from incident_responder.actions.function_configuration import get_function_config_restore_info
+    from incident_responder.actions.iam import get_iam_restore_info
 
     action, path = _poison(clients, kind)
     baseline = load_baseline(clients, FN)

@@ -21,13 +21,14 @@ import pytest
 from incident_responder.account.baseline import baseline_table_name, load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
+from incident_responder.actions.function_configuration import get_function_config_restore_info
+from incident_responder.actions.queue import get_queue_restore_info
+from incident_responder.actions.registry import RISK_FOR_ACTION
+from incident_responder.actions.secret import get_secret_restore_info
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import RISK_FOR_ACTION, ActionVerdict, ProposalSubmission, RemediationAction
+from incident_responder.core.contracts import ActionVerdict, ProposalSubmission, RemediationAction
+from incident_responder.guardrails.checks import check_action, drift_paths
 from incident_responder.lab.account.resources import create_table
-from incident_responder.proposal.guardrails.checks import check_action, drift_paths
-from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-from incident_responder.proposal.lookups.queues import get_queue_restore_info
-from incident_responder.proposal.lookups.secrets import get_secret_restore_info
 from incident_responder.review.policy import apply_review_policy
 from incident_responder.state import keys
 from tests.fakes import guard

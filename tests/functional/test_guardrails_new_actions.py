@@ -9,16 +9,16 @@ from __future__ import annotations
 import pytest
 
 from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.actions.alias import get_alias_restore_info
+from incident_responder.actions.event_source_mapping import get_event_source_restore_info
+from incident_responder.actions.kms import get_kms_restore_info
+from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.core.contracts import (
-    RISK_FOR_ACTION,
     ProposalSubmission,
     RemediationAction,
     RemediationProposal,
 )
-from incident_responder.proposal.guardrails.checks import check_action
-from incident_responder.proposal.lookups.alias import get_alias_restore_info
-from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
-from incident_responder.proposal.lookups.kms import get_kms_restore_info
+from incident_responder.guardrails.checks import check_action
 from incident_responder.review.policy import apply_review_policy
 from tests.fakes import guard
 from tests.wider_account import CONSUMER, ORDERS, QUEUE, build_wider_account, code
@@ -131,7 +131,7 @@ def test_alias_lookup_refuses_when_the_baseline_version_is_gone_or_not_the_recor
     assert "code hash is not the one the baseline recorded" in alias.refused
     # A model that submits the rollback anyway: the baseline alone cannot tell, the account can.
     from incident_responder.account.state import read_function_configuration
-    from incident_responder.proposal.guardrails.policy import apply_guardrails
+    from incident_responder.guardrails.policy import apply_guardrails
 
     proposal = RemediationProposal.model_validate({"incident_id": "i-1", "actions": [rollback()]})
     current = read_function_configuration(world.clients, ORDERS)
@@ -285,7 +285,7 @@ def test_latest_is_never_a_rollback_target(world):
     action = RemediationAction.model_construct(**rollback(version="$LATEST"), risk_level="medium")
     proposal = RemediationProposal.model_construct(incident_id="i-1", actions=[action], rejected_actions=[])
     from incident_responder.account.state import read_function_configuration
-    from incident_responder.proposal.guardrails.policy import apply_guardrails
+    from incident_responder.guardrails.policy import apply_guardrails
 
     checked = apply_guardrails(
         proposal,

@@ -32,14 +32,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
+from incident_responder.actions.concurrency import get_concurrency_restore_info
+from incident_responder.actions.function_configuration import get_function_config_restore_info
+from incident_responder.actions.iam import get_iam_restore_info
+from incident_responder.actions.registry import CHANGES
 from incident_responder.core.contracts import Incident, ProposalSubmission
 from incident_responder.core.encoding import canonical
-from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
-from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-from incident_responder.proposal.lookups.iam import get_iam_restore_info
 from incident_responder.remediation import lease as leases
 from incident_responder.remediation import remediate
-from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.errors import ResourceLeaseHeldError
 from incident_responder.remediation.handover import hand_over
 from incident_responder.remediation.ledger import Ledger

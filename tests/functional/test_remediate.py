@@ -22,6 +22,10 @@ from chaos import FaultInjector
 from incident_responder.account.baseline import Baseline, load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration, read_reserved_concurrency
+from incident_responder.actions.concurrency import _Concurrency, get_concurrency_restore_info
+from incident_responder.actions.function_configuration import get_function_config_restore_info
+from incident_responder.actions.iam import get_iam_restore_info
+from incident_responder.actions.network import egress_grants, get_network_restore_info
 from incident_responder.core.contracts import (
     ApprovalDecision,
     Incident,
@@ -31,14 +35,8 @@ from incident_responder.core.contracts import (
 )
 from incident_responder.lab.account.data_processor import create_sample_account
 from incident_responder.lab.account.resources import create_table
-from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
-from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-from incident_responder.proposal.lookups.iam import get_iam_restore_info
-from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.remediation import lease as leases
 from incident_responder.remediation import remediate
-from incident_responder.remediation.changes.concurrency import _Concurrency
-from incident_responder.remediation.changes.network import egress_grants
 from incident_responder.remediation.errors import (
     ApprovalMismatchError,
     InvalidRemediationInputError,

@@ -13,13 +13,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from incident_responder.account.baseline import record_baseline
+from incident_responder.actions.function_configuration import get_function_config_restore_info
+from incident_responder.actions.queue import get_queue_restore_info
+from incident_responder.actions.registry import CHANGES
+from incident_responder.actions.secret import get_secret_restore_info, recovery_window_days
 from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-from incident_responder.proposal.lookups.queues import get_queue_restore_info
-from incident_responder.proposal.lookups.secrets import get_secret_restore_info
 from incident_responder.remediation import remediate
-from incident_responder.remediation.changes.registry import CHANGES
-from incident_responder.remediation.changes.secrets import recovery_window_days
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.state import keys
 from tests.functional.test_guardrails_catalogue_actions import (

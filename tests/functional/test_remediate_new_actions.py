@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from incident_responder.actions import event_source_mapping as event_source_mappings
+from incident_responder.actions.alias import get_alias_restore_info
+from incident_responder.actions.event_source_mapping import get_event_source_restore_info
+from incident_responder.actions.kms import get_kms_restore_info
+from incident_responder.actions.registry import CHANGES
 from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
-from incident_responder.proposal.lookups.alias import get_alias_restore_info
-from incident_responder.proposal.lookups.event_sources import get_event_source_restore_info
-from incident_responder.proposal.lookups.kms import get_kms_restore_info
 from incident_responder.remediation import remediate
-from incident_responder.remediation.changes import event_source_mappings
-from incident_responder.remediation.changes.registry import CHANGES
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.remediation.remediate import ApplyResult
 from incident_responder.remediation.verify import verify

@@ -10,15 +10,15 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.actions.concurrency import get_concurrency_restore_info
+from incident_responder.actions.function_configuration import get_function_config_restore_info
+from incident_responder.actions.iam import get_iam_restore_info
+from incident_responder.actions.network import get_network_restore_info
 from incident_responder.agent.graph import run_agent
 from incident_responder.core.contracts import ApprovalDecision, RemediationAction, actions_digest
 from incident_responder.intake.alerts import parse_alert
 from incident_responder.lab.account.resources import create_table
 from incident_responder.lab.workloads.data_processor import DataProcessor
-from incident_responder.proposal.lookups.concurrency import get_concurrency_restore_info
-from incident_responder.proposal.lookups.function_config import get_function_config_restore_info
-from incident_responder.proposal.lookups.iam import get_iam_restore_info
-from incident_responder.proposal.lookups.network import get_network_restore_info
 from incident_responder.proposal.proposer import proposal_message, proposer_spec
 from incident_responder.remediation import remediate
 from tests.fakes import (

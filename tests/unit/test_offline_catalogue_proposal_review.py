@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.agent.offline.proposal import FOR_A_PERSON
-from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.proposal.proposer import lookups_for
 from tests.unit.test_offline_proposal_review import FN, diagnosis, lookup, propose, review
 

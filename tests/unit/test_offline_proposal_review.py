@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.agent import offline
 from incident_responder.agent.graph import run_agent
-from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
 from incident_responder.agent.tools import InMemoryToolProvider, ToolSpec
 from incident_responder.core.contracts import (
     ACTION_FOR_FAULT,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
@@ -24,7 +25,7 @@ from incident_responder.agent.offline.symptoms import (
     _from_observation_only,
 )
 from incident_responder.agent.protocol import TERMINAL_TOOL_PREFIX
-from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY, RISK_FOR_ACTION, FaultType
+from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY, FaultType
 
 REMEDIATION = {
     "dependency_missing": "cancel the secret's scheduled deletion (RestoreSecret)",

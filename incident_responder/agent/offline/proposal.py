@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from incident_responder.account.log_records import classify_error_type
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.protocol import LOOKUP_FOR_FAULT
 from incident_responder.core.contracts import UNRESOLVABLE_FAULTS
 
 # What a person should look at for a fault no action fixes. The fields ({errors}, {variables}, {key},

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import next_remediation_tools
-from incident_responder.agent.protocol import LOOKUP_FOR_FAULT, TOOL_ERROR_PREFIX
+from incident_responder.agent.protocol import TOOL_ERROR_PREFIX
 from incident_responder.core.contracts import PARAMETERS_FOR_ACTION
 
 # The parameter that says what an action sets, cited as the evidence for a verdict (in this order).

@@ -25,7 +25,6 @@ from incident_responder.core.contracts.evidence import EvidencePointer
 from incident_responder.core.contracts.faults import (
     ACTION_FOR_FAULT,
     FAULT_PRIORITY,
-    RISK_FOR_ACTION,
     UNRESOLVABLE_FAULTS,
     ActionType,
     FaultType,
@@ -73,7 +72,6 @@ from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, Actio
 
 __all__ = [
     "ACTION_FOR_FAULT",
-    "RISK_FOR_ACTION",
     "ALERT_TEXT_FIELDS",
     "FACT_FIELDS",
     "FAULT_PRIORITY",

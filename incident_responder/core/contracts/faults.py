@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
-# What an action could break if it were wrong (RISK_FOR_ACTION).
+# What an action could break if it were wrong (each action type's risk: incident_responder.actions).
 RiskLevel = Literal["low", "medium", "high"]
 
 
@@ -72,25 +72,6 @@ ACTION_FOR_FAULT = {
     FaultType.DEPENDENCY_MISSING: ActionType.RESTORE_SECRET,
     FaultType.EVENT_SOURCE_MISCONFIGURED: ActionType.RESTORE_QUEUE_ATTRIBUTES,
     FaultType.STORAGE_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
-}
-# Set by policy, never by the model: what an action could break if it were wrong. Access and network
-# changes are high risk (a wrong one opens or closes what the function can reach), and so are enabling a
-# key and cancelling a secret's deletion (someone may have disabled or scheduled it on purpose, e.g. after
-# a compromise); moving traffic back to the baseline version, resuming a queue's delivery and changing
-# when a queue redelivers change what runs and when: medium; putting a function's own limits back to
-# their baseline values is low. Only low-risk actions may skip a person, and only when the deployment
-# says so (AutoApprove=low); see incident_responder.review.policy. The
-# investigator's advice (RemediationAdvice.risk_level) is rated the same way.
-RISK_FOR_ACTION: dict[ActionType, RiskLevel] = {
-    ActionType.RESTORE_IAM_POLICY: "high",
-    ActionType.RESTORE_NETWORK_EGRESS: "high",
-    ActionType.ENABLE_KMS_KEY: "high",
-    ActionType.RESTORE_SECRET: "high",
-    ActionType.ROLLBACK_ALIAS: "medium",
-    ActionType.ENABLE_EVENT_SOURCE_MAPPING: "medium",
-    ActionType.RESTORE_QUEUE_ATTRIBUTES: "medium",
-    ActionType.UPDATE_CONCURRENCY: "low",
-    ActionType.UPDATE_FUNCTION_CONFIGURATION: "low",
 }
 # Faults no action of the responder can fix: the proposal names them for a person. A removed environment
 # variable's value is not in the baseline (names and digests only); a key policy, another function's load,

@@ -21,15 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from incident_responder.account.state import FunctionConfiguration
+from incident_responder.actions.lookup import _key
+from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import (
-    RISK_FOR_ACTION,
-    RejectedAction,
-    RemediationAction,
-    RemediationProposal,
-)
-from incident_responder.proposal.guardrails.access import _key
-from incident_responder.proposal.guardrails.checks import check_action
+from incident_responder.core.contracts import RejectedAction, RemediationAction, RemediationProposal
+from incident_responder.guardrails.checks import check_action
 
 
 def _identity(action: RemediationAction) -> str:

@@ -1,8 +1,8 @@
 """PROPOSING and REMEDIATING: the checks one action must pass, whatever the model said.
 
-Its target is in this account and Region, it restores exactly the recorded baseline (per action type: see
-:mod:`.access` and :mod:`.function_settings`), the value it restores differs from the baseline now, and it
-reaches what runs behind the alias or version the alarm named.
+Its target is in this account and Region, it restores exactly the recorded baseline (per action type: its
+module's ``guardrail``, :mod:`incident_responder.actions`), the value it restores differs from the baseline now,
+and it reaches what runs behind the alias or version the alarm named.
 """
 
 from __future__ import annotations
@@ -15,32 +15,17 @@ from pydantic import ValidationError
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import FunctionConfiguration
 from incident_responder.account.vetting import refusals
+from incident_responder.actions.registry import ACTIONS
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ActionType,
-    EnableEventSourceMappingParams,
-    EnableKmsKeyParams,
     RemediationAction,
     RestoreIamPolicyParams,
-    RestoreNetworkEgressParams,
-    RestoreQueueAttributesParams,
-    RestoreSecretParams,
     RollbackAliasParams,
-    UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
 )
-from incident_responder.proposal.guardrails.access import _check_iam, _check_kms, _check_network, _check_secret
-from incident_responder.proposal.guardrails.function_settings import (
-    _check_alias,
-    _check_concurrency,
-    _check_configuration,
-    _check_event_source,
-    _check_queue,
-    _check_storage_fault,
-)
-from incident_responder.proposal.guardrails.targets import _alias_target_reason, _target_reason
 
-ALLOWED_ACTIONS = set(ActionType)
+ALLOWED_ACTIONS = set(ACTIONS)
 
 
 def check_action(
@@ -84,33 +69,9 @@ NOTHING_TO_RESTORE = "nothing to restore"
 
 def drift_paths(params: Any, current: FunctionConfiguration) -> list[str]:
     """Where, in drift's terms, the difference an action restores must show (see drift.diff_configurations)."""
-    if isinstance(params, RestoreIamPolicyParams):
-        if params.attach_policy_arn is not None:
-            return ["role.attached_policy_arns"]  # a list drift compares whole: _check_drift looks at the ARN itself
-        return [f"role.inline_policies.{params.policy_name}"]
-    if isinstance(params, UpdateConcurrencyParams):
-        return ["reserved_concurrency"]
-    if isinstance(params, UpdateFunctionConfigurationParams):
-        fields = (("timeout", params.timeout), ("memory_size", params.memory_size))
-        return [f for f, v in (*fields, ("ephemeral_storage", params.ephemeral_storage)) if v is not None]
-    if isinstance(params, RestoreNetworkEgressParams):
-        acls = {e.network_acl_id for e in params.remove_nacl_entries}
-        subnets = [f"network.subnets.{s.subnet_id}" for s in current.network.subnets if s.network_acl_id in acls]
-        return ([f"network.security_groups.{params.security_group_id}"] if params.ip_permissions else []) + subnets
-    if isinstance(params, RollbackAliasParams):
-        return [f"aliases.{params.alias_name}"]
-    if isinstance(params, EnableKmsKeyParams):
-        return [f"kms_keys.{params.key_arn}"]
-    if isinstance(params, EnableEventSourceMappingParams):
-        return [f"event_source_mappings.{params.uuid}"]
-    if isinstance(params, RestoreSecretParams):
-        return [f"secrets.{params.secret_arn}.deleted_date"]
-    if isinstance(params, RestoreQueueAttributesParams):
-        return [
-            f"event_source_mappings.{m.uuid}.queue_visibility_timeout"
-            for m in current.event_source_mappings
-            if m.event_source_arn == params.queue_arn
-        ]
+    for action in ACTIONS.values():
+        if isinstance(params, action.parameters_model):
+            return action.drift_paths(params, current)
     return []
 
 
@@ -199,35 +160,4 @@ def _check(
         params = action.typed_parameters()
     except (ValidationError, TypeError, KeyError) as exc:
         return [f"parameters do not match {action.action_type}: {str(exc)[:300]}"]
-    if isinstance(params, UpdateConcurrencyParams):
-        return _target_reason(action, "the function", "function", [params.function_name]) + _check_concurrency(
-            params, current, baseline
-        )
-    if isinstance(params, UpdateFunctionConfigurationParams):
-        return (
-            _target_reason(action, "the function", "function", [params.function_name])
-            + _check_storage_fault(action, params)
-            + _check_configuration(params, current, baseline)
-        )
-    if isinstance(params, RestoreIamPolicyParams):
-        return _target_reason(action, "the role", "role", [params.role_name]) + _check_iam(params, current, baseline)
-    if isinstance(params, RestoreNetworkEgressParams):
-        changed = [params.security_group_id or ""] + [e.network_acl_id for e in params.remove_nacl_entries]
-        return _target_reason(action, "a security group or NACL", "ec2", changed) + _check_network(
-            params, current, baseline
-        )
-    if isinstance(params, RollbackAliasParams):
-        return _alias_target_reason(action, params) + _check_alias(params, current, baseline, clients)
-    if isinstance(params, EnableKmsKeyParams):
-        return _target_reason(action, "the key", "kms", [params.key_arn]) + _check_kms(params, current, baseline)
-    if isinstance(params, EnableEventSourceMappingParams):
-        return _target_reason(action, "the event source mapping", "esm", [params.uuid]) + _check_event_source(
-            params, current, baseline
-        )
-    if isinstance(params, RestoreSecretParams):
-        return _target_reason(action, "the secret", "secret", [params.secret_arn]) + _check_secret(
-            params, current, baseline
-        )
-    if isinstance(params, RestoreQueueAttributesParams):
-        return _target_reason(action, "the queue", "sqs", [params.queue_arn]) + _check_queue(params, current, baseline)
-    return [f"no guardrail knows {action.action_type}"]
+    return ACTIONS[action.action_type].guardrail(action, params, current, baseline, clients)

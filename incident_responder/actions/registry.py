@@ -1,0 +1,56 @@
+"""Every action type, one module each, and the tables derived from them: nothing else lists action types.
+
+Adding an action type: its parameters model in core/contracts (the model's contract), its fault in the contract's
+ACTION_FOR_FAULT, a module here with its :class:`~incident_responder.actions.base.Action`, and a line below.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from incident_responder.actions.alias import RollbackAlias
+from incident_responder.actions.base import Action
+from incident_responder.actions.concurrency import UpdateConcurrency
+from incident_responder.actions.event_source_mapping import EnableEventSourceMapping
+from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
+from incident_responder.actions.iam import RestoreIamPolicy
+from incident_responder.actions.kms import EnableKmsKey
+from incident_responder.actions.network import RestoreNetworkEgress
+from incident_responder.actions.queue import RestoreQueueAttributes
+from incident_responder.actions.secret import RestoreSecret
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RemediationAction, RiskLevel
+
+ACTIONS: dict[ActionType, Action] = {
+    action.action_type: action
+    for action in (
+        RestoreIamPolicy(),
+        UpdateConcurrency(),
+        RestoreNetworkEgress(),
+        UpdateFunctionConfiguration(),
+        RollbackAlias(),
+        EnableKmsKey(),
+        EnableEventSourceMapping(),
+        RestoreSecret(),
+        RestoreQueueAttributes(),
+    )
+}
+# Set by policy, never by the model: what an action could break if it were wrong (each module says why).
+RISK_FOR_ACTION: dict[ActionType, RiskLevel] = {t: a.risk for t, a in ACTIONS.items()}
+# Changes to what the function may access or reach: a person approves them unless the deployment opts in.
+ACCESS_ACTIONS = frozenset(t for t, a in ACTIONS.items() if a.approval == "access")
+# Always a person, whatever the deployment opts into, and why.
+PERSON_ONLY_ACTIONS = {t: a.person_reason or "" for t, a in ACTIONS.items() if a.approval == "person"}
+# The remediation MCP tool that computes each fault's restore.
+LOOKUP_FOR_FAULT: dict[str, str] = {str(f): ACTIONS[a].lookup_tool for f, a in ACTION_FOR_FAULT.items()}
+# Every lookup tool the remediation MCP server offers.
+REMEDIATION_TOOLS = frozenset(action.lookup_tool for action in ACTIONS.values())
+
+
+def capture_prior(clients: AwsClients, action: RemediationAction) -> dict[str, Any]:
+    """The live state of exactly what ``action`` changes, as the ledger records it."""
+    return ACTIONS[action.action_type].change.capture(clients, action.typed_parameters())
+
+
+# The change each action type makes (what the remediate step applies and undoes), by action type.
+CHANGES = {t: a.change for t, a in ACTIONS.items()}
