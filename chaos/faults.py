@@ -1,55 +1,41 @@
-"""The faults: iam_revoke, throttle, network_block, timeout, memory, bad_deploy, kms_disable,
-esm_disable, downstream_throttle; and restore.
+"""The injector: any chaos kind of the registry (:mod:`chaos.kinds`) injected into one function, a scenario's
+faults applied in order, and restore.
 
-Each fault reads the function's current state (role, key, mappings, table from the function, never
-assumed), records the original of every slot it is about to change, then changes it. Slots:
-``iam.inline.<policy>``, ``iam.attached.<arn>``, ``concurrency``, ``timeout``, ``memory``,
-``sg.<group>.egress``, ``nacl.<acl>.egress.<rule>``, ``alias.<name>`` (the version it routed to),
-``kms.<key id>`` (the key's state), ``esm.<uuid>`` (the mapping's state), ``load.<table>`` (the
-table's write load before another writer overloaded it).
+Each kind reads the function's current state (role, key, mappings, table from the function, never assumed),
+records the original of every slot it is about to change, then changes it. Slots: ``iam.inline.<policy>``,
+``iam.attached.<arn>``, ``concurrency``, ``timeout``, ``memory``, ``sg.<group>.egress``,
+``nacl.<acl>.egress.<rule>``, ``alias.<name>`` (the version it routed to), ``kms.<key id>`` (the key's state),
+``esm.<uuid>`` (the mapping's state), ``load.<table>`` (the table's write load before another writer overloaded
+it), ``env.<name>``, ``secret.<arn>``, ``queue.<arn>``, ``storage``, ``keypolicy.<key id>``,
+``neighbor.<function>``.
 
-A kind that does not apply to the function (no VPC, no alias, no customer-managed key, no event
-source mapping, no table) raises :class:`ChaosError` before changing anything.
+A kind that does not apply to the function (no VPC, no alias, no customer-managed key, no event source mapping,
+no table) raises :class:`ChaosError` before changing anything.
+
+    >>> injector.inject("throttle", reserved_concurrency=0)  # doctest: +SKIP
+    >>> injector.throttle(0)                                  # doctest: +SKIP  (the same: each kind by name)
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from chaos.code import CodeFaults
-from chaos.configuration import ConfigurationFaults
-from chaos.dependencies import DependencyFaults
 from chaos.errors import ChaosError
-from chaos.event_sources import EventSourceFaults
-from chaos.keys import KeyFaults
-from chaos.network import NetworkFaults
-from chaos.permissions import PermissionFaults
+from chaos.kinds import KINDS, KindParameters, kind_named, kind_of_slot
 from chaos.snapshots import SnapshotStore, default_state_dir
-from incident_responder.account.environment import read_secrets
-from incident_responder.account.event_sources import read_queue_url
+from chaos.target import FaultTarget
 from incident_responder.account.names import function_name_of
 from incident_responder.core.aws import AwsClients
-from incident_responder.lab.concurrency import publish_concurrency
-from incident_responder.lab.scenario import Fault
 
 
-class FaultInjector(
-    PermissionFaults,
-    NetworkFaults,
-    ConfigurationFaults,
-    CodeFaults,
-    KeyFaults,
-    EventSourceFaults,
-    DependencyFaults,
-):
+class FaultInjector(FaultTarget):
     """Injects faults into one function's account state and restores them."""
 
     def __init__(self, clients: AwsClients, function_name: str, store: SnapshotStore):
-        self.clients = clients
-        self.function_name = function_name_of(function_name)
-        self.store = store
+        super().__init__(clients, function_name_of(function_name), store)
 
     @classmethod
     def for_function(
@@ -64,10 +50,21 @@ class FaultInjector(
         return cls(clients, name, store)
 
     # -- faults ----------------------------------------------------------------------------------
-    def apply(self, fault: Fault) -> list[str]:
+    def inject(self, kind: str, *args: Any, **params: Any) -> list[str]:
+        """Inject ``kind`` with its parameters as given (positional in the scenario model's order, or by name;
+        left out: the kind's defaults); the kind's own checks judge them."""
+        chaos_kind = kind_named(kind)
+        return chaos_kind.inject(self, chaos_kind.parameters_of(*args, **params))
+
+    def apply(self, fault: KindParameters) -> list[str]:
         """Apply one fault from a scenario file."""
-        params = fault.model_dump(exclude={"kind"})
-        return getattr(self, fault.kind)(**params)
+        return kind_named(fault.kind).inject(self, fault)
+
+    def __getattr__(self, name: str) -> Callable[..., list[str]]:
+        # Each kind by name, as a method: ``injector.timeout(1)``, ``injector.iam_revoke(target="s3")``.
+        if name in KINDS:
+            return partial(self.inject, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- restore ---------------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -77,75 +74,9 @@ class FaultInjector(
         """Put back every recorded original, newest first; each slot is forgotten once restored."""
         done = []
         for slot in reversed(list(self.store.slots)):
-            done.append(self._restore_slot(slot, self.store.original(slot)))
+            kind = kind_of_slot(slot)
+            if kind is None:
+                raise ChaosError(f"unknown snapshot slot {slot!r}")
+            done.append(kind.restore(self, slot, self.store.original(slot)))
             self.store.forget(slot)
         return done or ["nothing to restore"]
-
-    def _restore_slot(self, slot: str, original: Any) -> str:
-        kind, _, rest = slot.partition(".")
-        if kind == "iam":
-            return self._restore_iam(rest, original)
-        if kind == "concurrency":
-            if original is None:
-                self._lambda.delete_function_concurrency(FunctionName=self.function_name)
-                return "reserved concurrency removed (none was set)"
-            self._lambda.put_function_concurrency(
-                FunctionName=self.function_name, ReservedConcurrentExecutions=original
-            )
-            return f"reserved concurrency restored to {original}"
-        if kind == "timeout":
-            self._update_config(Timeout=original)
-            return f"timeout restored to {original} s"
-        if kind == "memory":
-            self._update_config(MemorySize=original)
-            return f"memory size restored to {original} MB"
-        if kind == "sg":
-            return self._restore_group(rest.removesuffix(".egress"), original or [])
-        if kind == "nacl":
-            return self._restore_nacl(rest, original)
-        if kind == "alias":
-            # Only the alias moves back (a rollback): the newer version stays published, as in a real account.
-            version = original["function_version"]
-            self._lambda.update_alias(FunctionName=self.function_name, Name=rest, FunctionVersion=version)
-            return f"alias {rest} routes to version {version} again"
-        if kind == "kms":
-            return self._restore_key(rest, original)
-        if kind == "esm":
-            enabled = original in ("Enabled", "Enabling")
-            self._lambda.update_event_source_mapping(UUID=rest, Enabled=enabled)
-            self._wait_mapping(rest)
-            return f"event source mapping {rest} {'enabled' if enabled else 'disabled'} again"
-        if kind == "env":
-            variables = dict((self._config().get("Environment") or {}).get("Variables") or {})
-            variables[rest] = original
-            self._update_config(Environment={"Variables": variables})
-            return f"environment variable {rest} restored"
-        if kind == "secret":
-            current = next(iter(read_secrets(self.clients, {"_": rest})), None)
-            if current is not None and current.deleted_date and not original:
-                self.clients.get("secretsmanager").restore_secret(SecretId=rest)
-                return f"secret {rest}: deletion cancelled"
-            return f"secret {rest}: nothing to cancel"
-        if kind == "queue":
-            self.clients.get("sqs").set_queue_attributes(
-                QueueUrl=read_queue_url(self.clients, rest), Attributes={"VisibilityTimeout": str(original)}
-            )
-            return f"queue {rest.rsplit(':', 1)[-1]}: visibility timeout restored to {original} s"
-        if kind == "storage":
-            self._update_config(EphemeralStorage={"Size": original})
-            return f"ephemeral storage restored to {original} MB"
-        if kind == "keypolicy":
-            self.clients.get("kms").put_key_policy(KeyId=rest, PolicyName="default", Policy=json.dumps(original))
-            return f"key {rest}: key policy restored"
-        if kind == "neighbor":
-            publish_concurrency(self.clients, rest, 0.0)
-            if original.get("created"):
-                self._lambda.delete_function(FunctionName=rest)
-                return f"function {rest} is idle again, and deleted"
-            return f"function {rest} is idle again"
-        if kind == "load":
-            # A datapoint cannot be taken back: a later one says the other writer is back to its usual load.
-            units = original["consumed_write_capacity_units"]
-            self._put_write_load(rest, units, self._after(self._latest_write_load(rest)))
-            return f"table {rest}: the other writer's load is back to {units / 60:g} write units/s"
-        raise ChaosError(f"unknown snapshot slot {slot!r}")

@@ -1,8 +1,8 @@
 """The account's concurrency as Lambda publishes it, and what the lab's workloads read of it.
 
 moto keeps no count of running executions. Lambda publishes each function's ``AWS/Lambda
-ConcurrentExecutions`` (and the account's, without a dimension); the lab publishes another function's
-load the same way (chaos ``noisy_neighbor``), and a workload without reserved concurrency is throttled
+ConcurrentExecutions`` (and the account's, without a dimension); chaos publishes another function's
+load the same way (``chaos/kinds/noisy_neighbor.py``), and a workload without reserved concurrency is throttled
 when the others' latest load leaves nothing of the account's unreserved concurrency.
 """
 
@@ -33,27 +33,6 @@ def _latest(clients: AwsClients, dimensions: list[dict[str, str]]) -> tuple[date
         return None
     latest = max(points, key=lambda p: p["Timestamp"])
     return latest["Timestamp"], latest["Maximum"]
-
-
-def publish_concurrency(clients: AwsClients, function_name: str, value: float) -> None:
-    """``function_name`` runs ``value`` executions at once from now on (a datapoint clearly after its latest one:
-    the workloads read the latest as the load); the account's own series says the same."""
-    latest = _latest(clients, [{"Name": "FunctionName", "Value": function_name}])
-    now = datetime.now(UTC)
-    at = max(now, latest[0] + timedelta(seconds=2)) if latest else now
-    clients.get("cloudwatch").put_metric_data(
-        Namespace=NAMESPACE,
-        MetricData=[
-            {
-                "MetricName": METRIC,
-                "Dimensions": [{"Name": "FunctionName", "Value": function_name}],
-                "Value": value,
-                "Unit": "Count",
-                "Timestamp": at,
-            },
-            {"MetricName": METRIC, "Value": value, "Unit": "Count", "Timestamp": at},
-        ],
-    )
 
 
 def in_use_by_others(clients: AwsClients, function_name: str) -> float:

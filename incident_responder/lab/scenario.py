@@ -27,9 +27,12 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+# The faults' models and the fault type of each kind come from chaos's registry (chaos/kinds/: a module per kind).
+from chaos.kinds import FAULT_TYPE_OF_KIND as FAULT_TYPE_OF_KIND
+from chaos.kinds import Fault
+from chaos.scenario import DEFAULT_FUNCTION, ScenarioError, invalid, read_mapping
 from incident_responder.core.contracts import ActionType, FaultType
 from incident_responder.core.status import TERMINAL_STATUSES, Status
 
@@ -63,144 +66,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class IamRevoke(_Strict):
-    kind: Literal["iam_revoke"]
-    # s3 (data-processor's data), dynamodb (orders-api's table), sqs (queue-consumer's queue), cloudwatch
-    # (logs), both (s3 and cloudwatch)
-    target: Literal["s3", "cloudwatch", "both", "dynamodb", "sqs"]
-
-
-class Throttle(_Strict):
-    kind: Literal["throttle"]
-    reserved_concurrency: Literal[0, 1]
-
-
-class NetworkBlock(_Strict):
-    kind: Literal["network_block"]
-
-
-class Timeout(_Strict):
-    kind: Literal["timeout"]
-    seconds: int = Field(ge=1, le=900)
-
-
-class Memory(_Strict):
-    kind: Literal["memory"]
-    mb: int = Field(ge=128, le=10240)
-
-
-class BadDeploy(_Strict):
-    """A new version whose code throws, published and made live through the function's alias."""
-
-    kind: Literal["bad_deploy"]
-    error: str | None = Field(default=None, max_length=300, description='e.g. "TypeError: x is not a function"')
-
-
-class KmsDisable(_Strict):
-    """The customer-managed key encrypting the function's environment is disabled."""
-
-    kind: Literal["kms_disable"]
-
-
-class EsmDisable(_Strict):
-    """The function's event source mapping is disabled: its queue is no longer read."""
-
-    kind: Literal["esm_disable"]
-
-
-class DownstreamThrottle(_Strict):
-    """Something else overloads the function's table: its writes are throttled (nothing of the function changes)."""
-
-    kind: Literal["downstream_throttle"]
-
-
-class EnvVarRemoved(_Strict):
-    """An environment variable the code needs is removed (the code fails as it starts)."""
-
-    kind: Literal["env_var_removed"]
-    name: str = Field(pattern=r"^[a-zA-Z]([a-zA-Z0-9_])*$", max_length=128)
-
-
-class SecretScheduledForDeletion(_Strict):
-    """The Secrets Manager secrets the function's environment names are scheduled for deletion."""
-
-    kind: Literal["secret_scheduled_for_deletion"]
-
-
-class QueueVisibility(_Strict):
-    """The visibility timeout of the queue the function's mapping reads drops to ``seconds``."""
-
-    kind: Literal["queue_visibility"]
-    seconds: int = Field(ge=0, le=43200)
-
-
-class EphemeralStorage(_Strict):
-    """The function's /tmp shrinks to ``mb``."""
-
-    kind: Literal["ephemeral_storage"]
-    mb: int = Field(ge=512, le=10240)
-
-
-class KmsRevoke(_Strict):
-    """The key policy no longer lets the function's role decrypt (the key stays enabled)."""
-
-    kind: Literal["kms_revoke"]
-
-
-class NoisyNeighbor(_Strict):
-    """Another function in the account (not onboarded) takes all of the unreserved concurrency."""
-
-    kind: Literal["noisy_neighbor"]
-
-
-class RecursiveLoop(_Strict):
-    """The function's output is pointed at the queue that triggers it."""
-
-    kind: Literal["recursive_loop"]
-
-
-Fault = Annotated[
-    IamRevoke
-    | Throttle
-    | NetworkBlock
-    | Timeout
-    | Memory
-    | BadDeploy
-    | KmsDisable
-    | EsmDisable
-    | DownstreamThrottle
-    | EnvVarRemoved
-    | SecretScheduledForDeletion
-    | QueueVisibility
-    | EphemeralStorage
-    | KmsRevoke
-    | NoisyNeighbor
-    | RecursiveLoop,
-    Field(discriminator="kind"),
-]
-
-# The fault type each fault kind produces, as the investigator should name it (a kind is how chaos breaks
-# something; a fault type is what a diagnosis calls it): ``memory`` -> ``memory_exhaustion``.
-FAULT_TYPE_OF_KIND: dict[str, FaultType] = {
-    "iam_revoke": FaultType.PERMISSION_LOSS,
-    "throttle": FaultType.THROTTLING,
-    "network_block": FaultType.NETWORK_BLOCK,
-    "timeout": FaultType.TIMEOUT,
-    "memory": FaultType.MEMORY_EXHAUSTION,
-    "bad_deploy": FaultType.DEPLOYMENT_REGRESSION,
-    "kms_disable": FaultType.KMS_KEY_DISABLED,
-    "esm_disable": FaultType.EVENT_SOURCE_DISABLED,
-    "downstream_throttle": FaultType.DEPENDENCY_THROTTLING,
-    "env_var_removed": FaultType.CONFIGURATION_DRIFT,
-    "secret_scheduled_for_deletion": FaultType.DEPENDENCY_MISSING,
-    "queue_visibility": FaultType.EVENT_SOURCE_MISCONFIGURED,
-    "ephemeral_storage": FaultType.STORAGE_EXHAUSTION,
-    "kms_revoke": FaultType.KMS_ACCESS_DENIED,
-    "noisy_neighbor": FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
-    "recursive_loop": FaultType.RECURSIVE_LOOP,
-}
-
-
 class Setup(_Strict):
     """The function's healthy configuration, applied before onboarding (so it is the baseline).
 
@@ -215,7 +80,7 @@ class Setup(_Strict):
 
 class Workload(_Strict):
     # One of the lab's sample workloads: data-processor, orders-api, queue-consumer.
-    function: str = Field(default="data-processor", pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    function: str = Field(default=DEFAULT_FUNCTION, pattern=r"^[A-Za-z0-9_-]{1,64}$")
     invocations: int = Field(default=3, ge=1, le=100)
     log_lines: list[str] = Field(default_factory=list)
     app_error: str | None = None
@@ -267,26 +132,10 @@ class Scenario(_Strict):
     expect: Expect = Field(default_factory=Expect)
 
 
-class ScenarioError(ValueError):
-    """A scenario file that cannot be used; the message names the file and the field."""
-
-
 def load_scenario(path: str | Path) -> Scenario:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: expected a mapping with name, faults, workload, expect")
+    data = read_mapping(path)
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
-        )
-        raise ScenarioError(f"{path}: {problems}") from exc
+        raise invalid(path, exc) from exc

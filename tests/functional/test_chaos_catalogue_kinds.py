@@ -69,6 +69,7 @@ def metric_total(clients, namespace: str, name: str, dims: dict[str, str]) -> fl
 
 
 def test_every_kind_the_scenario_format_names_is_a_chaos_fault():
+    from chaos.kinds import KINDS as REGISTRY
     from incident_responder.lab.scenario import Scenario
 
     for kind in KINDS:
@@ -76,7 +77,7 @@ def test_every_kind_the_scenario_format_names_is_a_chaos_fault():
         params |= {"seconds": 1} if kind == "queue_visibility" else {}
         params |= {"mb": 512} if kind == "ephemeral_storage" else {}
         scenario = Scenario.model_validate({"name": "s", "faults": [{"kind": kind, **params}]})
-        assert callable(getattr(FaultInjector, scenario.faults[0].kind))
+        assert scenario.faults[0].kind in REGISTRY
 
 
 @pytest.mark.parametrize("function, kind, params, path", CASES, ids=[f"{f}-{k}" for f, k, _, _ in CASES])

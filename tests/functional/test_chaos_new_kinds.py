@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from chaos import ChaosError, FaultInjector
+from chaos.kinds import KINDS, SAMPLE_WORKLOADS
 from incident_responder.account.baseline import record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
@@ -145,24 +146,19 @@ def test_downstream_throttle_needs_provisioned_capacity(clients, workloads):
     assert injector(clients, "orders-api").store.slots == {}
 
 
-@pytest.mark.parametrize(
-    "function, kind, message",
-    [
-        ("data-processor", "bad_deploy", "has no alias"),
-        ("queue-consumer", "bad_deploy", "has no alias"),
-        ("data-processor", "kms_disable", "no customer-managed key"),
-        ("queue-consumer", "kms_disable", "no customer-managed key"),
-        ("data-processor", "esm_disable", "no event source mappings"),
-        ("orders-api", "esm_disable", "no event source mappings"),
-        ("data-processor", "downstream_throttle", "uses no DynamoDB table"),
-        ("queue-consumer", "downstream_throttle", "uses no DynamoDB table"),
-        ("orders-api", "network_block", "not attached to a VPC"),
-    ],
-)
+# Each kind on each sample workload it does not apply to (the registry says which, and what it says).
+REFUSALS = [
+    (function, name, kind.refusal)
+    for name, kind in KINDS.items()
+    for function in sorted(SAMPLE_WORKLOADS - kind.workloads)
+]
+
+
+@pytest.mark.parametrize("function, kind, message", REFUSALS, ids=[f"{f}-{k}" for f, k, _ in REFUSALS])
 def test_kinds_that_do_not_apply_change_nothing(clients, workloads, function, kind, message):
     before = read_function_configuration(clients, function)
     with pytest.raises(ChaosError, match=message):
-        getattr(injector(clients, function), kind)()
+        injector(clients, function).inject(kind, **KINDS[kind].example)
     assert read_function_configuration(clients, function) == before
     assert injector(clients, function).store.slots == {}
     assert injector(clients, function).store.faults == []
