@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from incident_responder.core.contracts import Diagnosis, EvidencePointer, ReviewSubmission
+from incident_responder.core.contracts import FAULTS, Diagnosis, EvidencePointer, ReviewSubmission
 
 _TOKEN = re.compile(r"\[(\*|-?\d+)\]|([^.\[\]]+)")
 MIN_EXCERPT = 3
@@ -171,21 +171,8 @@ def verify_review(
 # -- which fault a diagnosis grounds ---------------------------------------------------------------
 # A pointer speaks to a fault when its tool, field or value names what the fault is about (the values
 # of verified pointers are real tool output), or when a remediation step about the fault rests on it.
-FAULT_SIGNS = {
-    "permission_loss": re.compile(r"accessdenied|access denied|not authorized|\brole\b|role\.|iam|polic", re.I),
-    "throttling": re.compile(r"concurren|throttl", re.I),
-    "network_block": re.compile(r"network|egress|nacl|security.?group|subnet|connect ?timeout|etimedout|unreach", re.I),
-    "timeout": re.compile(r"(?<!connect)timeout|timed out", re.I),
-    "memory_exhaustion": re.compile(r"memory|signal: killed", re.I),
-    "deployment_regression": re.compile(r"alias|function_version|code_sha256|\bversion\b|deploy", re.I),
-    "kms_key_disabled": re.compile(r"kms|key_state", re.I),
-    "event_source_disabled": re.compile(r"event.?source|mapping", re.I),
-    "dependency_missing": re.compile(
-        r"secret|parameter|\bssm\b|scheduled.?for.?deletion|deleted|\bexists\b|resourcenotfound|not.?found", re.I
-    ),
-    "event_source_misconfigured": re.compile(r"visibility|queue|receive|event.?source|mapping", re.I),
-    "storage_exhaustion": re.compile(r"ephemeral|storage|no space left|enospc|/tmp", re.I),
-}
+# What a verified pointer must show to support each fault an action fixes (the fault's record in the contract).
+FAULT_SIGNS = {str(r.fault_type): re.compile(r.signs, re.I) for r in FAULTS if r.signs is not None}
 
 
 def verified_evidence_by_fault(diagnosis: dict[str, Any]) -> dict[str, list[int]]:

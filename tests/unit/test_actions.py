@@ -102,3 +102,19 @@ def test_the_remediate_role_allows_exactly_the_writes_the_action_types_make():
     others = allowed - writes - reads
     # Beyond reads and the action types' writes: the ledger and leases (DynamoDB), and the lifecycle's executions.
     assert {a.split(":")[0] for a in others} <= {"dynamodb", "states"}, sorted(others)
+
+
+def test_each_fault_type_has_one_record_with_what_a_person_and_the_catalogue_need():
+    from incident_responder.catalogue.queries import modes_by_fault_type
+    from incident_responder.core.contracts import FAULT_RECORDS, FAULTS
+
+    assert [r.fault_type for r in FAULTS].count(FaultType.UNKNOWN) == 1
+    assert set(FAULT_RECORDS) == set(FaultType) and len(FAULTS) == len(FaultType)
+    catalogued = modes_by_fault_type()
+    for record in FAULTS:
+        if record.fault_type == FaultType.UNKNOWN:
+            continue
+        assert record.advice, record.fault_type
+        assert catalogued.get(str(record.fault_type)), f"no catalogue entry diagnoses {record.fault_type}"
+        # A fault an action fixes needs its own evidence; one no action fixes takes any verified pointer.
+        assert (record.signs is not None) == (record.action is not None), record.fault_type

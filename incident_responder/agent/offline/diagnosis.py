@@ -25,50 +25,11 @@ from incident_responder.agent.offline.symptoms import (
     _from_observation_only,
 )
 from incident_responder.agent.protocol import TERMINAL_TOOL_PREFIX
-from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULT_PRIORITY, FaultType
+from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULTS, FaultType
 
-REMEDIATION = {
-    "dependency_missing": "cancel the secret's scheduled deletion (RestoreSecret)",
-    "event_source_misconfigured": "restore the source queue's visibility timeout from the baseline",
-    "storage_exhaustion": "restore the function's ephemeral storage (/tmp) from the baseline",
-    "configuration_drift": (
-        "no automated action: a person restores the environment variable's value (the baseline keeps names and "
-        "digests, never values)"
-    ),
-    "kms_access_denied": (
-        "no automated action: a person restores the key policy statement or grant that lets the role decrypt"
-    ),
-    "account_concurrency_exhausted": (
-        "no automated action: a person reserves concurrency for this function, caps the function using the "
-        "account's concurrency, or asks for a higher account limit"
-    ),
-    "recursive_loop": (
-        "no automated action: a person fixes the code or configuration that sends the function's output to its "
-        "own trigger"
-    ),
-    "permission_loss": "restore the execution role's policies from the baseline",
-    "kms_key_disabled": "re-enable the customer-managed KMS key that encrypts the environment",
-    "throttling": "restore the function's reserved concurrency from the baseline",
-    "event_source_disabled": "re-enable the function's event source mapping, as in the baseline",
-    "network_block": "restore the security group egress and NACL entries from the baseline",
-    "deployment_regression": "roll the alias back to the baseline version",
-    "timeout": "restore the function timeout from the baseline",
-    "memory_exhaustion": "restore the function memory size from the baseline",
-    "application_error": ("fix the function's code (no automated action): a person must change and deploy it"),
-    "dependency_throttling": (
-        "no automated action: a person checks the downstream resource's capacity, other writers to it, and the "
-        "function's retries and backoff"
-    ),
-}
-ORDER = [str(f) for f in FAULT_PRIORITY] + [
-    "kms_access_denied",
-    "account_concurrency_exhausted",
-    "recursive_loop",
-    "configuration_drift",
-    "application_error",
-    "dependency_throttling",
-    "unknown",
-]
+# What fixes each fault, said to a person, and the order faults are told in: the faults' records (the contract).
+REMEDIATION = {str(r.fault_type): r.advice for r in FAULTS if r.advice}
+ORDER = [str(r.fault_type) for r in FAULTS]
 ACTIONABLE = {str(f) for f in ACTION_FOR_FAULT}
 # Faults where no invocation succeeds at all.
 EVERY_INVOCATION = {

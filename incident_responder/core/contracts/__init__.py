@@ -5,7 +5,7 @@ Invalid values are rejected here, by the models, never left to prose. Every name
 at once (:func:`build_all` finds the contracts among the classes defined): import them from this package.
 
 base        the base of every contract (validators built on first use) and build_all
-faults      fault types, action types, which action remedies which fault and in what order
+faults      fault types, action types, one record per fault type (what fixes it, its evidence signs, its advice)
 incident    the incident as the alert described it, and how a handler reads it from its event
 evidence    an evidence pointer: one claim's grounding in a tool result
 diagnosis   what the investigating agent concluded; severity, confidence and risk scales
@@ -25,8 +25,11 @@ from incident_responder.core.contracts.evidence import EvidencePointer
 from incident_responder.core.contracts.faults import (
     ACTION_FOR_FAULT,
     FAULT_PRIORITY,
+    FAULT_RECORDS,
+    FAULTS,
     UNRESOLVABLE_FAULTS,
     ActionType,
+    FaultRecord,
     FaultType,
     RiskLevel,
 )
@@ -72,6 +75,8 @@ from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, Actio
 
 __all__ = [
     "ACTION_FOR_FAULT",
+    "FAULTS",
+    "FAULT_RECORDS",
     "ALERT_TEXT_FIELDS",
     "FACT_FIELDS",
     "FAULT_PRIORITY",
@@ -83,6 +88,7 @@ __all__ = [
     "UNRESOLVABLE_FAULTS",
     "VERDICT_STRICTNESS",
     "ActionType",
+    "FaultRecord",
     "ActionVerdict",
     "ApprovalChannel",
     "ApprovalDecision",

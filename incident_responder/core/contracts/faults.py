@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
@@ -43,45 +44,132 @@ class ActionType(StrEnum):
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
 
 
-# -- remediation ----------------------------------------------------------------------------------
-# Order in which faults are fixed: access first (the role, then the key that decrypts its environment;
-# nothing works without them), then capacity and delivery, network, the code that runs, and finally
-# the function's own limits.
-FAULT_PRIORITY = [
-    FaultType.PERMISSION_LOSS,
-    FaultType.KMS_KEY_DISABLED,
-    FaultType.DEPENDENCY_MISSING,
-    FaultType.THROTTLING,
-    FaultType.EVENT_SOURCE_DISABLED,
-    FaultType.EVENT_SOURCE_MISCONFIGURED,
-    FaultType.NETWORK_BLOCK,
-    FaultType.DEPLOYMENT_REGRESSION,
-    FaultType.TIMEOUT,
-    FaultType.MEMORY_EXHAUSTION,
-    FaultType.STORAGE_EXHAUSTION,
-]
-ACTION_FOR_FAULT = {
-    FaultType.PERMISSION_LOSS: ActionType.RESTORE_IAM_POLICY,
-    FaultType.KMS_KEY_DISABLED: ActionType.ENABLE_KMS_KEY,
-    FaultType.THROTTLING: ActionType.UPDATE_CONCURRENCY,
-    FaultType.EVENT_SOURCE_DISABLED: ActionType.ENABLE_EVENT_SOURCE_MAPPING,
-    FaultType.NETWORK_BLOCK: ActionType.RESTORE_NETWORK_EGRESS,
-    FaultType.DEPLOYMENT_REGRESSION: ActionType.ROLLBACK_ALIAS,
-    FaultType.TIMEOUT: ActionType.UPDATE_FUNCTION_CONFIGURATION,
-    FaultType.MEMORY_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
-    FaultType.DEPENDENCY_MISSING: ActionType.RESTORE_SECRET,
-    FaultType.EVENT_SOURCE_MISCONFIGURED: ActionType.RESTORE_QUEUE_ATTRIBUTES,
-    FaultType.STORAGE_EXHAUSTION: ActionType.UPDATE_FUNCTION_CONFIGURATION,
-}
-# Faults no action of the responder can fix: the proposal names them for a person. A removed environment
-# variable's value is not in the baseline (names and digests only); a key policy, another function's load,
-# and code that writes to its own trigger are a person's changes.
-UNRESOLVABLE_FAULTS = {
-    FaultType.APPLICATION_ERROR,
-    FaultType.DEPENDENCY_THROTTLING,
-    FaultType.CONFIGURATION_DRIFT,
-    FaultType.KMS_ACCESS_DENIED,
-    FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
-    FaultType.RECURSIVE_LOOP,
-    FaultType.UNKNOWN,
-}
+# -- one record per fault type -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FaultRecord:
+    """Everything the responder keeps about one fault type, in one place; the tables below are built from it."""
+
+    fault_type: FaultType
+    action: (
+        ActionType | None
+    )  # what fixes it (None: no action of the responder can: the proposal names it for a person)
+    advice: str  # what fixes it, said to a person (the offline investigator's remediation advice)
+    # What a verified evidence pointer (its tool, field and value) must show to support this fault (a regular
+    # expression, case-insensitive); None: any verified pointer (a fault no action fixes changes nothing).
+    signs: str | None = None
+
+
+# In the order faults are fixed: access first (the role, then the key that decrypts its environment; nothing
+# works without them), then capacity and delivery, network, the code that runs, and finally the function's own
+# limits; then the faults a person fixes.
+FAULTS: tuple[FaultRecord, ...] = (
+    FaultRecord(
+        FaultType.PERMISSION_LOSS,
+        ActionType.RESTORE_IAM_POLICY,
+        "restore the execution role's policies from the baseline",
+        r"accessdenied|access denied|not authorized|\brole\b|role\.|iam|polic",
+    ),
+    FaultRecord(
+        FaultType.KMS_KEY_DISABLED,
+        ActionType.ENABLE_KMS_KEY,
+        "re-enable the customer-managed KMS key that encrypts the environment",
+        r"kms|key_state",
+    ),
+    FaultRecord(
+        FaultType.DEPENDENCY_MISSING,
+        ActionType.RESTORE_SECRET,
+        "cancel the secret's scheduled deletion (RestoreSecret)",
+        r"secret|parameter|\bssm\b|scheduled.?for.?deletion|deleted|\bexists\b|resourcenotfound|not.?found",
+    ),
+    FaultRecord(
+        FaultType.THROTTLING,
+        ActionType.UPDATE_CONCURRENCY,
+        "restore the function's reserved concurrency from the baseline",
+        r"concurren|throttl",
+    ),
+    FaultRecord(
+        FaultType.EVENT_SOURCE_DISABLED,
+        ActionType.ENABLE_EVENT_SOURCE_MAPPING,
+        "re-enable the function's event source mapping, as in the baseline",
+        r"event.?source|mapping",
+    ),
+    FaultRecord(
+        FaultType.EVENT_SOURCE_MISCONFIGURED,
+        ActionType.RESTORE_QUEUE_ATTRIBUTES,
+        "restore the source queue's visibility timeout from the baseline",
+        r"visibility|queue|receive|event.?source|mapping",
+    ),
+    FaultRecord(
+        FaultType.NETWORK_BLOCK,
+        ActionType.RESTORE_NETWORK_EGRESS,
+        "restore the security group egress and NACL entries from the baseline",
+        r"network|egress|nacl|security.?group|subnet|connect ?timeout|etimedout|unreach",
+    ),
+    FaultRecord(
+        FaultType.DEPLOYMENT_REGRESSION,
+        ActionType.ROLLBACK_ALIAS,
+        "roll the alias back to the baseline version",
+        r"alias|function_version|code_sha256|\bversion\b|deploy",
+    ),
+    FaultRecord(
+        FaultType.TIMEOUT,
+        ActionType.UPDATE_FUNCTION_CONFIGURATION,
+        "restore the function timeout from the baseline",
+        r"(?<!connect)timeout|timed out",
+    ),
+    FaultRecord(
+        FaultType.MEMORY_EXHAUSTION,
+        ActionType.UPDATE_FUNCTION_CONFIGURATION,
+        "restore the function memory size from the baseline",
+        r"memory|signal: killed",
+    ),
+    FaultRecord(
+        FaultType.STORAGE_EXHAUSTION,
+        ActionType.UPDATE_FUNCTION_CONFIGURATION,
+        "restore the function's ephemeral storage (/tmp) from the baseline",
+        r"ephemeral|storage|no space left|enospc|/tmp",
+    ),
+    # A key policy, another function's load, code that writes to its own trigger and a removed environment
+    # variable's value (the baseline keeps names and digests only) are a person's changes.
+    FaultRecord(
+        FaultType.KMS_ACCESS_DENIED,
+        None,
+        "no automated action: a person restores the key policy statement or grant that lets the role decrypt",
+    ),
+    FaultRecord(
+        FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
+        None,
+        "no automated action: a person reserves concurrency for this function, caps the function using the "
+        "account's concurrency, or asks for a higher account limit",
+    ),
+    FaultRecord(
+        FaultType.RECURSIVE_LOOP,
+        None,
+        "no automated action: a person fixes the code or configuration that sends the function's output to its "
+        "own trigger",
+    ),
+    FaultRecord(
+        FaultType.CONFIGURATION_DRIFT,
+        None,
+        "no automated action: a person restores the environment variable's value (the baseline keeps names and "
+        "digests, never values)",
+    ),
+    FaultRecord(
+        FaultType.APPLICATION_ERROR,
+        None,
+        "fix the function's code (no automated action): a person must change and deploy it",
+    ),
+    FaultRecord(
+        FaultType.DEPENDENCY_THROTTLING,
+        None,
+        "no automated action: a person checks the downstream resource's capacity, other writers to it, and the "
+        "function's retries and backoff",
+    ),
+    FaultRecord(FaultType.UNKNOWN, None, ""),
+)
+FAULT_RECORDS: dict[FaultType, FaultRecord] = {record.fault_type: record for record in FAULTS}
+# Order in which faults are fixed (those an action fixes).
+FAULT_PRIORITY = [r.fault_type for r in FAULTS if r.action is not None]
+ACTION_FOR_FAULT: dict[FaultType, ActionType] = {r.fault_type: a for r in FAULTS if (a := r.action) is not None}
+# Faults no action of the responder can fix: the proposal names them for a person.
+UNRESOLVABLE_FAULTS = {r.fault_type for r in FAULTS if r.action is None}
