@@ -134,20 +134,16 @@ def bench_throughput(pipeline) -> dict[str, Any]:
     sns = pipeline.clients.get("sns")
     sfn = pipeline.clients.get("stepfunctions")
     topic = pipeline.stack.output("IncidentTopicArn")
-    # Fifty different alarms on the function (alerts of one alarm are grouped into one incident, on purpose).
+    # Fifty alerts for different faults of the function: project alerts with fifty error types (alerts of one
+    # fault, whichever alarm says so, are grouped into one incident on purpose: see intake.alerts.fault_signature).
+    detected = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     alerts = [
         json.dumps(
             {
-                "AlarmName": f"data-processor-load-{i}",
-                "NewStateValue": "ALARM",
-                "NewStateReason": "Threshold Crossed: 1 datapoint [1.0] was greater than the threshold (0.0).",
-                "StateChangeTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000+0000"),
-                "AWSAccountId": "123456789012",
-                "Trigger": {
-                    "MetricName": "Errors",
-                    "Namespace": "AWS/Lambda",
-                    "Dimensions": [{"name": "FunctionName", "value": "data-processor"}],
-                },
+                "function_name": "data-processor",
+                "detected_at": detected,
+                "error_type": f"LoadError{i}",
+                "error_message": "Task timed out after 1.00 seconds",
             }
         )
         for i in range(THROUGHPUT_INCIDENTS)
