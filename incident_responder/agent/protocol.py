@@ -13,10 +13,7 @@ import json
 import re
 from typing import Any
 
-
-def compact_json(data: Any) -> str:
-    """JSON as the model reads it: no indentation or spaces between tokens (they only cost tokens)."""
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+from incident_responder.core.encoding import compact_json  # JSON as the model reads it (written the same in a store)
 
 
 def untrusted_json(data: Any) -> str:

@@ -22,10 +22,13 @@ store before the error reaches the state machine.
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
-from incident_responder.agent.protocol import compact_json
+from incident_responder.core.encoding import compact_json
+
+# How a store keeps a transcript within its item (state.transcripts, below the agents): re-exported here.
+from incident_responder.state.transcripts import bound as bound
+from incident_responder.state.transcripts import size as size
 
 TEXT_LIMIT = 4000  # characters of the model's text kept per turn
 RESULT_LIMIT = 1500  # characters of a tool result's JSON kept
@@ -162,42 +165,3 @@ def keep_on(exc: BaseException, entries: list[dict[str, Any]]) -> None:
 
 def pending(exc: BaseException) -> list[dict[str, Any]]:
     return list(getattr(exc, PENDING, []) or [])
-
-
-def size(entries: Any) -> int:
-    return len(json.dumps(entries, default=str).encode())
-
-
-def bound(entries: list[dict[str, Any]], limit: int) -> tuple[list[dict[str, Any]], bool]:
-    """``entries`` within ``limit`` bytes of JSON, and whether anything was cut: first the results, texts and
-    arguments cut shorter (each marked), then the middle of the run left out (an ``omitted`` entry says how many),
-    keeping its start and its end."""
-    if size(entries) <= limit:
-        return entries, False
-    kept = entries
-    for keep in (500, 200, 60):
-        kept = [_shorter(e, keep) for e in kept]
-        if size(kept) <= limit:
-            return kept, True
-    head, tail = kept[:2], kept[2:]
-    while tail and size([*head, {"kind": "omitted", "entries": len(kept) - len(head) - len(tail)}, *tail]) > limit:
-        tail = tail[1:]
-    left_out = len(kept) - len(head) - len(tail)
-    result = [*head, {"kind": "omitted", "entries": left_out}, *tail] if left_out else [*head, *tail]
-    while result and size(result) > limit:
-        result = result[1:]
-    return result, True
-
-
-def _shorter(entry: dict[str, Any], limit: int) -> dict[str, Any]:
-    shorter = dict(entry)
-    for key in ("result", "text", "error", "problem"):
-        value = shorter.get(key)
-        if isinstance(value, str) and len(value) > limit + 60:
-            shorter[key] = value[:limit] + "… [cut to fit the table; whole in S3]"
-    for key in ("arguments",):
-        if key in shorter and size(shorter[key]) > limit + 60:
-            shorter[key] = compact_json(shorter[key])[:limit] + "… [cut to fit the table; whole in S3]"
-    if shorter.get("tool_calls"):
-        shorter["tool_calls"] = [_shorter(c, limit) for c in shorter["tool_calls"]]
-    return shorter

@@ -23,6 +23,11 @@ def iso(moment: datetime | float, timespec: str = "seconds") -> str:
     return when.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
+def compact_json(data: Any) -> str:
+    """JSON as the model reads it: no indentation or spaces between tokens (they only cost tokens)."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
 def canonical(value: Any, *, unordered: bool = False) -> str:
     """``value`` as canonical JSON: equal values, equal text. ``unordered``: a list is compared as a set of its
     items (AWS does not promise the order of, say, a policy's statements), and so is each list in it.

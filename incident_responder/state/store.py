@@ -2,8 +2,8 @@
 
 A DynamoDB item is capped at 400 KB counting every attribute (names included), so the copy is sized
 as a whole: the summary is kept whole when it fits (else it keeps its small fields and points at S3), the
-agent's transcript (:mod:`incident_responder.agent.transcript`) gets its own share (results and texts cut
-shorter, then the middle of the run left out, each marked), and the reasoning chain gets what is left (system
+agent's transcript (:mod:`incident_responder.agent.transcript`) gets its own share (:mod:`.transcripts`: results
+and texts cut shorter, then the middle of the run left out, each marked), and the reasoning chain gets what is left (system
 prompt + the last three turns, long contents cut). The S3 object always holds everything. Items expire with the
 incident (``expires_at``, the table's TTL).
 
@@ -17,10 +17,13 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from incident_responder.agent.transcript import bound as bound_transcript
 from incident_responder.core.aws import AwsClients
+from incident_responder.state.transcripts import bound as bound_transcript
+
+if TYPE_CHECKING:
+    from incident_responder.core.settings import AgentSettings, StoreSettings
 
 ITEM_LIMIT = 400 * 1024  # DynamoDB's item size limit
 ITEM_BUDGET = ITEM_LIMIT - 16 * 1024  # margin for the bookkeeping attributes and size-accounting slack
@@ -80,6 +83,11 @@ class RecordStore:
     table: str
     bucket: str | None = None
     ttl_days: int | None = None
+
+    @classmethod
+    def from_settings(cls, settings: StoreSettings | AgentSettings) -> RecordStore:
+        """The store a function's settings name: the incident-context table, the artifacts bucket, the TTL."""
+        return cls(settings.incident_context_table, settings.artifacts_bucket, settings.incident_ttl_days)
 
     def item(
         self,
