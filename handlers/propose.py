@@ -13,6 +13,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
+from incident_responder.agent.configured import agent_limits, chat_model, load_model_provider, mcp_server
 from incident_responder.agent.graph import agent_graph
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
@@ -20,6 +21,7 @@ from incident_responder.core.contracts import build_all, incident_from_event
 from incident_responder.core.settings import ProposeSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
 from incident_responder.proposal.propose import diagnosis_for, run_proposal
+from incident_responder.state.store import RecordStore
 
 settings = at_cold_start(ProposeSettings)
 
@@ -27,7 +29,7 @@ logger = Logger(service="incident-responder")
 metrics = Metrics(namespace="IncidentResponder", service="propose")
 tracer = lambda_tracer("incident-responder", AWS_AND_HTTP_CALLS)
 # SnapStart: built before the snapshot, refreshed after each restore (incident_responder.core.runtime_hooks).
-runtime_hooks.register(build_all, agent_graph, lambda: settings().load_model_provider())
+runtime_hooks.register(build_all, agent_graph, lambda: load_model_provider(settings()))
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -39,15 +41,15 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
     config = settings()
     clients = AwsClients.shared()
-    store = config.store()
+    store = RecordStore.from_settings(config)
     diagnosis = diagnosis_for(clients, store, incident.incident_id, event.get("investigation"))
     result, run = run_proposal(
         incident,
         diagnosis,
-        model=config.chat_model(),
-        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
+        model=chat_model(config),
+        servers=[mcp_server(config, "remediation", config.remediation_mcp_url)],
         store=store,
-        limits=config.limits(context.get_remaining_time_in_millis()),
+        limits=agent_limits(config, context.get_remaining_time_in_millis()),
         baseline_table=config.baseline_table,
         clients=clients,
         remaining_ms=context.get_remaining_time_in_millis,

@@ -131,32 +131,36 @@ def set_agent_environment(monkeypatch, sample, key: str, **urls: str) -> None:
 
 
 def investigate_as_deployed(incident, clients, *, model=None, timeout_ms: int = 300_000):
+    from incident_responder.agent.configured import agent_limits, chat_model, mcp_server
     from incident_responder.core.settings import InvestigateSettings
     from incident_responder.investigation.investigate import run_investigation
+    from incident_responder.state.store import RecordStore
 
     config = InvestigateSettings.from_env()
     return run_investigation(
         incident,
-        model=model or config.chat_model(),
-        servers=[config.mcp_server("diagnostics", config.diagnostics_mcp_url)],
-        store=config.store(),
-        limits=config.limits(timeout_ms),
+        model=model or chat_model(config),
+        servers=[mcp_server(config, "diagnostics", config.diagnostics_mcp_url)],
+        store=RecordStore.from_settings(config),
+        limits=agent_limits(config, timeout_ms),
         clients=clients,
     )
 
 
 def propose_as_deployed(incident, diagnosis, clients, *, model=None, timeout_ms: int = 180_000):
+    from incident_responder.agent.configured import agent_limits, chat_model, mcp_server
     from incident_responder.core.settings import ProposeSettings
     from incident_responder.proposal.propose import run_proposal
+    from incident_responder.state.store import RecordStore
 
     config = ProposeSettings.from_env()
     return run_proposal(
         incident,
         diagnosis,
-        model=model or config.chat_model(),
-        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
-        store=config.store(),
-        limits=config.limits(timeout_ms),
+        model=model or chat_model(config),
+        servers=[mcp_server(config, "remediation", config.remediation_mcp_url)],
+        store=RecordStore.from_settings(config),
+        limits=agent_limits(config, timeout_ms),
         baseline_table=config.baseline_table,
         clients=clients,
     )
@@ -207,18 +211,20 @@ def review_as_deployed(
     incident, diagnosis, proposal_result, clients, *, model=None, auto_approve=None, timeout_ms: int = 180_000
 ):
     """The review function's path from its settings (``AUTO_APPROVE`` from the environment unless given)."""
+    from incident_responder.agent.configured import agent_limits, chat_model, mcp_server
     from incident_responder.core.settings import ReviewSettings
     from incident_responder.review.review import run_review
+    from incident_responder.state.store import RecordStore
 
     config = ReviewSettings.from_env()
     return run_review(
         incident,
         diagnosis,
         proposal_result,
-        model=model or config.chat_model(),
-        servers=[config.mcp_server("remediation", config.remediation_mcp_url)],
-        store=config.store(),
-        limits=config.limits(timeout_ms),
+        model=model or chat_model(config),
+        servers=[mcp_server(config, "remediation", config.remediation_mcp_url)],
+        store=RecordStore.from_settings(config),
+        limits=agent_limits(config, timeout_ms),
         auto_approve=auto_approve or config.auto_approve,
         auto_approve_iam_and_network=config.auto_approve_iam_and_network,
         clients=clients,

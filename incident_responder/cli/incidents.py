@@ -22,6 +22,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
     from incident_responder.intake.alerts import parse_alert
     from incident_responder.intake.errors import AlertIgnoredError, MalformedAlertError
     from incident_responder.investigation.investigate import run_investigation
+    from incident_responder.state.store import RecordStore
 
     try:
         text = sys.stdin.read() if args.alert == "-" else Path(args.alert).read_bytes().decode("utf-8")
@@ -46,7 +47,7 @@ def _cmd_investigate(args: argparse.Namespace) -> int:
             incident,
             model=create_chat_model(args.model),
             servers=servers,
-            store=StoreSettings.current().store(),
+            store=RecordStore.from_settings(StoreSettings.current()),
             limits=Limits(),
         )
     except (MalformedAlertError, ModelConfigError) as exc:

@@ -91,11 +91,6 @@ class StoreSettings(FunctionSettings):
     artifacts_bucket: str | None = None
     incident_ttl_days: int | None = Field(default=None, ge=1)
 
-    def store(self):
-        from incident_responder.state.store import RecordStore
-
-        return RecordStore(self.incident_context_table, self.artifacts_bucket, self.incident_ttl_days)
-
 
 # -- the functions ---------------------------------------------------------------------------------
 class RedactionSettings(FunctionSettings):
@@ -163,7 +158,10 @@ class McpServerSettings(McpAuthSettings, RedactionSettings):
 
 
 class AgentSettings(McpAuthSettings):
-    """What both agent functions need: the model, their MCP server's auth, limits and where to store."""
+    """What both agent functions need: the model, their MCP server's auth, limits and where to store.
+
+    What they build from these (model, limits, MCP server config) is in :mod:`incident_responder.agent.configured`,
+    their store in :meth:`incident_responder.state.store.RecordStore.from_settings`."""
 
     responder_model: str = Field(pattern=MODEL_PATTERN)
     model_base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
@@ -185,45 +183,6 @@ class AgentSettings(McpAuthSettings):
         if self.model_base_url and not openai:
             raise ValueError(f"MODEL_BASE_URL is set but RESPONDER_MODEL={self.responder_model} does not use it")
         return self
-
-    # What the handler builds from its settings (imports are lazy: they are the agent's heavy ones).
-    def chat_model(self):
-        from incident_responder.agent.models import create_chat_model, model_api_key
-
-        return create_chat_model(
-            self.responder_model,
-            base_url=self.model_base_url,
-            api_key=model_api_key(self.model_api_key_parameter),
-            bedrock_region=self.bedrock_region,
-            bedrock_profile=self.bedrock_profile,
-        )
-
-    def load_model_provider(self) -> None:
-        """Import the configured model's class now (a SnapStart warm-up: it is otherwise loaded on first call)."""
-        from incident_responder.agent.models import load_provider
-
-        load_provider(self.responder_model)
-
-    def limits(self, timeout_ms: int):
-        """The agent's limits; the deadline buffer is derived from the function's own timeout."""
-        from incident_responder.agent.spec import Limits
-
-        return Limits(
-            recursion_limit=self.agent_recursion_limit,
-            token_cap=self.agent_token_cap,
-            max_nudges=self.agent_max_nudges,
-            deadline_buffer_ms=deadline_buffer_ms(timeout_ms),
-        )
-
-    def store(self):
-        from incident_responder.state.store import RecordStore
-
-        return RecordStore(self.incident_context_table, self.artifacts_bucket, self.incident_ttl_days)
-
-    def mcp_server(self, name: str, url: str):
-        from incident_responder.agent.tools import McpServerConfig
-
-        return McpServerConfig(name=name, url=url, auth=self.mcp_auth, api_key_parameter=self.mcp_api_key_parameter)
 
 
 def deadline_buffer_ms(timeout_ms: int) -> int:

@@ -499,7 +499,9 @@ def stored(sample, monkeypatch):
 
 
 def run_scripted(clients, config, model, actions, diagnosis=DIAGNOSIS, proposal_result=None):
+    from incident_responder.agent.configured import agent_limits
     from incident_responder.review.review import run_review
+    from incident_responder.state.store import RecordStore
 
     proposal = {"incident_id": INCIDENT.incident_id, "actions": [a.model_dump(mode="json") for a in actions]}
     return run_review(
@@ -508,8 +510,8 @@ def run_scripted(clients, config, model, actions, diagnosis=DIAGNOSIS, proposal_
         proposal_result or {"proposal": proposal},
         model=model,
         provider=lookup_provider(),
-        store=config.store(),
-        limits=config.limits(180_000),
+        store=RecordStore.from_settings(config),
+        limits=agent_limits(config, 180_000),
         auto_approve=config.auto_approve,
         auto_approve_iam_and_network=config.auto_approve_iam_and_network,
         clients=clients,

@@ -7,6 +7,7 @@ import time
 import anyio
 import pytest
 
+from incident_responder.agent.configured import agent_limits, mcp_server
 from incident_responder.agent.graph import run_agent
 from incident_responder.agent.models import create_chat_model
 from incident_responder.core.settings import (
@@ -18,6 +19,7 @@ from incident_responder.core.settings import (
     deadline_buffer_ms,
 )
 from incident_responder.investigation.investigator import INVESTIGATOR
+from incident_responder.state.store import RecordStore
 from tests.fakes import logs_provider
 
 INVESTIGATE = {
@@ -35,7 +37,8 @@ INVESTIGATE = {
 def test_a_complete_environment_validates():
     settings = InvestigateSettings.from_env(INVESTIGATE)
     assert settings.incident_ttl_days == 7 and settings.mcp_auth == "iam"
-    assert settings.store().ttl_days == 7 and settings.mcp_server("diagnostics", "u").auth == "iam"
+    assert RecordStore.from_settings(settings).ttl_days == 7
+    assert mcp_server(settings, "diagnostics", "u").auth == "iam"
 
 
 def test_a_missing_model_is_an_error_not_the_offline_model():
@@ -85,7 +88,7 @@ def test_the_deadline_buffer_follows_the_timeout():
 
 def test_a_60_second_timeout_still_investigates():
     """With a fixed 90 s buffer a 60 s function was told to submit before its first tool call."""
-    limits = InvestigateSettings.from_env({**INVESTIGATE, "RESPONDER_MODEL": "offline"}).limits(60_000)
+    limits = agent_limits(InvestigateSettings.from_env({**INVESTIGATE, "RESPONDER_MODEL": "offline"}), 60_000)
     deadline = time.monotonic() + 60
 
     def remaining_ms() -> int:
