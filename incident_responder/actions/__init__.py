@@ -30,6 +30,7 @@ __all__ = [
     "RISK_FOR_ACTION",
     "Restoration",
     "capture_prior",
+    "lookups_for",
 ]
 __getattr__ = lazy_exports(
     __name__,
@@ -44,6 +45,7 @@ __getattr__ = lazy_exports(
             "REMEDIATION_TOOLS",
             "RISK_FOR_ACTION",
             "capture_prior",
+            "lookups_for",
         ],
     },
 )

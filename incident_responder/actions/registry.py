@@ -6,6 +6,7 @@ ACTION_FOR_FAULT, a module here with its :class:`~incident_responder.actions.bas
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from incident_responder.actions.alias import RollbackAlias
@@ -45,6 +46,15 @@ PERSON_ONLY_ACTIONS = {t: a.person_reason or "" for t, a in ACTIONS.items() if a
 LOOKUP_FOR_FAULT: dict[str, str] = {str(f): ACTIONS[a].lookup_tool for f, a in ACTION_FOR_FAULT.items()}
 # Every lookup tool the remediation MCP server offers.
 REMEDIATION_TOOLS = frozenset(action.lookup_tool for action in ACTIONS.values())
+
+
+def lookups_for(faults: Iterable[Any] | None) -> frozenset[str]:
+    """The remediation lookups for these faults (every one when None): what an agent after the investigation
+    (the proposer, the critic) is given. Each tool bound is described to the model in every turn, so a lookup for
+    a fault nobody diagnosed or proposed for would only cost tokens (and could not be used for anything)."""
+    if faults is None:
+        return REMEDIATION_TOOLS
+    return frozenset(LOOKUP_FOR_FAULT[str(f)] for f in faults if str(f) in LOOKUP_FOR_FAULT)
 
 
 def capture_prior(clients: AwsClients, action: RemediationAction) -> dict[str, Any]:

@@ -91,6 +91,20 @@ def incident_message(incident: Incident) -> str:
     return "Investigate this incident and submit a diagnosis.\n" + incident_blocks(incident)
 
 
+def diagnosis_facts(diagnosis: dict[str, Any]) -> dict[str, Any]:
+    """What the agents after the investigation (the proposer, the critic) are shown of its diagnosis: the faults,
+    the root cause, the resources and the evidence that verification confirmed (every item shown is verified, so
+    the flag is not)."""
+    return {
+        "fault_types": diagnosis.get("fault_types", []),
+        "root_cause": diagnosis.get("root_cause"),
+        "affected_resources": diagnosis.get("affected_resources", []),
+        "evidence": [
+            {k: v for k, v in e.items() if k != "verified"} for e in diagnosis.get("evidence", []) if e.get("verified")
+        ],
+    }
+
+
 def incident_blocks(incident: Incident, *, alert_text: bool = True) -> str:
     """The incident's facts, and the alert's own words (``alert_text``: the investigation reads them; the
     agents after it work from the diagnosis). See :data:`~incident_responder.core.contracts.FACT_FIELDS`."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from incident_responder.actions.registry import LOOKUP_FOR_FAULT, REMEDIATION_TOOLS
+from incident_responder.actions.registry import lookups_for
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     SUBMIT_PROPOSAL,
@@ -24,18 +24,9 @@ from incident_responder.core.contracts import (
     ProposalSubmission,
     RemediationProposal,
 )
-from incident_responder.investigation.investigator import incident_blocks
+from incident_responder.investigation.investigator import diagnosis_facts, incident_blocks
 
 PROPOSER_RECURSION_LIMIT = 8
-
-
-def lookups_for(faults: Iterable[Any] | None) -> frozenset[str]:
-    """The remediation lookups for these faults (every one when None): what an agent after the investigation
-    is given. Each tool bound is described to the model in every turn, so a lookup for a fault nobody
-    diagnosed or proposed for would only cost tokens (and could not be used for anything)."""
-    if faults is None:
-        return REMEDIATION_TOOLS
-    return frozenset(LOOKUP_FOR_FAULT[str(f)] for f in faults if str(f) in LOOKUP_FOR_FAULT)
 
 
 SYSTEM_PROMPT = f"""You are an SRE proposing remediation for a diagnosed AWS Lambda incident. You only
@@ -96,19 +87,6 @@ def proposer_spec(
         tool_filter=lambda spec: spec.name in tools,
         recursion_limit=PROPOSER_RECURSION_LIMIT,
     )
-
-
-def diagnosis_facts(diagnosis: dict[str, Any]) -> dict[str, Any]:
-    """What the agents after the investigation are shown of its diagnosis: the faults, the root cause, the
-    resources and the evidence that verification confirmed (every item shown is verified, so the flag is not)."""
-    return {
-        "fault_types": diagnosis.get("fault_types", []),
-        "root_cause": diagnosis.get("root_cause"),
-        "affected_resources": diagnosis.get("affected_resources", []),
-        "evidence": [
-            {k: v for k, v in e.items() if k != "verified"} for e in diagnosis.get("evidence", []) if e.get("verified")
-        ],
-    }
 
 
 def proposal_message(incident: Incident, diagnosis: dict[str, Any]) -> str:

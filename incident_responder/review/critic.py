@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from incident_responder.actions.registry import lookups_for
 from incident_responder.agent.evidence import verify_review
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
@@ -22,8 +23,7 @@ from incident_responder.agent.protocol import (
 )
 from incident_responder.agent.spec import AgentSpec
 from incident_responder.core.contracts import Incident, RemediationAction, ReviewSubmission, Verdict
-from incident_responder.investigation.investigator import incident_blocks
-from incident_responder.proposal.proposer import diagnosis_facts, lookups_for
+from incident_responder.investigation.investigator import diagnosis_facts, incident_blocks
 
 CRITIC_RECURSION_LIMIT = 8
 # What the critic is shown of each action: what it changes, never the proposer's risk or approval flags.
