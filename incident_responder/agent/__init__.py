@@ -8,6 +8,7 @@ tools          tool discovery and calls through providers (MCP over HTTP, in-mem
 evidence       mechanical verification of a diagnosis's and a review's evidence pointers
 errors         exception types whose class names are the state machine's ASL error names
 models         the chat model factory behind RESPONDER_MODEL
+configured     what an agent function builds from its settings: its model, limits and MCP server config
 model_catalog  what the project knows of Bedrock models: the default, end of life, prompt caching, prices
 telemetry      spans, log lines and metrics of each model turn and tool call
 transcript     what each agent said and did, turn by turn, for a person to read after the run

@@ -120,3 +120,122 @@ def test_each_package_names_its_public_names_and_each_resolves(package):
 
 def test_no_package_shadows_the_mcp_sdk():
     assert not any(name.split(".")[-1] == "mcp" for name in project_modules())
+
+
+# -- layering -----------------------------------------------------------------------------------------------------
+# Each package imports only packages in lower layers (module-level and lazy imports alike): never one in its own
+# layer, never one above. The entry points (handlers/, the MCP servers in mcp/*/server.py, chaos/) stand above the
+# library; the command line and the lab are the top, where cli and lab may use each other (the loop check above still
+# holds between their modules). The root package (its docstring and version) is below everything.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("incident_responder",),
+    ("redaction",),
+    ("core",),
+    ("catalogue",),
+    ("account", "state", "notify", "mcp_transport"),
+    ("actions",),
+    ("agent", "guardrails"),
+    ("investigation", "intake", "approval", "remediation"),
+    ("proposal", "review"),
+    ("reporting",),
+    ("handlers", "mcp servers", "chaos"),
+    ("cli", "lab"),
+)
+LAYER_OF = {unit: level for level, units in enumerate(LAYERS) for unit in units}
+TOP = len(LAYERS) - 1
+# The MCP servers: files, not modules (mcp/ must never be a package: it would shadow the mcp SDK), loaded by path
+# by incident_responder.mcp_transport.app.load_server. Their imports are read here like any module's.
+MCP_SERVERS = sorted((REPO / "mcp").glob("*/server.py"))
+
+
+def unit_of(path: Path) -> str:
+    """The package a file belongs to, as the layers name it."""
+    parts = path.relative_to(REPO).parts
+    if parts[0] == "incident_responder":
+        return parts[1] if len(parts) > 2 else "incident_responder"
+    return "mcp servers" if parts[0] == "mcp" else parts[0]
+
+
+def layered_files() -> list[Path]:
+    files = sorted(PACKAGE.rglob("*.py")) + MCP_SERVERS
+    return files + [p for top in ("handlers", "chaos") for p in sorted((REPO / top).rglob("*.py"))]
+
+
+def imported_units(path: Path) -> list[tuple[int, str, str]]:
+    """(line, module, package) of each project import in ``path``, wherever it is (module level or in a function)."""
+    found = []
+    package = path.relative_to(REPO).with_suffix("").parts[:-1]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - node.level + 1]
+            targets = [".".join([*base, *([node.module] if node.module else [])])]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            targets = [node.module]
+        else:
+            continue
+        for target in targets:
+            head, _, rest = target.partition(".")
+            if head == "incident_responder":
+                found.append((node.lineno, target, rest.partition(".")[0] or "incident_responder"))
+            elif head in ("handlers", "chaos"):
+                found.append((node.lineno, target, head))
+    return found
+
+
+def layering_violations(edges: list[tuple[str, int, str, str, str]]) -> list[str]:
+    """Each (file, line, module, from package, to package) that imports sideways or upwards, said in words."""
+    wrong = []
+    for file, line, target, source, dest in edges:
+        if source == dest or (LAYER_OF[source] == LAYER_OF[dest] == TOP):
+            continue
+        if LAYER_OF[dest] >= LAYER_OF[source]:
+            where = "its own layer" if LAYER_OF[dest] == LAYER_OF[source] else "a higher layer"
+            wrong.append(f"{file}:{line} imports {target} ({source} -> {dest}: {where})")
+    return wrong
+
+
+def test_every_package_has_a_layer():
+    units = {unit_of(p) for p in layered_files()}
+    assert units - set(LAYER_OF) == set(), "place each new package in LAYERS"
+
+
+def test_the_mcp_servers_read_here_are_the_ones_the_loader_loads():
+    from incident_responder.mcp_transport.app import SERVER_NAMES, SERVERS_DIR
+
+    assert SERVERS_DIR == REPO / "mcp"
+    assert [p.parent.name for p in MCP_SERVERS] == sorted(SERVER_NAMES)
+    assert not (REPO / "mcp" / "__init__.py").exists()
+    # No other file is loaded by path, where the imports read here would not see it.
+    by_path = [
+        str(p.relative_to(REPO))
+        for p in layered_files()
+        if any(way in p.read_text() for way in ("spec_from_file_location", "SourceFileLoader", "runpy"))
+    ]
+    assert by_path == ["incident_responder/mcp_transport/app.py"]
+
+
+def test_a_package_imports_only_packages_below_it():
+    edges = [
+        (str(path.relative_to(REPO)), line, target, unit_of(path), dest)
+        for path in layered_files()
+        for line, target, dest in imported_units(path)
+    ]
+    violations = layering_violations(edges)
+    assert not violations, "imports against the layers:\n" + "\n".join(violations)
+
+
+def test_the_layering_check_refuses_sideways_and_upward_imports_and_allows_the_top_its_own():
+    edges = [
+        ("a.py", 1, "incident_responder.agent.x", "core", "agent"),  # upwards
+        ("b.py", 2, "incident_responder.proposal.x", "review", "proposal"),  # sideways
+        ("c.py", 3, "incident_responder.core.x", "agent", "core"),  # downwards
+        ("d.py", 4, "incident_responder.cli.x", "lab", "cli"),  # the top's own
+        ("e.py", 5, "incident_responder.lab.x", "handlers", "lab"),  # an entry point reaching the lab
+    ]
+    assert layering_violations(edges) == [
+        "a.py:1 imports incident_responder.agent.x (core -> agent: a higher layer)",
+        "b.py:2 imports incident_responder.proposal.x (review -> proposal: its own layer)",
+        "e.py:5 imports incident_responder.lab.x (handlers -> lab: a higher layer)",
+    ]
