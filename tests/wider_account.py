@@ -119,3 +119,12 @@ def build_wider_account(clients: AwsClients) -> WiderAccount:
         v1_sha=v1["CodeSha256"],
         v2_sha=v2["CodeSha256"],
     )
+
+
+def rollback(version="1", alias="live", function=ORDERS, target=None):
+    return {
+        "fault_type": "deployment_regression",
+        "action_type": "rollback_alias",
+        "target_resource": target or f"arn:aws:lambda:us-east-1:123456789012:function:{function}:{alias}",
+        "parameters": {"function_name": function, "alias_name": alias, "function_version": version},
+    }

@@ -40,8 +40,8 @@ from incident_responder.guardrails.policy import apply_guardrails
 from incident_responder.lab.account.data_processor import create_sample_account
 from incident_responder.remediation import remediate
 from incident_responder.remediation.ledger import Ledger
-from tests.functional.test_remediate import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 from tests.properties import lab_property
+from tests.remediation_world import FN, ROLE, TABLE, free_functions, inject, lab_account, restore_baseline
 
 OTHER = "billing-worker"
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))

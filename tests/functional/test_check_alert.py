@@ -12,18 +12,7 @@ import pytest
 from incident_responder.account.baseline import baseline_table_name
 from incident_responder.cli.commands import main
 from incident_responder.core.aws import AwsClients
-from incident_responder.lab.account.resources import create_function_alarms
-
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "alarms"
-INDEX = json.loads((FIXTURES / "index.json").read_text())["fixtures"]
-
-
-def create_child_alarms(clients: AwsClients, function: str = "data-processor") -> None:
-    """The composites' children: errors of the function (in ALARM) and its throttles (OK)."""
-    cloudwatch = clients.get("cloudwatch")
-    errors, throttles = create_function_alarms(clients, function, threshold=5.0)
-    for name, state in ((errors, "ALARM"), (throttles, "OK")):
-        cloudwatch.set_alarm_state(AlarmName=name, StateValue=state, StateReason="lab")
+from tests.alarm_fixtures import FIXTURES, INDEX, create_child_alarms
 
 
 def put_composite_alarm(name: str, rule: str, account: str = "123456789012", region: str = "us-east-1") -> None:

@@ -27,7 +27,7 @@ from incident_responder.state.lifecycle import (
     sweep_stuck,
 )
 from tests.conftest import CONTEXT_TABLE, STATE_TABLE
-from tests.functional.test_state_machine import HAPPY, diagnosed, proposed, start
+from tests.lifecycle_paths import HAPPY, diagnosed, proposed, start
 from tests.report_checks import assert_report
 
 ACTIONS = [

@@ -13,7 +13,7 @@ from incident_responder.lab.converse.backends import OfflineBackend, ScriptedBac
 from incident_responder.lab.converse.errors import ConverseError
 from incident_responder.lab.converse.gateway import ConverseGateway
 from incident_responder.lab.pipeline.startup import LabPipeline
-from tests.unit.test_model_errors import MARKETPLACE, SCP_DENY, USE_CASE_FORM
+from tests.model_refusals import MARKETPLACE, SCP_DENY, USE_CASE_FORM
 
 
 @pytest.fixture(scope="module")

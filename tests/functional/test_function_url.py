@@ -25,9 +25,10 @@ from incident_responder.lab.function_url import (
     start_function_url,
     verify_sigv4,
 )
+from incident_responder.mcp_transport.app import load_server
 from incident_responder.mcp_transport.client import SigV4Auth, region_of_function_url
-from tests.functional.test_mcp_server import TOOLS
 
+TOOLS = set(load_server("diagnostics").DESCRIPTIONS)  # the diagnostics server's tools
 EVENTS = Path(__file__).parents[2] / "events"
 SECRETS = {"AKIDLAB": "lab-secret"}
 

@@ -14,7 +14,7 @@ import pytest
 from incident_responder.account.baseline import baseline_table_name
 from incident_responder.intake.ingest import ingest_alert
 from incident_responder.lab.account.resources import create_table
-from tests.functional.test_check_alert import FIXTURES, create_child_alarms
+from tests.alarm_fixtures import FIXTURES, create_child_alarms
 
 STATE_TABLE = "incident-state"
 

@@ -186,7 +186,7 @@ def test_a_warm_function_investigates_a_second_incident_with_an_openai_compatibl
     pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
     from handlers.investigate import handler
     from tests.fakes import model_endpoint
-    from tests.functional.test_openai_compatible import completion
+    from tests.openai_endpoint import completion
 
     def respond(path: str, request: dict) -> tuple[int, str, bytes]:
         body = completion("submit_diagnosis", diagnosis(evidence=[], remediation_plan=[]))

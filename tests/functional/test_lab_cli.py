@@ -11,55 +11,19 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
+from tests.lab_cli import REPO, RESPONDER, STRAY, alive, children_of, clean_env, responder
+
 # Each test starts the `responder` command (and its lab) in a process of its own.
 pytestmark = pytest.mark.slow
-
-REPO = Path(__file__).parents[2]
-RESPONDER = [sys.executable, "-m", "incident_responder.cli"]
-# What a user's shell may hold from elsewhere: none of it may change how the lab is reached.
-STRAY = {
-    "AWS_PROFILE": "no-such-profile",
-    "MCP_API_KEY": "a-key-from-another-server",
-    "MCP_API_KEY_PARAMETER": "/somewhere/else",
-    "MCP_AUTH": "api_key",
-}
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def clean_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_", "MOTO_", "RESPONDER_"))}
-    env["XDG_STATE_HOME"] = str(tmp_path / "state")  # chaos's default state directory, kept out of $HOME
-    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = str(tmp_path / "no-aws-files")
-    return env
-
-
-def children_of(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 @dataclass
@@ -112,10 +76,6 @@ def start_lab_up(port: int, env: dict[str, str], *extra: str) -> LabUp:
             return LabUp(proc, printed)
     proc.kill()
     pytest.fail(f"lab up never became ready:\n{''.join(printed)}")
-
-
-def responder(*argv: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*RESPONDER, *argv], env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
 @dataclass

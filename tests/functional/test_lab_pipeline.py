@@ -21,7 +21,7 @@ from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Scenario, Setup, load_scenario
 from incident_responder.state import keys
 from incident_responder.state.lifecycle import execution_path, get_incident_state
-from tests.functional.test_state_machine import HAPPY
+from tests.lifecycle_paths import HAPPY
 from tests.report_checks import assert_report
 
 REPO = Path(__file__).parents[2]
@@ -430,7 +430,7 @@ def test_recoveries_are_ignored_and_an_alias_travels_with_the_incident(pipeline)
 def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(pipeline):
     """The fixtures of tests/fixtures/alarms (AWS's own examples, cited in its index.json) published to the incident
     topic: each start starts, each ignore pages nobody, each reject reaches the dead-letter queue with its reason."""
-    from tests.functional.test_check_alert import FIXTURES, INDEX, create_child_alarms
+    from tests.alarm_fixtures import FIXTURES, INDEX, create_child_alarms
 
     create_child_alarms(pipeline.clients)
     topic = pipeline.stack.output("IncidentTopicArn")

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.functional.test_lab_cli import REPO, STRAY, clean_env, responder
+from tests.lab_cli import REPO, STRAY, clean_env, responder
 from tests.report_checks import assert_report
 
 # Each test starts the `responder` command (and its lab) in a process of its own.
@@ -46,7 +46,7 @@ def test_run_ignores_client_settings_meant_for_other_servers(tmp_path):
         assert noise not in out.stderr, out.stderr[-2000:]
     # The metrics the deployed functions emit on this run, as CloudWatch reads them (EMF), each under the service
     # the dashboard looks for it (tests/validation/test_dashboard.py reads the same names from the code).
-    from tests.validation.test_dashboard import _emitted
+    from tests.emitted_metrics import _emitted
 
     emitted: dict[tuple[str, str], list[dict]] = {}
     for line in progress:
@@ -150,7 +150,7 @@ def test_eval_of_one_scenario_file_runs_it(tmp_path):
 
 def _descendants(pid: int) -> list[int]:
     """Every process ``pid`` started, and theirs, whichever process group or session they are in."""
-    from tests.functional.test_lab_cli import children_of
+    from tests.lab_cli import children_of
 
     found, todo = [], [pid]
     while todo:
@@ -168,7 +168,7 @@ def test_ctrl_c_during_the_demo_stops_everything_quietly(tmp_path):
     import signal
     import time
 
-    from tests.functional.test_lab_cli import alive, children_of
+    from tests.lab_cli import alive, children_of
 
     # As a terminal runs it: SIGINT at its default (a test runner may have it ignored), its own process group.
     start = (

@@ -16,9 +16,8 @@ from incident_responder.mcp_transport.app import start_server_process as start_m
 from incident_responder.mcp_transport.auth import ApiKeyUnavailableError, ApiKeyVerifier, resolve_api_key
 from incident_responder.mcp_transport.client import mcp_session, tool_payload
 from tests.conftest import CANARY_SECRET, asgi_client
+from tests.mcp_calls import JSON_RPC_HEADERS, KEY, URL, Recording, build, call_raw, tool_call
 
-KEY = "test-key-0123456789"
-URL = "http://127.0.0.1:8000/mcp"
 TOOLS = {
     "get_recent_logs",
     "get_iam_state",
@@ -29,27 +28,6 @@ TOOLS = {
     "get_recent_changes",
     "get_dependencies",
 }
-JSON_RPC_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-def build(clients, key: str = KEY):
-    return load_server("diagnostics").build_server(clients=clients, verifier=ApiKeyVerifier(lambda: key))
-
-
-def call_raw(server, token: str | None, body: dict) -> httpx.Response:
-    headers = dict(JSON_RPC_HEADERS)
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-
-    async def go() -> httpx.Response:
-        async with asgi_client(server) as client:
-            return await client.post("/mcp", json=body, headers=headers)
-
-    return anyio.run(go)
-
-
-def tool_call(name: str, arguments: dict) -> dict:
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
 class NoAws:
@@ -156,17 +134,6 @@ def test_aws_error_is_a_result_not_a_crash(clients, sample):
     result = response.json()["result"]
     assert result["isError"] is False
     assert result["structuredContent"]["error"].startswith("ResourceNotFoundException")
-
-
-class Recording:
-    """Real lab clients that remember which services were asked for."""
-
-    def __init__(self, clients):
-        self.clients, self.services = clients, []
-
-    def get(self, service):
-        self.services.append(service)
-        return self.clients.get(service)
 
 
 @pytest.mark.parametrize(

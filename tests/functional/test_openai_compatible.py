@@ -14,35 +14,9 @@ from incident_responder.agent.models import MAX_OUTPUT_TOKENS, create_chat_model
 from incident_responder.agent.spec import Limits
 from incident_responder.investigation.investigator import INVESTIGATOR
 from tests.fakes import diagnosis, logs_provider, model_endpoint
+from tests.openai_endpoint import completion
 
 pytest.importorskip("langchain_openai", reason="the openai extra is not installed")
-
-
-def completion(name: str, args: dict) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "local-model",
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": f"call_{name}",
-                            "type": "function",
-                            "function": {"name": name, "arguments": json.dumps(args)},
-                        }
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ],
-        "usage": {"prompt_tokens": 200, "completion_tokens": 20, "total_tokens": 220},
-    }
 
 
 @pytest.fixture

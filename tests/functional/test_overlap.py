@@ -44,7 +44,8 @@ from incident_responder.remediation.errors import ResourceLeaseHeldError
 from incident_responder.remediation.handover import hand_over
 from incident_responder.remediation.ledger import Ledger
 from incident_responder.state import keys
-from tests.functional.test_remediate import (
+from tests.properties import lab_property
+from tests.remediation_world import (
     FN,
     ROLE,
     TABLE,
@@ -54,7 +55,6 @@ from tests.functional.test_remediate import (
     run_apply,
     twin_function,
 )
-from tests.properties import lab_property
 
 
 def event(text: str) -> None:

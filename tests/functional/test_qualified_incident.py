@@ -14,8 +14,7 @@ from incident_responder.core.contracts import Incident
 from incident_responder.investigation import diagnostics
 from incident_responder.investigation.investigator import incident_message
 from tests.fakes import guard
-from tests.functional.test_guardrails_new_actions import rollback
-from tests.wider_account import ORDERS, build_wider_account
+from tests.wider_account import ORDERS, build_wider_account, rollback
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from incident_responder.lab.cloudtrail import TRAIL_CAPACITY
 from incident_responder.mcp_transport.client import mcp_session
 from scripts.bench_signals import measure
 from tests.conftest import CANARY_SECRET, asgi_client
-from tests.functional.test_mcp_server import KEY, URL, Recording, build, call_raw, tool_call
+from tests.mcp_calls import KEY, URL, Recording, build, call_raw, tool_call
 
 FN = "data-processor"
 NEW_TOOLS = ("get_function_metrics", "get_recent_changes", "get_dependencies")

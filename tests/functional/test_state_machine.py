@@ -21,25 +21,10 @@ from incident_responder.state.lifecycle import (
     reconcile_execution,
 )
 from tests.conftest import CONTEXT_TABLE, STATE_TABLE
+from tests.lifecycle_paths import HAPPY, SUMMARY, diagnosed, proposed, start
 from tests.report_checks import assert_report
 
 ASL = Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json"
-HAPPY = [
-    "RECEIVED",
-    "Function budget",
-    "Account budget",
-    "INVESTIGATING",
-    "Run investigator agent",
-    "Diagnosis found?",
-    "DIAGNOSED",
-    "PROPOSING",
-    "Run proposer agent",
-    "Proposal ready?",
-    "PROPOSAL_READY",
-    "Notify operators",
-    "Closed loop?",
-    "Done",
-]
 
 
 class McpConnectionError(Exception):
@@ -48,64 +33,6 @@ class McpConnectionError(Exception):
 
 class ModelAuthError(Exception):
     pass
-
-
-def proposed(event, context):
-    return {
-        "incident_id": event["incident"]["incident_id"],
-        "outcome": "PROPOSAL_READY",
-        "end_reason": "submitted",
-        "proposal": {
-            "actions": [
-                {
-                    "execution_order": 1,
-                    "action_type": "restore_iam_policy",
-                    "target_resource": "arn:aws:iam::123456789012:role/data-processor-role",
-                    "reasoning": "inline policy s3-access is missing compared with the baseline",
-                }
-            ],
-            "rejected_actions": [],
-            "unresolvable_faults": [],
-        },
-        "proposal_ref": "s3://bucket/incidents/x/proposal.json",
-        "notification": {
-            "subject": "Remediation proposed: data-processor (permission_loss)",
-            "message": f"Incident {event['incident']['incident_id']} on function data-processor.\n...",
-        },
-        "actions": 1,
-        "rejected": 0,
-        "unresolvable_faults": [],
-        "metrics": {"llm_calls": 2},
-    }
-
-
-SUMMARY = {
-    "root_cause": "role lost s3-access",
-    "fault_types": ["permission_loss"],
-    "severity": "high",
-    "confidence": "high",
-}
-
-
-def diagnosed(event, context):
-    return {
-        "incident_id": event["incident"]["incident_id"],
-        "outcome": "DIAGNOSED",
-        "end_reason": "submitted",
-        "diagnosis_summary": SUMMARY,
-        "diagnosis": {**SUMMARY, "evidence": []},
-        "diagnosis_ref": "s3://bucket/incidents/x/investigation.json",
-        "metrics": {"grounded_ratio": 1.0, "llm_calls": 4},
-    }
-
-
-def start(clients, machine, function="data-processor", at="2026-11-23T04:00:00Z"):
-    incident = parse_alert({"function_name": function, "detected_at": at, "error_type": "KeyError"})
-    sfn = clients.get("stepfunctions")
-    arn = sfn.start_execution(
-        stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
-    )["executionArn"]
-    return incident, wait_for_execution(sfn, arn)
 
 
 def test_happy_path(clients, lifecycle, dispatcher):

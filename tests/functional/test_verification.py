@@ -18,16 +18,18 @@ from incident_responder.remediation.health import (
     set_health_probe,
 )
 from incident_responder.remediation.remediate import ApplyResult
-from incident_responder.remediation.verify import verify
-from tests.functional.test_remediate import (
+from tests.remediation_world import (
+    applied,
     free_functions,
     inject,
     lab_account,
     lambda_context,
     new_incident,
+    put_metrics,
     restore_actions,
     restore_baseline,
     run_apply,
+    run_verify,
 )
 
 APP_ERROR = "KeyError: 'order_id'"
@@ -53,27 +55,6 @@ def lab_probe(app_error: str | None = None, invocations: int = 3):
     return burst_probe(
         lambda clients, name: DataProcessor(clients, name).invoke(invocations, app_error=app_error).invocations,
         source="lab_burst",
-    )
-
-
-def applied(clients, *faults, kinds):
-    """Inject ``faults``, then apply the restore actions of ``kinds``: (incident, actions, apply result)."""
-    inject(clients, *faults)
-    actions = restore_actions(clients, *kinds)
-    incident = new_incident()
-    result = run_apply(clients, incident, actions)
-    assert result.outcome == "APPLIED", result.error
-    return incident, actions, result
-
-
-def run_verify(clients, incident, actions, result, faults, health):
-    return verify(
-        clients,
-        incident=incident,
-        actions=actions,
-        remediation=result.model_dump(mode="json"),
-        fault_types=faults,
-        health=health,
     )
 
 
@@ -160,20 +141,6 @@ def test_what_was_diagnosed_but_not_actioned_and_other_faults_seen_go_to_a_perso
 
 
 # -- the deployed probe: AWS/Lambda metrics since the apply ---------------------------------------------
-def put_metrics(clients, function_name: str, at: datetime, **values: float) -> None:
-    clients.get("cloudwatch").put_metric_data(
-        Namespace="AWS/Lambda",
-        MetricData=[
-            {
-                "MetricName": name,
-                "Value": value,
-                "Unit": "Count",
-                "Timestamp": at,
-                "Dimensions": [{"Name": "FunctionName", "Value": function_name}],
-            }
-            for name, value in values.items()
-        ],
-    )
 
 
 def test_the_cloudwatch_probe_counts_only_whole_minutes_after_the_apply(env):

@@ -16,8 +16,7 @@ from incident_responder.remediation import health
 from incident_responder.remediation.errors import HealthNotYetKnownError
 from incident_responder.remediation.health import set_health_probe
 from incident_responder.remediation.verify import verify
-from tests.functional.test_remediate import FN, free_functions, lab_account, restore_baseline
-from tests.functional.test_verification import applied, put_metrics
+from tests.remediation_world import FN, applied, free_functions, lab_account, put_metrics, restore_baseline
 
 IAM_FAULTS = (("iam_revoke", {"target": "s3"}),)
 
@@ -191,7 +190,7 @@ def test_the_verify_handler_judges_the_lab_workloads_metrics(
 ):
     from handlers import verify as handler_module
     from incident_responder.lab.pipeline.incident import metric_verification_probe
-    from tests.functional.test_remediate import inject, lambda_context
+    from tests.remediation_world import inject, lambda_context
 
     monkeypatch.setenv("BASELINE_TABLE", "incident-baselines")
     incident, actions, result = applied(env.clients, *faults, kinds=kinds)

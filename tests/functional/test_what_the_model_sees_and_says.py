@@ -31,7 +31,7 @@ from incident_responder.lab.converse.gateway import ConverseGateway
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import load_scenario
 from tests.browser import browser, run_browser
-from tests.functional.test_real_model_path import USER_KEY, USER_SECRET, user_environment
+from tests.converse_user import USER_KEY, USER_SECRET, user_environment
 from tests.report_checks import assert_report
 from tests.secret_lines import SECRET_LINES
 

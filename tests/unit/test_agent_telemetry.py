@@ -10,8 +10,8 @@ from botocore.exceptions import ClientError
 
 from incident_responder.agent.errors import ModelTransientError
 from incident_responder.agent.spec import Limits
+from tests.agent_runs import run
 from tests.fakes import ScriptedChatModel, call, diagnosis
-from tests.unit.test_graph import run
 
 
 def _records(out: str) -> tuple[list[dict], list[dict]]:

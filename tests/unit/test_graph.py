@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import anyio
 import pytest
 from botocore.exceptions import ClientError
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from incident_responder.agent.errors import ModelAuthError, ModelTransientError
-from incident_responder.agent.graph import run_agent
 from incident_responder.agent.spec import Limits
 from incident_responder.agent.tools import RawToolResult
-from incident_responder.investigation.investigator import INVESTIGATOR
+from tests.agent_runs import run
 from tests.fakes import LOGS, ScriptedChatModel, call, diagnosis, logs_provider
-
-
-def run(model, provider=None, limits=None, remaining_ms=None):
-    provider = provider or logs_provider()
-    limits = limits or Limits()
-    return anyio.run(
-        lambda: run_agent(
-            INVESTIGATOR, model, provider, "<incident>{}</incident>", limits=limits, remaining_ms=remaining_ms
-        )
-    ), provider
 
 
 def tool_messages(model) -> list[ToolMessage]:

@@ -14,42 +14,10 @@ import pytest
 from incident_responder.reporting.report import render_html
 from incident_responder.state.lifecycle import TERMINAL_STATUSES
 from tests.browser import browser, run_browser
+from tests.incident_details import _detail
 from tests.report_checks import assert_report
-from tests.unit.test_incident_view import _shown
 
 ASL = json.loads((Path(__file__).parents[2] / "statemachine" / "incident_lifecycle.asl.json").read_text())
-TOOL_RESULTS = [
-    {"tool": "get_config_drift", "result": {"differences": [{"path": "role.inline_policies.s3-access", "change": "removed"}]}},
-    {"tool": "get_recent_logs", "result": {"events": [{"message": "[ERROR] AccessDenied calling GetObject"}]}},
-]  # fmt: skip
-CHECKS = [
-    {"index": 0, "verified": True},
-    {"index": 1, "verified": False, "reason": "field 'events[9].message' does not resolve"},
-]
-
-
-def _detail(status: str) -> dict:
-    detail = _shown(status)
-    ledger_statuses = {"REMEDIATED", "ROLLED_BACK", "REMEDIATION_FAILED"}
-    detail.update(
-        function_name="data-processor",
-        alert={"alarm_name": "data-processor-errors", "function_name": "data-processor"},
-        tool_results=TOOL_RESULTS,
-        evidence_checks=CHECKS,
-        usage={"investigation": {"llm_calls": 2, "tool_calls": 3, "input_tokens": 5400, "output_tokens": 339}},
-        ledger=[
-            {
-                "execution_order": 1,
-                "action": detail["proposal"]["actions"][0],
-                "prior": {"absent": True, "policy_name": "s3-access"},
-                "progress": "undone" if status == "ROLLED_BACK" else "applied",
-                "applied_at": "2026-11-24T01:56:38Z",
-            }
-        ]
-        if status in ledger_statuses
-        else [],
-    )
-    return detail
 
 
 @pytest.mark.parametrize("status", sorted(TERMINAL_STATUSES))

@@ -239,3 +239,16 @@ def test_the_layering_check_refuses_sideways_and_upward_imports_and_allows_the_t
         "b.py:2 imports incident_responder.proposal.x (review -> proposal: its own layer)",
         "e.py:5 imports incident_responder.lab.x (handlers -> lab: a higher layer)",
     ]
+
+
+def test_no_test_module_imports_another():
+    """What test files share lives in a module of tests/ itself (tests/remediation_world.py, tests/mcp_calls.py, ...):
+    a test module imported by another runs its collection-time code twice and ties two subjects together."""
+    tests = REPO / "tests"
+    found = []
+    for path in sorted(tests.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            module = node.module if isinstance(node, ast.ImportFrom) and node.level == 0 else None
+            if module and module.startswith("tests.") and module.split(".")[-1].startswith("test_"):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} imports {module}")
+    assert not found, "\n".join(found)

@@ -24,7 +24,7 @@ from incident_responder.investigation.diagnostics import (
     fold_events,
 )
 from incident_responder.lab.tokens import token_summary
-from tests.unit.test_log_parsing import DECOYS, ERRORS, RID
+from tests.log_lines import DECOYS, ERRORS, RID
 
 OTHER_RID = "0b9e1c2d-2222-4a00-8b3e-1d2e3f4a5b6c"
 START = f"START RequestId: {RID} Version: 3"

@@ -243,7 +243,7 @@ def _hostile_transcript() -> list[dict]:
 
 
 def test_the_reports_transcript_is_collapsed_and_hostile_text_stays_text():
-    from tests.unit.test_incident_report import _detail
+    from tests.incident_details import _detail
 
     detail = _detail("FAILED")
     detail["transcripts"] = {"investigator": _hostile_transcript()}

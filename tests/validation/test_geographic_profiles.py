@@ -17,7 +17,7 @@ from incident_responder.agent.model_catalog import (
     geography_of_region,
     profile_reach,
 )
-from tests.validation.test_template_posture import MCP_SERVER_OF, SAM, may_invoke, model_statements
+from tests.template_reading import MCP_SERVER_OF, SAM, may_invoke, model_statements
 
 # A Region in each geography, as a destination its profile may route to (Bedrock's geographic cross-Region inference).
 DESTINATION = {"us": "us-east-2", "eu": "eu-west-3", "apac": "ap-southeast-2"}

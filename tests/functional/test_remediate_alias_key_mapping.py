@@ -18,10 +18,8 @@ from incident_responder.actions.registry import CHANGES
 from incident_responder.core.contracts import Incident, ProposalSubmission, RemediationAction, actions_digest
 from incident_responder.remediation import remediate
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
-from incident_responder.remediation.remediate import ApplyResult
-from incident_responder.remediation.verify import verify
 from incident_responder.state import keys
-from tests.functional.test_remediate import approval, counting, ledger_item, prior
+from tests.remediation_world import approval, counting, ledger_item, prior, run_verify
 from tests.wider_account import CONSUMER, ORDERS, STATE_TABLE, build_wider_account
 
 WRITES = {"UpdateAlias", "EnableKey", "DisableKey", "UpdateEventSourceMapping"}
@@ -261,17 +259,6 @@ def applied(world, kind):
     return incident, actions, result
 
 
-def run_verify(world, incident, actions, result: ApplyResult, faults, health):
-    return verify(
-        world.clients,
-        incident=incident,
-        actions=actions,
-        remediation=result.model_dump(mode="json"),
-        fault_types=faults,
-        health=health,
-    )
-
-
 @pytest.mark.parametrize(
     "kind, fault, detail",
     [
@@ -282,26 +269,28 @@ def run_verify(world, incident, actions, result: ApplyResult, faults, health):
 )
 def test_each_restore_verifies_against_the_baseline(world, kind, fault, detail):
     incident, actions, result = applied(world, kind)
-    out = run_verify(world, incident, actions, result, [fault], burst(OK, OK, OK))
+    out = run_verify(world.clients, incident, actions, result, [fault], burst(OK, OK, OK))
     (check,) = out.checks
     assert (out.outcome, check.configuration, check.health, out.needs_person) == ("VERIFIED", "restored", "healthy", [])
     assert check.detail.startswith(detail.format(key=world.key_arn, uuid=world.mapping_uuid))
 
     CASES[kind]["fault"](world)  # the fault back again: the configuration differs and it is not fixed
-    out = run_verify(world, incident, actions, result, [fault], burst(OK, OK, OK))
+    out = run_verify(world.clients, incident, actions, result, [fault], burst(OK, OK, OK))
     assert (out.outcome, out.checks[0].configuration) == ("NOT_FIXED", "differs")
 
 
 def test_a_rollback_whose_code_still_fails_is_not_fixed_unless_the_bug_was_diagnosed_too(world):
     incident, actions, result = applied(world, "alias")
-    out = run_verify(world, incident, actions, result, ["deployment_regression"], burst(TYPE_ERROR, TYPE_ERROR, OK))
+    out = run_verify(
+        world.clients, incident, actions, result, ["deployment_regression"], burst(TYPE_ERROR, TYPE_ERROR, OK)
+    )
     (check,) = out.checks
     assert (out.outcome, check.configuration, check.health) == ("NOT_FIXED", "restored", "unhealthy")
     assert "2 of 3 invocations still show it (TypeError)" in check.detail
     assert out.needs_person == []  # the failures are the regression's, not an undiagnosed bug
     # A bug the baseline version has as well (application_error diagnosed): the rollback did its part.
     out = run_verify(
-        world,
+        world.clients,
         incident,
         actions,
         result,
@@ -314,7 +303,7 @@ def test_a_rollback_whose_code_still_fails_is_not_fixed_unless_the_bug_was_diagn
 def test_a_key_still_refused_by_the_lambda_service_is_not_fixed(world):
     assert symptom_of(InvocationSample.model_validate(KMS_DISABLED)) == "kms_key_disabled"
     incident, actions, result = applied(world, "kms")
-    out = run_verify(world, incident, actions, result, ["kms_key_disabled"], burst(KMS_DISABLED, KMS_DISABLED))
+    out = run_verify(world.clients, incident, actions, result, ["kms_key_disabled"], burst(KMS_DISABLED, KMS_DISABLED))
     assert (out.outcome, out.checks[0].health) == ("NOT_FIXED", "unhealthy")
     assert "KMSDisabledException" in out.checks[0].detail
 

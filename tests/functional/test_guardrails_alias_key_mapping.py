@@ -21,21 +21,12 @@ from incident_responder.core.contracts import (
 from incident_responder.guardrails.checks import check_action
 from incident_responder.review.policy import apply_review_policy
 from tests.fakes import guard
-from tests.wider_account import CONSUMER, ORDERS, QUEUE, build_wider_account, code
+from tests.wider_account import CONSUMER, ORDERS, QUEUE, build_wider_account, code, rollback
 
 
 @pytest.fixture
 def world(clients):
     return build_wider_account(clients)
-
-
-def rollback(version="1", alias="live", function=ORDERS, target=None):
-    return {
-        "fault_type": "deployment_regression",
-        "action_type": "rollback_alias",
-        "target_resource": target or f"arn:aws:lambda:us-east-1:123456789012:function:{function}:{alias}",
-        "parameters": {"function_name": function, "alias_name": alias, "function_version": version},
-    }
 
 
 def enable_key(key_arn, target=None):

@@ -21,7 +21,7 @@ from incident_responder.core.contracts import Incident, ProposalSubmission, Reme
 from incident_responder.remediation import remediate
 from incident_responder.remediation.health import HealthReport, InvocationSample, symptom_of
 from incident_responder.state import keys
-from tests.functional.test_guardrails_catalogue_actions import (
+from tests.catalogue_account import (
     CONSUMER,
     ORDERS,
     PROCESSOR,
@@ -32,8 +32,7 @@ from tests.functional.test_guardrails_catalogue_actions import (
     create_function,
     create_secret,
 )
-from tests.functional.test_remediate import approval, counting, ledger_item, prior
-from tests.functional.test_remediate_new_actions import run_verify
+from tests.remediation_world import approval, counting, ledger_item, prior, run_verify
 
 WRITES = {"RestoreSecret", "DeleteSecret", "SetQueueAttributes", "UpdateFunctionConfiguration"}
 SERVICES = ("secretsmanager", "sqs", "lambda")
@@ -377,13 +376,13 @@ NO_SPACE = {"status": "failed", "error_type": "OSError", "error_message": "[Errn
 )
 def test_each_restore_verifies_against_the_baseline_and_not_once_the_fault_is_back(world, kind, fault, detail):
     incident, actions, result = applied(world, kind)
-    out = run_verify(world, incident, actions, result, [fault], burst(OK, OK, OK))
+    out = run_verify(world.clients, incident, actions, result, [fault], burst(OK, OK, OK))
     (check,) = out.checks
     assert (out.outcome, check.configuration, check.health, out.needs_person) == ("VERIFIED", "restored", "healthy", [])
     assert check.detail.startswith(detail.format(secret=world.secret_arn, queue=world.queue_arn))
 
     CASES[kind]["fault"](world)  # the fault back again: the configuration differs and it is not fixed
-    out = run_verify(world, incident, actions, result, [fault], burst(OK, OK, OK))
+    out = run_verify(world.clients, incident, actions, result, [fault], burst(OK, OK, OK))
     assert (out.outcome, out.checks[0].configuration) == ("NOT_FIXED", "differs")
 
 
@@ -394,7 +393,7 @@ def test_each_restore_verifies_against_the_baseline_and_not_once_the_fault_is_ba
 def test_a_restore_whose_symptom_is_still_seen_is_not_fixed(world, kind, fault, sample):
     assert symptom_of(InvocationSample.model_validate(sample)) == fault
     incident, actions, result = applied(world, kind)
-    out = run_verify(world, incident, actions, result, [fault], burst(sample, OK))
+    out = run_verify(world.clients, incident, actions, result, [fault], burst(sample, OK))
     (check,) = out.checks
     assert (out.outcome, check.configuration, check.health) == ("NOT_FIXED", "restored", "unhealthy")
     assert sample["error_type"] in check.detail
