@@ -293,3 +293,22 @@ def twin_function(clients, reserved_concurrency: int | None = None) -> str:
             lam.put_function_concurrency(FunctionName=TWIN, ReservedConcurrentExecutions=reserved_concurrency)
         record_baseline(clients, TWIN)
     return TWIN
+
+
+def module_account():
+    """The fixture of a test module's own account: ``account = module_account()`` in the module."""
+
+    @pytest.fixture(scope="module")
+    def account(lab, _lab_clients, tmp_path_factory):
+        with lab_account(lab, _lab_clients, tmp_path_factory.mktemp("chaos")) as ready:
+            yield ready
+
+    return account
+
+
+def at_baseline(account, monkeypatch, tmp_path):
+    """The module's account back at its baseline, with fresh chaos state and no lease left held."""
+    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
+    restore_baseline(account.clients, account.baseline)
+    free_functions(account.clients)
+    return account

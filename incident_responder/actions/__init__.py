@@ -29,7 +29,6 @@ __all__ = [
     "REMEDIATION_TOOLS",
     "RISK_FOR_ACTION",
     "Restoration",
-    "capture_prior",
     "lookups_for",
 ]
 __getattr__ = lazy_exports(
@@ -44,7 +43,6 @@ __getattr__ = lazy_exports(
             "PERSON_ONLY_ACTIONS",
             "REMEDIATION_TOOLS",
             "RISK_FOR_ACTION",
-            "capture_prior",
             "lookups_for",
         ],
     },

@@ -19,8 +19,7 @@ from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
 from incident_responder.actions.secret import RestoreSecret
-from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RemediationAction, RiskLevel
+from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RiskLevel
 
 ACTIONS: dict[ActionType, Action] = {
     action.action_type: action
@@ -55,11 +54,6 @@ def lookups_for(faults: Iterable[Any] | None) -> frozenset[str]:
     if faults is None:
         return REMEDIATION_TOOLS
     return frozenset(LOOKUP_FOR_FAULT[str(f)] for f in faults if str(f) in LOOKUP_FOR_FAULT)
-
-
-def capture_prior(clients: AwsClients, action: RemediationAction) -> dict[str, Any]:
-    """The live state of exactly what ``action`` changes, as the ledger records it."""
-    return ACTIONS[action.action_type].change.capture(clients, action.typed_parameters())
 
 
 # The change each action type makes (what the remediate step applies and undoes), by action type.

@@ -126,9 +126,8 @@ class ProjectMCP(FastMCP):
         except Exception as exc:
             # The SDK answers an exception with its message as the result's text: that text is redacted too.
             raise ToolError(redactor.text(str(exc))) from None
-        if isinstance(result, tuple):  # (content, structured): the text is the structured JSON, written again
-            structured, counts = redactor.value(result[1])
-            return {**structured, "redacted": counts} if counts else structured
+        if isinstance(result, tuple):  # (content, structured): the SDK writes the text again from the structured
+            result = result[1]
         if isinstance(result, dict):
             structured, counts = redactor.value(result)
             return {**structured, "redacted": counts} if counts else structured

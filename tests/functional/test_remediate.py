@@ -37,16 +37,15 @@ from tests.remediation_world import (
     ROLE,
     TABLE,
     approval,
+    at_baseline,
     counting,
-    free_functions,
     inject,
-    lab_account,
     lambda_context,
     ledger_item,
+    module_account,
     new_incident,
     prior,
     restore_actions,
-    restore_baseline,
     run_apply,
     twin_function,
     writes,
@@ -55,19 +54,13 @@ from tests.remediation_world import (
 # -- the module's account, put back to its baseline before every test ---------------------------------
 
 
-@pytest.fixture(scope="module")
-def account(lab, _lab_clients, tmp_path_factory):
-    with lab_account(lab, _lab_clients, tmp_path_factory.mktemp("chaos")) as ready:
-        yield ready
+account = module_account()
 
 
 @pytest.fixture
 def env(account, monkeypatch, tmp_path):
     """The module's account at its baseline, with fresh chaos state; failures cleared afterwards."""
-    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
-    restore_baseline(account.clients, account.baseline)
-    free_functions(account.clients)
-    yield account
+    yield at_baseline(account, monkeypatch, tmp_path)
     account.lab.clear_failures()
 
 

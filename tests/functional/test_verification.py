@@ -20,14 +20,13 @@ from incident_responder.remediation.health import (
 from incident_responder.remediation.remediate import ApplyResult
 from tests.remediation_world import (
     applied,
-    free_functions,
+    at_baseline,
     inject,
-    lab_account,
     lambda_context,
+    module_account,
     new_incident,
     put_metrics,
     restore_actions,
-    restore_baseline,
     run_apply,
     run_verify,
 )
@@ -35,18 +34,12 @@ from tests.remediation_world import (
 APP_ERROR = "KeyError: 'order_id'"
 
 
-@pytest.fixture(scope="module")
-def account(lab, _lab_clients, tmp_path_factory):
-    with lab_account(lab, _lab_clients, tmp_path_factory.mktemp("chaos")) as ready:
-        yield ready
+account = module_account()
 
 
 @pytest.fixture
 def env(account, monkeypatch, tmp_path):
-    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
-    restore_baseline(account.clients, account.baseline)
-    free_functions(account.clients)
-    yield account
+    yield at_baseline(account, monkeypatch, tmp_path)
     set_health_probe(None)
 
 

@@ -16,23 +16,23 @@ from incident_responder.remediation import health
 from incident_responder.remediation.errors import HealthNotYetKnownError
 from incident_responder.remediation.health import set_health_probe
 from incident_responder.remediation.verify import verify
-from tests.remediation_world import FN, applied, free_functions, lab_account, put_metrics, restore_baseline
+from tests.remediation_world import (
+    FN,
+    applied,
+    at_baseline,
+    module_account,
+    put_metrics,
+)
 
 IAM_FAULTS = (("iam_revoke", {"target": "s3"}),)
 
 
-@pytest.fixture(scope="module")
-def account(lab, _lab_clients, tmp_path_factory):
-    with lab_account(lab, _lab_clients, tmp_path_factory.mktemp("chaos")) as ready:
-        yield ready
+account = module_account()
 
 
 @pytest.fixture
 def env(account, monkeypatch, tmp_path):
-    monkeypatch.setenv("RESPONDER_CHAOS_STATE_DIR", str(tmp_path / "chaos"))
-    restore_baseline(account.clients, account.baseline)
-    free_functions(account.clients)
-    yield account
+    yield at_baseline(account, monkeypatch, tmp_path)
     set_health_probe(None)
 
 
