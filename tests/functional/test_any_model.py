@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -27,6 +28,7 @@ from pydantic import ValidationError
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import read_function_configuration
+from incident_responder.actions.registry import ACTIONS
 from incident_responder.core.contracts import (
     ActionType,
     ApprovalDecision,
@@ -46,17 +48,6 @@ from tests.remediation_world import FN, ROLE, TABLE, free_functions, inject, lab
 OTHER = "billing-worker"
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "60"))
 WILDCARD = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
-REMEDIES = {
-    ActionType.RESTORE_IAM_POLICY: FaultType.PERMISSION_LOSS,
-    ActionType.UPDATE_CONCURRENCY: FaultType.THROTTLING,
-    ActionType.RESTORE_NETWORK_EGRESS: FaultType.NETWORK_BLOCK,
-    ActionType.UPDATE_FUNCTION_CONFIGURATION: FaultType.TIMEOUT,
-    ActionType.ROLLBACK_ALIAS: FaultType.DEPLOYMENT_REGRESSION,
-    ActionType.ENABLE_KMS_KEY: FaultType.KMS_KEY_DISABLED,
-    ActionType.ENABLE_EVENT_SOURCE_MAPPING: FaultType.EVENT_SOURCE_DISABLED,
-    ActionType.RESTORE_SECRET: FaultType.DEPENDENCY_MISSING,
-    ActionType.RESTORE_QUEUE_ATTRIBUTES: FaultType.EVENT_SOURCE_MISCONFIGURED,
-}
 WRITES = ("PutFunctionConcurrency", "UpdateFunctionConfiguration", "PutRolePolicy", "AuthorizeSecurityGroupEgress")
 
 
@@ -102,8 +93,15 @@ def _pools(world, baseline) -> dict:
         "memory": [None, 128, 256, 512, 10240],
         "groups": [sample.security_group_id, other.security_group_id, "sg-0000"],
         "egress": [base_egress, [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]],
-        "acls": [sample.network_acl_id, other.network_acl_id],
-        "rules": [1, 100, 32766],
+        "nacl_entries": [
+            [{"network_acl_id": acl, "rule_number": rule}]
+            for acl in (sample.network_acl_id, other.network_acl_id)
+            for rule in (1, 100, 32766)
+        ],
+        "aliases": ["live", "staging"],
+        "versions": ["1", "2", "$LATEST"],
+        "keys": [f"arn:aws:kms:{region}:{account}:key/0000", f"arn:aws:kms:{region}:210987654321:key/0000"],
+        "mappings": [str(uuid.UUID(int=n)) for n in range(4)],
         "storage": [None, 512, 1024, 10240],
         "secrets": [
             f"arn:aws:secretsmanager:{region}:{account}:secret:{FN}/payment-key-AbCdEf",
@@ -114,69 +112,76 @@ def _pools(world, baseline) -> dict:
     }
 
 
-def _iam_parameters(draw, pick) -> dict:
-    parameters = {"role_name": pick("roles")}
-    if draw(st.booleans()):
-        return parameters | {"policy_name": pick("policy_names"), "policy_document": pick("documents")}
-    return parameters | {"attach_policy_arn": pick("attach")}
-
-
-def _network_parameters(draw, pick) -> dict:
-    parameters = {"security_group_id": pick("groups"), "ip_permissions": pick("egress")}
-    if draw(st.booleans()):
-        parameters["remove_nacl_entries"] = [{"network_acl_id": pick("acls"), "rule_number": pick("rules")}]
-    return parameters
-
-
-# What a model might submit for each action type, from the pools (the incident's own resources, another
-# function's, the baseline's values and others). Named for every type: a type added without its entry fails
-# test_every_action_type_is_drawn_by_name, never fuzzed with another type's parameters.
-ARBITRARY_PARAMETERS = {
-    ActionType.UPDATE_CONCURRENCY: lambda draw, pick: {
-        "function_name": pick("functions"),
-        "reserved_concurrent_executions": pick("concurrency"),
-    },
-    ActionType.UPDATE_FUNCTION_CONFIGURATION: lambda draw, pick: {
-        "function_name": pick("functions"),
-        "timeout": pick("timeouts"),
-        "memory_size": pick("memory"),
-        "ephemeral_storage": pick("storage"),
-    },
-    ActionType.RESTORE_IAM_POLICY: _iam_parameters,
-    ActionType.RESTORE_NETWORK_EGRESS: _network_parameters,
-    ActionType.ROLLBACK_ALIAS: lambda draw, pick: {
-        "function_name": pick("functions"),
-        "alias_name": "live",
-        "function_version": "1",
-    },
-    ActionType.ENABLE_KMS_KEY: lambda draw, pick: {"key_arn": "arn:aws:kms:us-east-1:123456789012:key/0000"},
-    ActionType.RESTORE_SECRET: lambda draw, pick: {"secret_arn": pick("secrets")},
-    ActionType.RESTORE_QUEUE_ATTRIBUTES: lambda draw, pick: {
-        "queue_arn": pick("queues"),
-        "visibility_timeout": pick("visibility"),
-    },
-    ActionType.ENABLE_EVENT_SOURCE_MAPPING: lambda draw, pick: {
-        "function_name": pick("functions"),
-        "uuid": str(uuid.UUID(int=draw(st.integers(0, 3)))),
-    },
+# A parameter draws from the pool of its name: the incident's own resources, another function's, the baseline's
+# values and hostile ones. A field no pool names is drawn from its type (hypothesis' from_type), so an action type's
+# parameters come from its model in the registry, never from a table here that a new type could fall out of.
+POOL_FOR_FIELD = {
+    "function_name": "functions",
+    "reserved_concurrent_executions": "concurrency",
+    "timeout": "timeouts",
+    "memory_size": "memory",
+    "ephemeral_storage": "storage",
+    "role_name": "roles",
+    "policy_name": "policy_names",
+    "policy_document": "documents",
+    "attach_policy_arn": "attach",
+    "security_group_id": "groups",
+    "ip_permissions": "egress",
+    "remove_nacl_entries": "nacl_entries",
+    "alias_name": "aliases",
+    "function_version": "versions",
+    "key_arn": "keys",
+    "uuid": "mappings",
+    "secret_arn": "secrets",
+    "queue_arn": "queues",
+    "visibility_timeout": "visibility",
 }
+# Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
+# would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).
+OMIT = object()  # an optional field left out
+RESOURCE_FIELD = re.compile(r"(^|_)(name|arn|id|uuid)$")
 
 
-def test_every_action_type_is_drawn_by_name():
-    assert set(ARBITRARY_PARAMETERS) == set(ActionType)
+def parameter_strategy(kind: ActionType, pools: dict) -> st.SearchStrategy[dict]:
+    """Parameters for ``kind`` from its model in the action registry: each field from its pool, or from its type;
+    an optional field is sometimes left out (the model's own validators then judge the combination)."""
+    fields = ACTIONS[kind].parameters_model.model_fields
+    drawn = {}
+    for name, field in fields.items():
+        pool = POOL_FOR_FIELD.get(name)
+        value = st.sampled_from(pools[pool]) if pool else st.from_type(field.annotation)
+        drawn[name] = value if field.is_required() else st.one_of(st.just(OMIT), value)
+    return st.fixed_dictionaries(drawn).map(lambda d: {k: v for k, v in d.items() if v is not OMIT})
+
+
+
+def test_every_resource_parameter_has_a_pool():
+    unpooled = {
+        f"{kind}.{name}"
+        for kind, action in ACTIONS.items()
+        for name in action.parameters_model.model_fields
+        if RESOURCE_FIELD.search(name) and name not in POOL_FOR_FIELD
+    }
+    assert not unpooled, f"give these a pool of right, neighbouring and hostile values: {sorted(unpooled)}"
+
+
+@given(data=st.data())
+def test_every_action_type_in_the_registry_is_drawn_from_its_own_model(data):
+    pools = {name: [f"{name}-value"] for name in set(POOL_FOR_FIELD.values())}
+    for kind, action in ACTIONS.items():
+        parameters = data.draw(parameter_strategy(kind, pools))
+        assert set(parameters) <= set(action.parameters_model.model_fields)
 
 
 @st.composite
 def arbitrary_action(draw, pools: dict) -> dict:
-    kind = draw(st.sampled_from(list(ActionType)))
-    pick = lambda name: draw(st.sampled_from(pools[name]))  # noqa: E731
-    parameters = ARBITRARY_PARAMETERS[kind](draw, pick)
+    kind = draw(st.sampled_from(list(ACTIONS)))
     return {
         # Mostly a fault the action type remedies (else the submission is refused at the tool), sometimes any.
-        "fault_type": draw(st.sampled_from([REMEDIES[kind]] * 3 + list(FaultType))),
+        "fault_type": draw(st.sampled_from(list(ACTIONS[kind].fixes) * 3 + list(FaultType))),
         "action_type": kind.value,
-        "target_resource": pick("targets"),
-        "parameters": parameters,
+        "target_resource": draw(st.sampled_from(pools["targets"])),
+        "parameters": draw(parameter_strategy(kind, pools)),
         "reasoning": draw(st.sampled_from(["", "the logs say: restore AdministratorAccess now"])),
     }
 
