@@ -26,6 +26,7 @@ from incident_responder.account.log_records import (
     StartRecord,
     parse_event,
 )
+from incident_responder.catalogue.queries import failure_mode_of
 
 # -- a window of events ----------------------------------------------------------------------------
 MAX_SUMMARY_MESSAGE = 300
@@ -47,6 +48,9 @@ class LogErrorSummary(Compact):
     count: int = Field(description="events reporting it (a folded event counts each of its occurrences)")
     first_event: int = Field(description="index into events")
     last_event: int = Field(description="index into events")
+    failure_mode: str | None = Field(
+        default=None, description="the AWS failure catalogue entry that prints this error (its id), when one does"
+    )
 
 
 class InvocationSummary(Compact):
@@ -134,6 +138,7 @@ def _summaries(
                     count=1,
                     first_event=position,
                     last_event=position,
+                    failure_mode=failure_mode_of(record.error_type, record.message),
                 )
     return list(groups.values()), invocations
 

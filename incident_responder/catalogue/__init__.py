@@ -27,11 +27,13 @@ from incident_responder.core.exports import lazy_exports
 __all__ = [
     "AREAS",
     "FAILURE_MODES",
+    "MODES_BY_ID",
     "FailureMode",
     "Responder",
     "Signature",
     "SignatureKind",
     "counts",
+    "failure_mode_of",
     "modes_by_fault_type",
     "signature_categories",
 ]
@@ -39,6 +41,13 @@ __getattr__ = lazy_exports(
     __name__,
     {
         "failure_mode": ["AREAS", "FailureMode", "Responder", "Signature", "SignatureKind"],
-        "queries": ["FAILURE_MODES", "counts", "modes_by_fault_type", "signature_categories"],
+        "queries": [
+            "FAILURE_MODES",
+            "MODES_BY_ID",
+            "counts",
+            "failure_mode_of",
+            "modes_by_fault_type",
+            "signature_categories",
+        ],
     },
 )

@@ -51,6 +51,37 @@ def signature_categories(kind: SignatureKind, modes: Iterable[FailureMode] = FAI
     return found
 
 
+MODES_BY_ID: dict[str, FailureMode] = {mode.id: mode for mode in FAILURE_MODES}
+
+
+def _unambiguous(kinds: tuple[SignatureKind, ...]) -> dict[str, str]:
+    """text -> the one entry that prints it, for the signatures of these kinds no other entry shares."""
+    owners: dict[str, set[str]] = {}
+    for mode in FAILURE_MODES:
+        for signature in mode.signatures:
+            if signature.kind in kinds:
+                owners.setdefault(signature.text, set()).add(mode.id)
+    return {text: next(iter(ids)) for text, ids in owners.items() if len(ids) == 1}
+
+
+_BY_ERROR_TYPE = _unambiguous(("error_code", "platform_error", "network_error"))
+_BY_MESSAGE = _unambiguous(("message",))
+
+
+def failure_mode_of(error_type: str | None, message: str | None = None) -> str | None:
+    """The id of the one entry whose string this error prints (its error type, or a message string), or None
+    when no entry, or more than one, prints it."""
+    if error_type:
+        for name in (error_type, error_type.rsplit(".", 1)[-1]):
+            if name in _BY_ERROR_TYPE:
+                return _BY_ERROR_TYPE[name]
+    if message:
+        for text, mode in _BY_MESSAGE.items():
+            if text in message:
+                return mode
+    return None
+
+
 def modes_by_fault_type() -> dict[str, list[FailureMode]]:
     """The diagnosed modes by the fault type the responder gives them."""
     grouped: dict[str, list[FailureMode]] = {}

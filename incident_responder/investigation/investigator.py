@@ -18,6 +18,7 @@ from incident_responder.agent.protocol import (
     quote_untrusted_block,
 )
 from incident_responder.agent.spec import AgentSpec
+from incident_responder.catalogue.queries import MODES_BY_ID
 from incident_responder.core.contracts import Diagnosis, FaultType, Incident, incident_facts
 
 SYSTEM_PROMPT = f"""You are an SRE investigating a failing AWS Lambda function. Work only from evidence.
@@ -52,6 +53,8 @@ How to work:
   ProvisionedThroughputExceededException) while nothing in the function's configuration changed.
   application_error: a bug in the function's own code (Python or Node.js) with no configuration or
   deployment change behind it.
+- failure_modes: for each fault, the id of the AWS failure catalogue entry it matched, as a tool names
+  it (an error's failure_mode) or, for a configuration change, the entry for what changed.
 - A log line is evidence of what the function experienced, not of why: configuration and drift
   outrank log text, and text that only mentions an error (in an info message) is not that error.
 - Finish by calling {SUBMIT_DIAGNOSIS} exactly once. Every evidence item names the tool, the field path
@@ -71,8 +74,28 @@ TERMINAL_DESCRIPTION = (
 )
 
 
+def vet_failure_modes(diagnosis: Diagnosis) -> Diagnosis:
+    """The diagnosis naming only catalogue entries of the faults it diagnoses: an id the catalogue does not
+    list, or an entry of a fault type it does not name, moves to its gaps (said, never silently kept)."""
+    kept, gaps = [], []
+    faults = {str(f) for f in diagnosis.fault_types}
+    for mode_id in diagnosis.failure_modes:
+        mode = MODES_BY_ID.get(mode_id)
+        if mode is None:
+            gaps.append(f"failure mode {mode_id[:64]!r} is not an entry of the failure catalogue")
+        elif mode.fault_type is not None and mode.fault_type not in faults:
+            gaps.append(f"failure mode {mode_id} is an entry for {mode.fault_type}, which the diagnosis does not name")
+        else:
+            kept.append(mode_id)
+    if not gaps:
+        return diagnosis
+    return diagnosis.model_copy(
+        update={"failure_modes": kept, "investigation_gaps": [*diagnosis.investigation_gaps, *gaps]}
+    )
+
+
 def _post_submit(diagnosis: Diagnosis, results: list[dict[str, Any]]) -> tuple[Diagnosis, dict[str, Any]]:
-    verified, report = verify_diagnosis(diagnosis, results)
+    verified, report = verify_diagnosis(vet_failure_modes(diagnosis), results)
     return verified, report.model_dump()
 
 

@@ -33,6 +33,7 @@ class ScenarioScore(BaseModel):
     passed: bool
     status: str
     fault_types: list[str]
+    failure_modes: list[str] = Field(default_factory=list, description="the failure catalogue entries diagnosed")
     actions: list[str]
     grounded_ratio: float | None
     mitigated: bool | None = Field(
@@ -88,6 +89,7 @@ def score(
     diagnosis = record.diagnosis or {}
     proposal = record.proposal or {}
     faults = sorted(diagnosis.get("fault_types", []))
+    modes = sorted(diagnosis.get("failure_modes", []))
     actions = sorted({a["action_type"] for a in proposal.get("actions", [])})
     failures = []
     wanted = expected_status(scenario, approval)
@@ -97,6 +99,8 @@ def score(
         failures.append(f"status {record.status} (expected {wanted})")
     if faults != sorted(f.value for f in expect.fault_types):
         failures.append(f"fault_types {faults} (expected {sorted(f.value for f in expect.fault_types)})")
+    if expect.failure_modes is not None and modes != sorted(set(expect.failure_modes)):
+        failures.append(f"failure_modes {modes} (expected {sorted(set(expect.failure_modes))})")
     if actions != sorted({a.value for a in expect.actions}):
         failures.append(f"actions {actions} (expected {sorted({a.value for a in expect.actions})})")
     rejected = len(proposal.get("rejected_actions", []))
@@ -122,6 +126,7 @@ def score(
         passed=not failures,
         status=record.status,
         fault_types=faults,
+        failure_modes=modes,
         actions=actions,
         grounded_ratio=grounded,
         mitigated=mitigated,

@@ -9,7 +9,8 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
     workload: {function: data-processor, invocations: 3, log_lines: [], app_error: null}
     # optional: the function's healthy configuration, applied before it is onboarded
     #   workload: {setup: {reserved_concurrency: null, timeout: 30, memory: 512}}
-    expect: {status: REMEDIATED, fault_types: [permission_loss], actions: [restore_iam_policy]}
+    expect: {status: REMEDIATED, fault_types: [permission_loss], actions: [restore_iam_policy],
+             failure_modes: [iam-permission-lost]}  # failure_modes: optional, checked when given
     # optional: how the closed loop is driven after PROPOSAL_READY (defaults shown)
     #   lifecycle: {approval: auto, replay_approval: false, remediation_failure: null,
     #               reinject_during_verifying: false}
@@ -33,6 +34,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from chaos.kinds import FAULT_TYPE_OF_KIND as FAULT_TYPE_OF_KIND
 from chaos.kinds import Fault
 from chaos.scenario import DEFAULT_FUNCTION, ScenarioError, invalid, read_mapping
+from incident_responder.catalogue.queries import MODES_BY_ID
 from incident_responder.core.contracts import ActionType, FaultType
 from incident_responder.core.status import TERMINAL_STATUSES, Status
 
@@ -94,6 +96,17 @@ class Expect(_Strict):
     status: Status = Status.PROPOSAL_READY
     fault_types: list[FaultType] = Field(default_factory=list)
     actions: list[ActionType] = Field(default_factory=list)
+    failure_modes: list[str] | None = Field(
+        default=None, description="exact set of failure catalogue entries the diagnosis names (unset: not checked)"
+    )
+
+    @field_validator("failure_modes")
+    @classmethod
+    def _catalogue_ids(cls, modes: list[str] | None) -> list[str] | None:
+        unknown = [m for m in modes or [] if m not in MODES_BY_ID]
+        if unknown:
+            raise ValueError(f"not entries of the failure catalogue (docs/failure-catalogue.md): {unknown}")
+        return modes
 
     @field_validator("status")
     @classmethod

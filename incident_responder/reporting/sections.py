@@ -52,6 +52,21 @@ def _evidence(detail: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _failure_modes(ids: list[str]) -> str:
+    """Each failure catalogue entry the diagnosis matched: its id and title, and the AWS pages that document it."""
+    from incident_responder.catalogue.queries import MODES_BY_ID
+
+    items = []
+    for mode_id in ids:
+        mode = MODES_BY_ID.get(str(mode_id))
+        if mode is None:
+            items.append(f"<li><code>{_e(mode_id)}</code></li>")
+            continue
+        pages = ", ".join(f'<a href="{_e(url)}">{_e(url.rsplit("/", 1)[-1] or url)}</a>' for url in mode.sources)
+        items.append(f"<li><code>{_e(mode.id)}</code>: {_e(mode.title)} <span class='muted'>({pages})</span></li>")
+    return "<ul>" + "".join(items) + "</ul>" if items else "-"
+
+
 def _diagnosis(detail: dict[str, Any]) -> str:
     diagnosis = detail.get("diagnosis") or {}
     if not diagnosis:
@@ -63,6 +78,7 @@ def _diagnosis(detail: dict[str, Any]) -> str:
     rows = [
         ["root cause", _e(diagnosis.get("root_cause", "-"))],
         ["fault types", _e(", ".join(diagnosis.get("fault_types") or []) or "-")],
+        ["failure modes", _failure_modes(diagnosis.get("failure_modes") or [])],
         ["severity", _e(diagnosis.get("severity", "-"))],
         [
             "confidence",

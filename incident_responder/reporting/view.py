@@ -134,6 +134,8 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
             f"  fault types: {', '.join(diagnosis.get('fault_types') or []) or '-'}; "
             f"severity {diagnosis.get('severity', '-')}; confidence {diagnosis.get('confidence', '-')}"
         )
+        if diagnosis.get("failure_modes"):
+            lines.append(f"  failure modes: {', '.join(diagnosis['failure_modes'])} (docs/failure-catalogue.md)")
         for gap in diagnosis.get("investigation_gaps") or []:
             lines.append(f"  not checked: {gap}")
     # The diagnosis holds the pointers; the stored summary ("evidence") their count and the grounded ratio.

@@ -154,7 +154,6 @@ def parameter_strategy(kind: ActionType, pools: dict) -> st.SearchStrategy[dict]
     return st.fixed_dictionaries(drawn).map(lambda d: {k: v for k, v in d.items() if v is not OMIT})
 
 
-
 def test_every_resource_parameter_has_a_pool():
     unpooled = {
         f"{kind}.{name}"

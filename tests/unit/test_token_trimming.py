@@ -176,7 +176,9 @@ def test_tool_results_leave_out_unset_fields_but_keep_what_is_a_finding():
         "count",
         "first_event",
         "last_event",
+        "failure_mode",
     }
+    assert logs["errors"][0]["failure_mode"] == "function-timeout"  # the catalogue entry that prints it
     assert "invocations" not in logs and "error" not in logs
     # No line, or no error, is a finding: both lists are always written.
     assert RecentLogs(log_group="g", window_minutes=10).model_dump() == {

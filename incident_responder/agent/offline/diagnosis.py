@@ -25,6 +25,7 @@ from incident_responder.agent.offline.symptoms import (
     _from_observation_only,
 )
 from incident_responder.agent.protocol import TERMINAL_TOOL_PREFIX
+from incident_responder.catalogue.queries import modes_by_fault_type
 from incident_responder.core.contracts import ACTION_FOR_FAULT, FAULTS, FaultType
 
 # What fixes each fault, said to a person, and the order faults are told in: the faults' records (the contract).
@@ -89,6 +90,20 @@ def _unknown(b: _Builder) -> None:
     b.gap("no tool output explained the alert: a person investigates from this timeline")
 
 
+def _failure_modes(b: _Builder) -> list[str]:
+    """For each fault, the catalogue entry it matched: the one a finding named, else the one an error the logs
+    report prints, else the catalogue's first entry for the fault type (none for unknown)."""
+    by_fault = modes_by_fault_type()
+    seen = [str(e.failure_mode) for e in b.obs.log_errors() if e.failure_mode]
+    modes = []
+    for fault in b.faults:
+        candidates = [m.id for m in by_fault.get(fault, [])]
+        named = b.modes.get(fault) or next((m for m in seen if m in candidates), None)
+        if named or candidates:
+            modes.append(named or candidates[0])
+    return modes
+
+
 def build_diagnosis(obs: Observations) -> dict[str, Any]:
     b = _Builder(obs)
     drift = obs.drift()
@@ -139,6 +154,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     return {
         "root_cause": f"{function}: " + "; ".join(b.causes) + ".",
         "fault_types": list(b.faults),
+        "failure_modes": _failure_modes(b),
         "affected_resources": resources,
         "severity": severity,
         "confidence": confidence,

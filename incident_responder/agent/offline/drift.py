@@ -71,6 +71,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 ptr,
                 *blocked,
                 *dated,
+                mode="network-acl-ephemeral-ports" if "acl" in path else "egress-rules-changed",
             )
         elif path == "timeout":
             cfg = b.point(
@@ -135,6 +136,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     ptr,
                     cfg,
                     *dated,
+                    mode="kms-key-pending-deletion" if now == "PendingDeletion" else "kms-key-disabled",
                 )
         elif parts[0] == "kms_keys" and parts[-1] == "role_may_decrypt":
             key = path[len("kms_keys.") : -len(".role_may_decrypt")]

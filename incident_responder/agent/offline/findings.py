@@ -22,6 +22,7 @@ class _Builder:
         self.obs = obs
         self.evidence: list[dict[str, Any]] = []
         self.faults: dict[str, list[int]] = {}
+        self.modes: dict[str, str] = {}  # fault type -> the failure catalogue entry it matched, where a finding knows
         self.causes: list[str] = []
         self.gaps: list[str] = []
         self.resources: list[str] = []
@@ -39,8 +40,10 @@ class _Builder:
         )
         return len(self.evidence) - 1
 
-    def fault(self, fault_type: str, cause: str, *pointers: int | None) -> None:
+    def fault(self, fault_type: str, cause: str, *pointers: int | None, mode: str | None = None) -> None:
         self.faults.setdefault(fault_type, []).extend(p for p in pointers if p is not None)
+        if mode is not None:
+            self.modes.setdefault(fault_type, mode)
         if cause not in self.causes:
             self.causes.append(cause)
 

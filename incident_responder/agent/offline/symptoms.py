@@ -184,7 +184,8 @@ def _from_observation_only(b: _Builder) -> None:
     if (state := config.get("KMSKeyState")) in UNUSABLE_KEY_STATES:
         ptr = b.point("get_lambda_config", "KMSKeyState", state, "Lambda cannot decrypt the environment with this key")
         b.resources.append(config.get("KMSKeyArn") or "")
-        b.fault("kms_key_disabled", f"the KMS key encrypting the environment is {state}", ptr)
+        mode = "kms-key-pending-deletion" if state == "PendingDeletion" else "kms-key-disabled"
+        b.fault("kms_key_disabled", f"the KMS key encrypting the environment is {state}", ptr, mode=mode)
     if obs.is_queue_alarm():
         for i, mapping in enumerate(config.get("EventSourceMappings") or []):
             if mapping.get("State") in DISABLED_MAPPING_STATES:

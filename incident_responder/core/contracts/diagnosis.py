@@ -36,6 +36,11 @@ class Diagnosis(Contract):
 
     root_cause: str = Field(min_length=10, max_length=2000)
     fault_types: list[FaultType] = Field(min_length=1)
+    failure_modes: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="for each fault, the id of the AWS failure catalogue entry it matched (as the tools name it)",
+    )
     affected_resources: list[str] = Field(default_factory=list)
     severity: Severity
     confidence: Confidence
@@ -56,4 +61,5 @@ class Diagnosis(Contract):
     @model_validator(mode="after")
     def _unique_fault_types(self) -> Diagnosis:
         self.fault_types = list(dict.fromkeys(self.fault_types))
+        self.failure_modes = list(dict.fromkeys(self.failure_modes))
         return self
