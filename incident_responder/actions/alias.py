@@ -23,8 +23,8 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedRollbackAlias,
     RollbackAliasParams,
+    proposed,
 )
 
 
@@ -94,7 +94,7 @@ def _alias_restore_info(
             continue
         arn = f"{baseline.function_arn}:{base.name}" if baseline.function_arn else name
         actions.append(
-            ProposedRollbackAlias(
+            proposed(
                 fault_type=FaultType.DEPLOYMENT_REGRESSION,
                 action_type=ActionType.ROLLBACK_ALIAS,
                 target_resource=arn,

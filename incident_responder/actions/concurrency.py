@@ -21,8 +21,8 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedUpdateConcurrency,
     UpdateConcurrencyParams,
+    proposed,
 )
 
 
@@ -49,7 +49,7 @@ def _concurrency_restore_info(name: str, current: FunctionConfiguration, baselin
     actions = []
     if action != "none":
         actions.append(
-            ProposedUpdateConcurrency(
+            proposed(
                 fault_type=FaultType.THROTTLING,
                 action_type=ActionType.UPDATE_CONCURRENCY,
                 target_resource=baseline.function_arn or name,

@@ -23,7 +23,7 @@ from incident_responder.core.contracts import (
     EnableEventSourceMappingParams,
     FaultType,
     ProposedAction,
-    ProposedEnableEventSourceMapping,
+    proposed,
 )
 
 # Lambda reports a mapping it is turning on as Enabling for a few seconds: that is not drift.
@@ -78,7 +78,7 @@ def _event_source_restore_info(name: str, current: FunctionConfiguration, baseli
         else:
             target = event_source_mapping_arn(baseline.function_arn, base.uuid) if baseline.function_arn else base.uuid
             actions.append(
-                ProposedEnableEventSourceMapping(
+                proposed(
                     fault_type=FaultType.EVENT_SOURCE_DISABLED,
                     action_type=ActionType.ENABLE_EVENT_SOURCE_MAPPING,
                     target_resource=target,

@@ -21,9 +21,9 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedUpdateFunctionConfiguration,
     RemediationAction,
     UpdateFunctionConfigurationParams,
+    proposed,
 )
 
 
@@ -79,7 +79,7 @@ def _function_config_restore_info(
     actions = []
     if "Timeout" in changes:
         actions.append(
-            ProposedUpdateFunctionConfiguration(
+            proposed(
                 fault_type=FaultType.TIMEOUT,
                 action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
                 target_resource=target,
@@ -89,7 +89,7 @@ def _function_config_restore_info(
         )
     if "MemorySize" in changes:
         actions.append(
-            ProposedUpdateFunctionConfiguration(
+            proposed(
                 fault_type=FaultType.MEMORY_EXHAUSTION,
                 action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
                 target_resource=target,
@@ -99,7 +99,7 @@ def _function_config_restore_info(
         )
     if "EphemeralStorage" in changes:
         actions.append(
-            ProposedUpdateFunctionConfiguration(
+            proposed(
                 fault_type=FaultType.STORAGE_EXHAUSTION,
                 action_type=ActionType.UPDATE_FUNCTION_CONFIGURATION,
                 target_resource=target,

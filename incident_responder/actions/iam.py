@@ -24,8 +24,8 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedRestoreIamPolicy,
     RestoreIamPolicyParams,
+    proposed,
 )
 from incident_responder.core.encoding import canonical
 
@@ -91,7 +91,7 @@ def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
         set(role.attached_policy_arns) - set(base_role.attached_policy_arns)
     )
     actions = [
-        ProposedRestoreIamPolicy(
+        proposed(
             fault_type=FaultType.PERMISSION_LOSS,
             action_type=ActionType.RESTORE_IAM_POLICY,
             target_resource=role.role_arn,
@@ -102,7 +102,7 @@ def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
         )
         for r in restores
     ] + [
-        ProposedRestoreIamPolicy(
+        proposed(
             fault_type=FaultType.PERMISSION_LOSS,
             action_type=ActionType.RESTORE_IAM_POLICY,
             target_resource=role.role_arn,

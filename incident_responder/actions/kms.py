@@ -22,7 +22,7 @@ from incident_responder.core.contracts import (
     EnableKmsKeyParams,
     FaultType,
     ProposedAction,
-    ProposedEnableKmsKey,
+    proposed,
 )
 
 
@@ -73,7 +73,7 @@ def _kms_restore_info(name: str, current: FunctionConfiguration, baseline: Basel
             restore.refused = f"it is {key.key_state}: EnableKey restores only a Disabled key"
         else:
             actions.append(
-                ProposedEnableKmsKey(
+                proposed(
                     fault_type=FaultType.KMS_KEY_DISABLED,
                     action_type=ActionType.ENABLE_KMS_KEY,
                     target_resource=arn,

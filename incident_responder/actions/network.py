@@ -24,8 +24,8 @@ from incident_responder.core.contracts import (
     FaultType,
     NaclEntry,
     ProposedAction,
-    ProposedRestoreNetworkEgress,
     RestoreNetworkEgressParams,
+    proposed,
 )
 from incident_responder.core.encoding import canonical
 
@@ -101,7 +101,7 @@ def _network_restore_info(name: str, current: FunctionConfiguration, baseline: B
         ]
         if rules:
             actions.append(
-                ProposedRestoreNetworkEgress(
+                proposed(
                     fault_type=FaultType.NETWORK_BLOCK,
                     action_type=ActionType.RESTORE_NETWORK_EGRESS,
                     target_resource=egress.security_group_id,
@@ -118,7 +118,7 @@ def _network_restore_info(name: str, current: FunctionConfiguration, baseline: B
         ]
         if entries:
             actions.append(
-                ProposedRestoreNetworkEgress(
+                proposed(
                     fault_type=FaultType.NETWORK_BLOCK,
                     action_type=ActionType.RESTORE_NETWORK_EGRESS,
                     target_resource=acl.network_acl_id,

@@ -22,8 +22,8 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedRestoreQueueAttributes,
     RestoreQueueAttributesParams,
+    proposed,
 )
 
 
@@ -82,7 +82,7 @@ def _queue_restore_info(name: str, current: FunctionConfiguration, baseline: Bas
             )
         else:
             actions.append(
-                ProposedRestoreQueueAttributes(
+                proposed(
                     fault_type=FaultType.EVENT_SOURCE_MISCONFIGURED,
                     action_type=ActionType.RESTORE_QUEUE_ATTRIBUTES,
                     target_resource=base.event_source_arn,

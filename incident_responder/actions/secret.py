@@ -23,8 +23,8 @@ from incident_responder.core.contracts import (
     ActionType,
     FaultType,
     ProposedAction,
-    ProposedRestoreSecret,
     RestoreSecretParams,
+    proposed,
 )
 from incident_responder.core.encoding import iso
 
@@ -97,7 +97,7 @@ def _secret_restore_info(name: str, current: FunctionConfiguration, baseline: Ba
             )
         elif state == "scheduled_for_deletion":
             actions.append(
-                ProposedRestoreSecret(
+                proposed(
                     fault_type=FaultType.DEPENDENCY_MISSING,
                     action_type=ActionType.RESTORE_SECRET,
                     target_resource=base.secret_arn,

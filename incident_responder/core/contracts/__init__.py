@@ -58,17 +58,10 @@ from incident_responder.core.contracts.parameters import (
     UpdateFunctionConfigurationParams,
 )
 from incident_responder.core.contracts.submission import (
+    PROPOSED_FOR_ACTION,
     ProposalSubmission,
     ProposedAction,
-    ProposedEnableEventSourceMapping,
-    ProposedEnableKmsKey,
-    ProposedRestoreIamPolicy,
-    ProposedRestoreNetworkEgress,
-    ProposedRestoreQueueAttributes,
-    ProposedRestoreSecret,
-    ProposedRollbackAlias,
-    ProposedUpdateConcurrency,
-    ProposedUpdateFunctionConfiguration,
+    proposed,
 )
 from incident_responder.core.contracts.usage import TokenUsage
 from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, ActionVerdict, ReviewSubmission, Verdict
@@ -102,16 +95,9 @@ __all__ = [
     "Incident",
     "NaclEntry",
     "ProposalSubmission",
+    "PROPOSED_FOR_ACTION",
     "ProposedAction",
-    "ProposedEnableEventSourceMapping",
-    "ProposedEnableKmsKey",
-    "ProposedRestoreIamPolicy",
-    "ProposedRestoreNetworkEgress",
-    "ProposedRestoreQueueAttributes",
-    "ProposedRestoreSecret",
-    "ProposedRollbackAlias",
-    "ProposedUpdateConcurrency",
-    "ProposedUpdateFunctionConfiguration",
+    "proposed",
     "RejectedAction",
     "RemediationAction",
     "RemediationProposal",

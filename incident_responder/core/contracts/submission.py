@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from incident_responder.core.contracts.actions import RemediationAction, RemediationProposal
 from incident_responder.core.contracts.base import Contract
 from incident_responder.core.contracts.diagnosis import Confidence
 from incident_responder.core.contracts.faults import ActionType, FaultType
-from incident_responder.core.contracts.parameters import (
-    EnableEventSourceMappingParams,
-    EnableKmsKeyParams,
-    RestoreIamPolicyParams,
-    RestoreNetworkEgressParams,
-    RestoreQueueAttributesParams,
-    RestoreSecretParams,
-    RollbackAliasParams,
-    UpdateConcurrencyParams,
-    UpdateFunctionConfigurationParams,
-)
+from incident_responder.core.contracts.parameters import PARAMETERS_FOR_ACTION
 
 
 # -- what the proposer model submits ----------------------------------------------------------------
@@ -33,65 +23,43 @@ class _ProposedAction(Contract):
     fault_type: FaultType = Field(description="the diagnosed fault this action remedies")
     target_resource: str = Field(min_length=1, max_length=2048, description="ARN or id of what the action changes")
     reasoning: str = Field(default="", max_length=2000, description="why, in one or two sentences")
+    if TYPE_CHECKING:  # each action type's own model adds them (typed by its parameters model)
+        action_type: ActionType
+        parameters: BaseModel
 
 
-class ProposedRestoreIamPolicy(_ProposedAction):
-    action_type: Literal[ActionType.RESTORE_IAM_POLICY]
-    parameters: RestoreIamPolicyParams
+def _proposed(action_type: ActionType) -> type[_ProposedAction]:
+    """``Proposed<ActionType>``: the action with its parameters typed by the action type's model."""
+    name = "Proposed" + "".join(word.title() for word in action_type.value.split("_"))
+    fields: dict[str, Any] = {
+        "action_type": (Literal[action_type], ...),
+        "parameters": (PARAMETERS_FOR_ACTION[action_type], ...),
+    }
+    return create_model(name, __base__=_ProposedAction, __module__=__name__, **fields)
 
 
-class ProposedUpdateConcurrency(_ProposedAction):
-    action_type: Literal[ActionType.UPDATE_CONCURRENCY]
-    parameters: UpdateConcurrencyParams
+# One model per action type, built from the parameters table: a new action type needs no class here.
+PROPOSED_FOR_ACTION: dict[ActionType, type[_ProposedAction]] = {t: _proposed(t) for t in PARAMETERS_FOR_ACTION}
+if TYPE_CHECKING:  # to a type checker, any of them
+    ProposedAction = _ProposedAction
+else:
+    ProposedAction = Annotated[
+        Union[tuple(PROPOSED_FOR_ACTION.values())],  # noqa: UP007 - a union built from a table
+        Field(discriminator="action_type"),
+    ]
 
 
-class ProposedRestoreNetworkEgress(_ProposedAction):
-    action_type: Literal[ActionType.RESTORE_NETWORK_EGRESS]
-    parameters: RestoreNetworkEgressParams
-
-
-class ProposedUpdateFunctionConfiguration(_ProposedAction):
-    action_type: Literal[ActionType.UPDATE_FUNCTION_CONFIGURATION]
-    parameters: UpdateFunctionConfigurationParams
-
-
-class ProposedRollbackAlias(_ProposedAction):
-    action_type: Literal[ActionType.ROLLBACK_ALIAS]
-    parameters: RollbackAliasParams
-
-
-class ProposedEnableKmsKey(_ProposedAction):
-    action_type: Literal[ActionType.ENABLE_KMS_KEY]
-    parameters: EnableKmsKeyParams
-
-
-class ProposedEnableEventSourceMapping(_ProposedAction):
-    action_type: Literal[ActionType.ENABLE_EVENT_SOURCE_MAPPING]
-    parameters: EnableEventSourceMappingParams
-
-
-class ProposedRestoreSecret(_ProposedAction):
-    action_type: Literal[ActionType.RESTORE_SECRET]
-    parameters: RestoreSecretParams
-
-
-class ProposedRestoreQueueAttributes(_ProposedAction):
-    action_type: Literal[ActionType.RESTORE_QUEUE_ATTRIBUTES]
-    parameters: RestoreQueueAttributesParams
-
-
-ProposedAction = Annotated[
-    ProposedRestoreIamPolicy
-    | ProposedUpdateConcurrency
-    | ProposedRestoreNetworkEgress
-    | ProposedUpdateFunctionConfiguration
-    | ProposedRollbackAlias
-    | ProposedEnableKmsKey
-    | ProposedEnableEventSourceMapping
-    | ProposedRestoreSecret
-    | ProposedRestoreQueueAttributes,
-    Field(discriminator="action_type"),
-]
+def proposed(
+    *, action_type: ActionType, fault_type: FaultType, target_resource: str, parameters: BaseModel, reasoning: str = ""
+) -> _ProposedAction:
+    """A ready-made action as a restore lookup offers it (typed and validated like the model's own)."""
+    return PROPOSED_FOR_ACTION[action_type](
+        fault_type=fault_type,
+        action_type=action_type,
+        target_resource=target_resource,
+        parameters=parameters,
+        reasoning=reasoning,
+    )
 
 
 class ProposalSubmission(Contract):
