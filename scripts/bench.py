@@ -450,7 +450,7 @@ def main() -> int:
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    corpus = [load_scenario(p) for p in sorted((REPO / "scenarios").glob("*.yaml"))]
+    corpus = [load_scenario(p) for p in sorted((REPO / "scenarios").rglob("*.yaml"))]
     single = [
         s for s in corpus if s.expect.status == "REMEDIATED" and len(s.faults) == 1 and s.lifecycle.approval is None
     ]

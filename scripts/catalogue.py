@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from chaos.kinds import KINDS
+from incident_responder.actions.registry import ACTIONS
 from incident_responder.catalogue.failure_mode import AREAS, FailureMode, Signature
 from incident_responder.catalogue.queries import FAILURE_MODES, counts
 
@@ -92,8 +94,40 @@ def _mode(mode: FailureMode) -> list[str]:
     ]
     if mode.signatures:
         lines.append(f"- **Signatures:** {', '.join(_signature(s) for s in mode.signatures)}")
+    kind = KINDS.get(mode.id.replace("-", "_"))
+    if kind is not None:
+        scenario = f"scenarios/catalogue/{mode.id}.yaml"
+        lines.append(
+            f"- **Reproduce in the lab:** `- kind: {kind.name}` in a scenario (on {', '.join(sorted(kind.workloads))})"
+            + (f"; `{scenario}`" if (REPO / scenario).is_file() else "")
+        )
     lines.append(f"- **Sources:** {', '.join(f'[{_link_text(u)}]({u})' for u in mode.sources)}")
     lines.append(f"- **Id:** `{mode.id}`")
+    return [*lines, ""]
+
+
+def _actions() -> list[str]:
+    """The actions table: every action type in the registry, what it fixes and how it is governed."""
+    lines = [
+        '<a id="actions"></a>',
+        "",
+        "## The actions",
+        "",
+        "Every action type the responder can take, from the action registry (`incident_responder/actions/`): the "
+        "faults it fixes (in the order faults are fixed), its risk, who approves it, the remediation MCP server's "
+        "lookup that offers its restore, and the IAM writes its remediate role allows.",
+        "",
+        "| action | fixes | risk | approval | lookup | IAM writes |",
+        "|---|---|---|---|---|---|",
+    ]
+    approvals = {"policy": "the review policy", "access": "a person (unless opted in)", "person": "a person, always"}
+    for action_type, action in ACTIONS.items():
+        fixes = ", ".join(f"`{f}`" for f in action.fixes)
+        writes = ", ".join(f"`{w}`" for w in sorted(action.iam_writes))
+        lines.append(
+            f"| `{action_type}` | {fixes} | {action.risk} | {approvals[action.approval]} | `{action.lookup_tool}` "
+            f"| {writes} |"
+        )
     return [*lines, ""]
 
 
@@ -119,13 +153,14 @@ def render() -> str:
     by_area = {area: [m for m in FAILURE_MODES if m.area == area] for area in AREAS}
     for area, title in AREAS.items():
         lines.append(f"- [{title}](#{area}) ({len(by_area[area])})")
-    lines.append("")
+    lines += ["- [The actions](#actions)", ""]
     for area, title in AREAS.items():
         lines += [f'<a id="{area}"></a>', "", f"## {title}", "", "| Failure | Responder |", "|---|---|"]
         lines += [f"| [{m.title}](#{m.id}) | {_short_status(m)} |" for m in by_area[area]]
         lines.append("")
         for mode in by_area[area]:
             lines += _mode(mode)
+    lines += _actions()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -48,8 +48,13 @@ def _comparable(configuration: FunctionConfiguration) -> dict[str, Any]:
     return data
 
 
-# Recorded only by baselines taken since they were added: an older baseline does not compare them.
-_LATER_FIELDS = ("environment", "ephemeral_storage", "secrets")
+# Recorded only by baselines taken since they were added: an older baseline does not compare them. Every field
+# with a default but the three an older baseline compares as empty.
+_LATER_FIELDS = tuple(
+    name
+    for name, field in FunctionConfiguration.model_fields.items()
+    if not field.is_required() and name not in ("aliases", "kms_keys", "event_source_mappings")
+)
 _LATER_NESTED = {
     "kms_keys": ("role_may_decrypt",),
     "event_source_mappings": ("queue_visibility_timeout", "dead_letter_queue_arn"),
@@ -153,8 +158,8 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "role", configuration.role.role_name if configuration else None
     if head == "reserved_concurrency":
         return "reserved_concurrency", None
-    if head in ("timeout", "memory_size", "ephemeral_storage", "environment"):
-        return "function", None
+    if head in ("timeout", "memory_size", "ephemeral_storage", "environment") or len(parts) == 1:
+        return "function", None  # a setting of the function itself (UpdateFunctionConfiguration)
     if head == "secrets":
         return "secret", path[len("secrets.") :].rsplit(".", 1)[0] if len(parts) > 2 else None
     if head == "network":

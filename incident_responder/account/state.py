@@ -50,6 +50,7 @@ class FunctionConfiguration(BaseModel):
     )
     ephemeral_storage: int | None = Field(default=None, description="the /tmp size in MB (EphemeralStorage.Size)")
     secrets: list[SecretState] = Field(default_factory=list)
+    handler: str | None = Field(default=None, description="file.method the runtime calls (None: a container image)")
 
 
 def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
@@ -97,4 +98,5 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         environment={k: value_digest(v) for k, v in sorted(variables.items())},
         ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
         secrets=read_secrets(clients, variables),
+        handler=config.get("Handler"),
     )

@@ -209,6 +209,10 @@ class RollbackAlias(Action):
     action_type = ActionType.ROLLBACK_ALIAS
     risk = "medium"
     iam_writes = frozenset({"lambda:UpdateAlias"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.DEPLOYMENT_REGRESSION: ("drifted", "the alias already routes to the baseline version"),
+    }
     lookup_tool = "get_alias_restore_info"
     lookup_model = AliasRestoreInfo
     lookup_description = (

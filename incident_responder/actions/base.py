@@ -58,6 +58,9 @@ class Action(ABC):
     lookup_tool: ClassVar[str]
     lookup_model: ClassVar[type[BaseModel]]
     lookup_description: ClassVar[str]
+    # For each fault it fixes: the lookup result's field that shows the fault already at the baseline, and what
+    # that means (the offline critic rejects a no-op pointing at it).
+    no_drift: ClassVar[dict[FaultType, tuple[str, str]]]
     change: ClassVar[_Change]
 
     @property

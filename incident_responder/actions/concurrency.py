@@ -126,6 +126,10 @@ class UpdateConcurrency(Action):
     action_type = ActionType.UPDATE_CONCURRENCY
     risk = "low"
     iam_writes = frozenset({"lambda:PutFunctionConcurrency", "lambda:DeleteFunctionConcurrency"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.THROTTLING: ("action", "the reserved concurrency already equals the baseline"),
+    }
     lookup_tool = "get_concurrency_restore_info"
     lookup_model = ConcurrencyRestoreInfo
     lookup_description = (

@@ -176,6 +176,10 @@ class EnableEventSourceMapping(Action):
     action_type = ActionType.ENABLE_EVENT_SOURCE_MAPPING
     risk = "medium"
     iam_writes = frozenset({"lambda:UpdateEventSourceMapping"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.EVENT_SOURCE_DISABLED: ("drifted", "the event source mapping is already in its baseline state"),
+    }
     lookup_tool = "get_event_source_restore_info"
     lookup_model = EventSourceRestoreInfo
     lookup_description = (

@@ -216,6 +216,15 @@ class UpdateFunctionConfiguration(Action):
     action_type = ActionType.UPDATE_FUNCTION_CONFIGURATION
     risk = "low"
     iam_writes = frozenset({"lambda:UpdateFunctionConfiguration"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.TIMEOUT: ("current_timeout", "the timeout already equals the baseline"),
+        FaultType.MEMORY_EXHAUSTION: ("current_memory_size", "the memory size already equals the baseline"),
+        FaultType.STORAGE_EXHAUSTION: (
+            "current_ephemeral_storage",
+            "the ephemeral storage already equals the baseline",
+        ),
+    }
     lookup_tool = "get_function_config_restore_info"
     lookup_model = FunctionConfigRestoreInfo
     lookup_description = (

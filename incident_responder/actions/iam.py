@@ -235,6 +235,10 @@ class RestoreIamPolicy(Action):
     iam_writes = frozenset(
         {"iam:PutRolePolicy", "iam:DeleteRolePolicy", "iam:AttachRolePolicy", "iam:DetachRolePolicy"}
     )
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.PERMISSION_LOSS: ("drifted", "the role's policies already match the baseline"),
+    }
     lookup_tool = "get_iam_restore_info"
     lookup_model = IamRestoreInfo
     lookup_description = (

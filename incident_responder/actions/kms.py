@@ -160,6 +160,10 @@ class EnableKmsKey(Action):
     approval = "person"
     person_reason = "enabling a KMS key needs a person: it may have been disabled on purpose"
     iam_writes = frozenset({"kms:EnableKey", "kms:DisableKey"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.KMS_KEY_DISABLED: ("drifted", "the key is already in its baseline state"),
+    }
     lookup_tool = "get_kms_restore_info"
     lookup_model = KmsRestoreInfo
     lookup_description = (

@@ -310,6 +310,10 @@ class RestoreNetworkEgress(Action):
             "ec2:DeleteNetworkAclEntry",
         }
     )
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.NETWORK_BLOCK: ("drifted", "the egress rules and NACL entries already match the baseline"),
+    }
     lookup_tool = "get_network_restore_info"
     lookup_model = NetworkRestoreInfo
     lookup_description = (

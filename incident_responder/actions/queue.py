@@ -182,6 +182,13 @@ class RestoreQueueAttributes(Action):
     action_type = ActionType.RESTORE_QUEUE_ATTRIBUTES
     risk = "medium"
     iam_writes = frozenset({"sqs:SetQueueAttributes"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.EVENT_SOURCE_MISCONFIGURED: (
+            "drifted",
+            "the source queue's visibility timeout already equals the baseline",
+        ),
+    }
     lookup_tool = "get_queue_restore_info"
     lookup_model = QueueRestoreInfo
     lookup_description = (

@@ -14,6 +14,7 @@ from incident_responder.actions.base import Action
 from incident_responder.actions.concurrency import UpdateConcurrency
 from incident_responder.actions.event_source_mapping import EnableEventSourceMapping
 from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
+from incident_responder.actions.handler import RestoreHandler
 from incident_responder.actions.iam import RestoreIamPolicy
 from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.network import RestoreNetworkEgress
@@ -33,6 +34,7 @@ ACTIONS: dict[ActionType, Action] = {
         EnableEventSourceMapping(),
         RestoreSecret(),
         RestoreQueueAttributes(),
+        RestoreHandler(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).
@@ -43,6 +45,8 @@ ACCESS_ACTIONS = frozenset(t for t, a in ACTIONS.items() if a.approval == "acces
 PERSON_ONLY_ACTIONS = {t: a.person_reason or "" for t, a in ACTIONS.items() if a.approval == "person"}
 # The remediation MCP tool that computes each fault's restore.
 LOOKUP_FOR_FAULT: dict[str, str] = {str(f): ACTIONS[a].lookup_tool for f, a in ACTION_FOR_FAULT.items()}
+# The lookup field that shows each fault already at the baseline, and what that means.
+NO_DRIFT: dict[str, tuple[str, str]] = {str(f): entry for a in ACTIONS.values() for f, entry in a.no_drift.items()}
 # Every lookup tool the remediation MCP server offers.
 REMEDIATION_TOOLS = frozenset(action.lookup_tool for action in ACTIONS.values())
 

@@ -248,6 +248,13 @@ class RestoreSecret(Action):
     approval = "person"
     person_reason = "cancelling a secret's deletion needs a person: it may have been scheduled on purpose"
     iam_writes = frozenset({"secretsmanager:RestoreSecret", "secretsmanager:DeleteSecret"})
+    # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
+    no_drift = {
+        FaultType.DEPENDENCY_MISSING: (
+            "drifted",
+            "the secrets the environment names are already in their baseline state",
+        ),
+    }
     lookup_tool = "get_secret_restore_info"
     lookup_model = SecretRestoreInfo
     lookup_description = (

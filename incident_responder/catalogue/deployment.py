@@ -91,9 +91,9 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         shows_in=("function logs", "Invoke response (synchronous callers)", "metric Errors"),
         cause="The handler method in the function's handler setting does not match the code.",
         fix="Make the handler setting (`filename.methodname`) match the method in the code.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="handler_misconfigured",
+        action_type="restore_handler",
         handover="",
         signatures=(
             _platform("Runtime.HandlerNotFound"),

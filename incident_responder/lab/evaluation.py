@@ -64,11 +64,11 @@ class EvalReport(BaseModel):
 
 
 def load_corpus(directory: Path) -> list[tuple[Path, Scenario]]:
-    """Every ``*.yaml`` in ``directory``, in name order (a scenario file itself: that one); the first broken file
-    stops everything."""
+    """Every ``*.yaml`` in ``directory`` and its folders (``scenarios/catalogue/``), in path order (a scenario file
+    itself: that one); the first broken file stops everything."""
     if directory.is_file():  # `responder eval one.yaml`: a corpus of one, as `responder run` takes it
         return [(directory, load_scenario(directory))]
-    files = sorted(directory.glob("*.yaml")) + sorted(directory.glob("*.yml"))
+    files = sorted(directory.rglob("*.yaml")) + sorted(directory.rglob("*.yml"))
     if not files:
         raise ScenarioError(f"{directory}: no scenario files (*.yaml)")
     return [(path, load_scenario(path)) for path in files]

@@ -51,6 +51,7 @@ class RaisedError:
     message: str
     frames: list[Frame] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    init: bool = False  # raised in the Init phase (loading the handler), before any request
 
 
 class Runtime:
@@ -120,7 +121,9 @@ class NodeRuntime(Runtime):
             prefix = "async " if f.asynchronous else ""
             stack.append(f"    at {prefix}{f.function} ({where})" if f.function else f"    at {prefix}{where}")
         body = {"errorType": error.error_type, "errorMessage": error.message, **error.details, "stack": stack}
-        return f"{timestamp(moment)}\t{request_id}\tERROR\tInvoke Error \t{json.dumps(body, separators=(',', ':'))}"
+        # An error loading the handler is reported as uncaught, outside any request.
+        label, request = ("Uncaught Exception", "undefined") if error.init else ("Invoke Error", request_id)
+        return f"{timestamp(moment)}\t{request}\tERROR\t{label} \t{json.dumps(body, separators=(',', ':'))}"
 
     def handler_frame(self, filename: str, source: str | None, pattern: str, *, asynchronous: bool = False) -> Frame:
         line, column = locate(source, pattern, regex=True)
@@ -162,6 +165,7 @@ class DeployedCode:
     code_sha256: str
     filename: str | None  # the handler's file, when the package could be read
     source: str | None
+    handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
 
 
 class UnreadableCode(RuntimeError):
@@ -208,7 +212,7 @@ def read_handler_source(
     version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
     if sha in shipped:
         filename, source = shipped[sha]
-        return DeployedCode(version, sha, filename, source)
+        return DeployedCode(version, sha, filename, source, config.get("Handler"))
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
         raise UnreadableCode(
@@ -219,8 +223,9 @@ def read_handler_source(
         names = set(archive.namelist())
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
-                return DeployedCode(version, sha, candidate, archive.read(candidate).decode("utf-8", "replace"))
-    return DeployedCode(version, sha, None, None)
+                source = archive.read(candidate).decode("utf-8", "replace")
+                return DeployedCode(version, sha, candidate, source, config.get("Handler"))
+    return DeployedCode(version, sha, None, None, config.get("Handler"))
 
 
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
@@ -258,3 +263,35 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
             frames = [Frame(f"{runtime.task_root}/{code.filename}", number, "handler", code=text.strip())]
         return RaisedError(error_type, message, frames)
     return None
+
+
+# Where the runtime's own frames are when it loads the handler (Node.js 20 on Lambda).
+_NODE_LOAD_FRAMES = (
+    Frame("file:///var/runtime/index.mjs", 1151, "UserFunction.js.module.exports.load", 15),
+    Frame("file:///var/runtime/index.mjs", 1308, "start", 23, asynchronous=True),
+)
+
+
+def _defines(source: str, method: str, runtime: Runtime) -> bool:
+    name = re.escape(method)
+    if isinstance(runtime, NodeRuntime):
+        pattern = rf"\bexport\s+(?:const|let|var|(?:async\s+)?function)\s+{name}\b|\bexports\.{name}\s*="
+    else:
+        pattern = rf"^(?:async\s+)?def\s+{name}\s*\("
+    return re.search(pattern, source, re.MULTILINE) is not None
+
+
+def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """The error the runtime raises loading the handler the version's setting names, when the code has no such
+    method (Runtime.HandlerNotFound, with the runtime's own message); None when it has, or the code cannot be read."""
+    handler = code.handler
+    if not code.source or not handler or "." not in handler:
+        return None
+    module, method = handler.rsplit(".", 1)
+    if _defines(code.source, method, runtime):
+        return None
+    if isinstance(runtime, NodeRuntime):
+        message = f"{handler} is undefined or not exported"
+        stack = [*_NODE_LOAD_FRAMES]
+        return RaisedError("Runtime.HandlerNotFound", message, stack, init=True)
+    return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 def scenario_for(action_type: ActionType) -> Scenario:
     """The corpus's first scenario with one fault that this action type alone fixes, and no setup of its own."""
-    for path in sorted((REPO / "scenarios").glob("*.yaml")):
+    for path in sorted((REPO / "scenarios").rglob("*.yaml")):
         scenario = load_scenario(path)
         if (
             len(scenario.faults) == 1

@@ -109,6 +109,7 @@ def _pools(world, baseline) -> dict:
         ],
         "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
         "visibility": [0, 1, 30, 180, 43200],
+        "handlers": ["app.handler", "app.lambda_handler", "index.handler", "../app.handler"],
     }
 
 
@@ -135,6 +136,7 @@ POOL_FOR_FIELD = {
     "secret_arn": "secrets",
     "queue_arn": "queues",
     "visibility_timeout": "visibility",
+    "handler": "handlers",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

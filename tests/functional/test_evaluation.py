@@ -29,7 +29,7 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 
 
 SHARDS = 2
-CORPUS = sorted((REPO / "scenarios").glob("*.yaml"))
+CORPUS = sorted((REPO / "scenarios").rglob("*.yaml"))
 
 
 def features(path: Path) -> set[tuple[str, str]]:

@@ -79,10 +79,18 @@ def test_every_module_in_kinds_is_registered():
 
 
 def test_the_registry_names_the_kinds_the_design_the_scenarios_and_the_docs_name():
-    assert list(KINDS) == DESIGN_KINDS
+    from incident_responder.catalogue.queries import MODES_BY_ID
+
+    assert list(KINDS)[: len(DESIGN_KINDS)] == DESIGN_KINDS
+    # Every other kind reproduces a failure catalogue entry and is named after it, producing its fault type.
+    for name in list(KINDS)[len(DESIGN_KINDS) :]:
+        mode = MODES_BY_ID.get(name.replace("_", "-"))
+        assert mode is not None, f"{name} is named after no failure catalogue entry"
+        assert mode.fault_type == KINDS[name].fault_type, f"{name} produces another fault than {mode.id} names"
+        assert KINDS[name].parameter_names() == list(KINDS[name].defaults), f"{name}: every parameter has a default"
     used = {
         fault["kind"]
-        for path in (REPO / "scenarios").glob("*.yaml")
+        for path in (REPO / "scenarios").rglob("*.yaml")
         for fault in yaml.safe_load(path.read_text()).get("faults") or []
     }
     assert used == set(KINDS)
@@ -91,7 +99,11 @@ def test_the_registry_names_the_kinds_the_design_the_scenarios_and_the_docs_name
         "apply",
         "status",
         "restore",
-    } == set(KINDS)
+    } == set(DESIGN_KINDS)
+    # The catalogue kinds are listed with their entries on the generated failure catalogue page.
+    catalogue_doc = (REPO / "docs" / "failure-catalogue.md").read_text()
+    listed = set(re.findall(r"`- kind: (\w+)`", catalogue_doc))
+    assert set(KINDS) - set(DESIGN_KINDS) <= listed <= set(KINDS)
 
 
 def test_the_scenario_schema_and_the_fault_types_come_from_the_registry():

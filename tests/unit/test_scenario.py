@@ -69,7 +69,7 @@ def test_not_yaml_and_missing_file(tmp_path):
 def test_every_scenario_in_the_repository_loads():
     from pathlib import Path
 
-    files = sorted((Path(__file__).parents[2] / "scenarios").glob("*.yaml"))
+    files = sorted((Path(__file__).parents[2] / "scenarios").rglob("*.yaml"))
     assert files
     for path in files:
         assert load_scenario(path).name == path.stem
@@ -147,7 +147,7 @@ def test_the_corpus_expects_the_fault_types_its_kinds_produce():
     from incident_responder.lab.scenario import FAULT_TYPE_OF_KIND
 
     checked = 0
-    for path in sorted((Path(__file__).parents[2] / "scenarios").glob("*.yaml")):
+    for path in sorted((Path(__file__).parents[2] / "scenarios").rglob("*.yaml")):
         scenario = load_scenario(path)
         if scenario.faults:
             produced = {FAULT_TYPE_OF_KIND[f.kind] for f in scenario.faults}

@@ -13,9 +13,28 @@ from typing import Any
 from incident_responder.account.baseline import event_source_mapping_arn
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.catalogue.queries import modes_by_fault_type
 
 # Errors that say the invocation itself ran out of time or memory, or the runtime died: the function's limits.
 LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
+# Settings of the function whose change from the baseline is a fault by itself: path -> (fault type, what it is).
+# The errors the logs report for that fault's catalogue entries are its evidence (and not the code's own failure).
+SETTING_FAULTS = {
+    "handler": ("handler_misconfigured", "the handler setting"),
+}
+
+
+def _setting_changed(b: _Builder, i: int, diff: dict[str, Any], when: str, dated: list[int], ptr: int) -> None:
+    fault, what = SETTING_FAULTS[diff["path"]]
+    before, now = diff.get("baseline"), diff.get("current")
+    cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"{what} is {now} (baseline {before})")
+    modes = {m.id for m in modes_by_fault_type().get(fault, [])}
+    errors = [e for e in b.obs.log_errors() if e.failure_mode in modes]
+    for error in errors:
+        b.explained.add((str(error.error_type), str(error.message)))
+    points = b.error_points(errors[0], f"the runtime fails on {what}") if errors else []
+    mode = str(errors[0].failure_mode) if errors else None
+    b.fault(fault, f"{what} changed from {before} to {now}{when}", ptr, cfg, *points, *dated, mode=mode)
 
 
 def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
@@ -233,6 +252,8 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     cfg,
                     *dated,
                 )
+        elif path in SETTING_FAULTS:
+            _setting_changed(b, i, diff, when, dated, ptr)
         else:
             b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from incident_responder.actions.registry import LOOKUP_FOR_FAULT
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, NO_DRIFT
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import next_remediation_tools
 from incident_responder.agent.protocol import TOOL_ERROR_PREFIX
@@ -26,20 +26,6 @@ KEY_PARAMETERS = (
     "secret_arn",
     "visibility_timeout",
 )
-# Where each lookup shows that nothing drifted for a fault: (field, what it means).
-NO_DRIFT = {
-    "throttling": ("action", "the reserved concurrency already equals the baseline"),
-    "permission_loss": ("drifted", "the role's policies already match the baseline"),
-    "network_block": ("drifted", "the egress rules and NACL entries already match the baseline"),
-    "timeout": ("current_timeout", "the timeout already equals the baseline"),
-    "memory_exhaustion": ("current_memory_size", "the memory size already equals the baseline"),
-    "deployment_regression": ("drifted", "the alias already routes to the baseline version"),
-    "kms_key_disabled": ("drifted", "the key is already in its baseline state"),
-    "event_source_disabled": ("drifted", "the event source mapping is already in its baseline state"),
-    "dependency_missing": ("drifted", "the secrets the environment names are already in their baseline state"),
-    "event_source_misconfigured": ("drifted", "the source queue's visibility timeout already equals the baseline"),
-    "storage_exhaustion": ("current_ephemeral_storage", "the ephemeral storage already equals the baseline"),
-}
 
 
 def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> str | None:
@@ -65,6 +51,10 @@ def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
         if key in parameters and (parameters[key] is not None or key == "reserved_concurrent_executions"):
             value = parameters[key]
             return f"actions[{index}].parameters.{key}", "null" if value is None else str(value)
+    # Another action type's: its first setting beside the function's name (handler, ...).
+    for key, value in parameters.items():
+        if key != "function_name" and isinstance(value, str | int) and not isinstance(value, bool):
+            return f"actions[{index}].parameters.{key}", str(value)
     if parameters.get("security_group_id"):
         return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]
     entry = (parameters.get("remove_nacl_entries") or [{}])[0]

@@ -29,6 +29,7 @@ class FaultType(StrEnum):
     KMS_ACCESS_DENIED = "kms_access_denied"
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
+    HANDLER_MISCONFIGURED = "handler_misconfigured"
     UNKNOWN = "unknown"
 
 
@@ -42,6 +43,7 @@ class ActionType(StrEnum):
     ENABLE_EVENT_SOURCE_MAPPING = "enable_event_source_mapping"
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
+    RESTORE_HANDLER = "restore_handler"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -110,6 +112,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.ROLLBACK_ALIAS,
         "roll the alias back to the baseline version",
         r"alias|function_version|code_sha256|\bversion\b|deploy",
+    ),
+    FaultRecord(
+        FaultType.HANDLER_MISCONFIGURED,
+        ActionType.RESTORE_HANDLER,
+        "restore the function's handler setting from the baseline",
+        r"handler",
     ),
     FaultRecord(
         FaultType.TIMEOUT,

@@ -116,6 +116,14 @@ class RestoreQueueAttributesParams(Contract):
     visibility_timeout: int = Field(ge=0, le=43200, description="seconds, as the baseline recorded")
 
 
+class RestoreHandlerParams(Contract):
+    """UpdateFunctionConfiguration Handler back to the baseline's (``file.method``, as the runtime reads it)."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    handler: str = Field(pattern=r"^[^\s]{1,128}$", description="the handler setting the baseline recorded")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -126,4 +134,5 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.ENABLE_EVENT_SOURCE_MAPPING: EnableEventSourceMappingParams,
     ActionType.RESTORE_SECRET: RestoreSecretParams,
     ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
+    ActionType.RESTORE_HANDLER: RestoreHandlerParams,
 }

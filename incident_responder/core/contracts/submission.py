@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from incident_responder.core.contracts.actions import RemediationAction, RemediationProposal
 from incident_responder.core.contracts.base import Contract
 from incident_responder.core.contracts.diagnosis import Confidence
-from incident_responder.core.contracts.faults import ActionType, FaultType
+from incident_responder.core.contracts.faults import ACTION_FOR_FAULT, ActionType, FaultType
 from incident_responder.core.contracts.parameters import PARAMETERS_FOR_ACTION
 
 
@@ -31,7 +31,13 @@ class _ProposedAction(Contract):
 def _proposed(action_type: ActionType) -> type[_ProposedAction]:
     """``Proposed<ActionType>``: the action with its parameters typed by the action type's model."""
     name = "Proposed" + "".join(word.title() for word in action_type.value.split("_"))
+    fixes = tuple(fault for fault, action in ACTION_FOR_FAULT.items() if action == action_type)
     fields: dict[str, Any] = {
+        # Only the faults it remedies: the schema each variant publishes stays small as fault types are added.
+        "fault_type": (
+            Literal[fixes],
+            Field(description="the diagnosed fault this action remedies (others: unresolvable_faults)"),
+        ),
         "action_type": (Literal[action_type], ...),
         "parameters": (PARAMETERS_FOR_ACTION[action_type], ...),
     }

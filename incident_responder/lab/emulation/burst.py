@@ -44,7 +44,13 @@ from incident_responder.lab.emulation.invocation import (
     WorkloadProfile,
 )
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
-from incident_responder.lab.runtimes import RaisedError, read_handler_source, runtime_for, thrown_error
+from incident_responder.lab.runtimes import (
+    RaisedError,
+    handler_error,
+    read_handler_source,
+    runtime_for,
+    thrown_error,
+)
 
 # What the Lambda service answers when it cannot decrypt the function's environment (the function never runs).
 KMS_ERRORS = {
@@ -158,6 +164,7 @@ class Workload(LambdaTraces):
         view = self.read_view()
         facts = self.facts(view)
         facts["thrown"] = thrown_error(view.code, view.runtime)
+        facts["handler_error"] = handler_error(view.code, view.runtime)
         start = self._burst_start(view.log_group)
         if not_before is not None:
             start = max(start, not_before)
@@ -243,6 +250,9 @@ class Workload(LambdaTraces):
         error: RaisedError | None = None
         killed = False
         try:
+            if facts.get("handler_error") is not None:  # the runtime cannot load the handler: no code of it runs
+                ctx.spend(0.05)
+                ctx.fail(facts["handler_error"])
             self.handle(ctx, view, facts, event, extra, app_error)
         except Failure as failure:
             error = failure.error
