@@ -513,3 +513,25 @@ def test_an_older_server_without_an_errors_summary_is_read_from_the_events(metri
     diagnosis, _, _ = diagnose(incident(metric_name=metric), **tools(get_recent_logs=result))
     assert faults(diagnosis) == {"dependency_throttling"}
     assert cites(diagnosis, "get_recent_logs", "events[1].message", "ProvisionedThroughputExceededException")
+
+
+# -- errors that name a failure catalogue entry ------------------------------------------------------
+HANDLER_NOT_FOUND = node_error("Runtime.HandlerNotFound", "index.process is undefined or not exported")
+
+
+def test_an_entry_the_logs_establish_is_diagnosed_from_its_error_with_the_entry_named(monkeypatch):
+    from incident_responder.core.contracts import FAULT_RECORDS, FaultType
+
+    record = FAULT_RECORDS[FaultType.HANDLER_MISCONFIGURED]
+    monkeypatch.setitem(
+        FAULT_RECORDS, FaultType.HANDLER_MISCONFIGURED, record.__class__(**{**vars(record), "from_logs": True})
+    )
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", HANDLER_NOT_FOUND) * 2)))
+    assert faults(diagnosis) == {"handler_misconfigured"} and diagnosis.failure_modes == ["handler-not-found"]
+    assert cites(diagnosis, "get_recent_logs", "errors[0].error_type", "Runtime.HandlerNotFound")
+
+
+def test_an_entry_the_configuration_must_bear_out_is_only_a_gap_when_it_does_not():
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", HANDLER_NOT_FOUND) * 2)))
+    assert "handler_misconfigured" not in faults(diagnosis)
+    assert any("handler-not-found" in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)

@@ -14,7 +14,8 @@ from typing import Any
 from incident_responder.account.log_records import ReportRecord, parse_event
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.catalogue.queries import FAILURE_MODES
+from incident_responder.catalogue.queries import FAILURE_MODES, MODES_BY_ID
+from incident_responder.core.contracts import FAULT_RECORDS, FaultType
 
 # Error types AWS documents for failures the responder does not diagnose yet (docs/failure-catalogue.md): seen
 # in the logs, they are named as such, never taken for a bug in the code.
@@ -232,10 +233,31 @@ def _from_observation_only(b: _Builder) -> None:
             b.fault("permission_loss", "the execution role cannot write logs", ptr)
 
 
+def _from_catalogue_errors(b: _Builder, *, last: bool = False) -> None:
+    """An error the logs report that names a failure catalogue entry whose fault the logs establish by themselves
+    (``from_logs`` in its record: AWS itself, a quota, the caller, the code): that fault, with the error as its
+    evidence. Any other entry needs the configuration to bear it out: read ``last``, after every other finding,
+    the error of an entry whose fault nothing found is only a gap."""
+    for error in b.obs.log_errors():
+        mode = MODES_BY_ID.get(str(error.failure_mode or ""))
+        if error.handled or mode is None or mode.fault_type is None or mode.responder == "not_yet":
+            continue
+        if (str(error.error_type), str(error.message)) in b.explained or mode.fault_type in b.faults:
+            continue
+        if FAULT_RECORDS[FaultType(mode.fault_type)].from_logs:
+            points = b.error_points(error, f"AWS documents this failure: {mode.title}")
+            cause = f"{mode.title[0].lower()}{mode.title[1:]} ({error.error_type})"
+            b.fault(mode.fault_type, cause, *points, mode=mode.id)
+            b.explained.add((str(error.error_type), str(error.message)))
+        elif last and b.obs.drift() is not None:
+            b.gap(f"the logs report {error.error_type} ({mode.id}) but the configuration does not bear it out")
+
+
 def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
     """What the errors themselves say: the code's failures (a regression's when the deploy changed) and a
     throttled dependency; and what the logs claim that configuration does not bear out."""
     obs = b.obs
+    _from_catalogue_errors(b)
     baseline_versions = {str(before) for before, _ in b.regressed.values() if before is not None}
     for error in obs.errors("exception", origin="application"):
         if error.handled or (str(error.error_type), str(error.message)) in b.explained:
@@ -275,3 +297,4 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
             b.gap("the logs report KMS errors but the function's key matches its baseline")
     if obs.alert_error_category() == "kms" and "kms_key_disabled" not in b.faults:
         b.gap("the alert names a KMS error that the function's configuration does not bear out")
+    _from_catalogue_errors(b, last=True)

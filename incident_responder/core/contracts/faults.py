@@ -59,6 +59,10 @@ class FaultRecord:
     # What a verified evidence pointer (its tool, field and value) must show to support this fault (a regular
     # expression, case-insensitive); None: any verified pointer (a fault no action fixes changes nothing).
     signs: str | None = None
+    # The function's own logs establish it: an error they report that names one of its catalogue entries is the
+    # fault (no configuration can bear it out: AWS itself, a quota, the caller, the code). False: the configuration
+    # must (a log line alone is only a gap).
+    from_logs: bool = False
 
 
 # In the order faults are fixed: access first (the role, then the key that decrypts its environment; nothing
