@@ -101,6 +101,8 @@ def _mode(mode: FailureMode) -> list[str]:
             f"- **Reproduce in the lab:** `- kind: {kind.name}` in a scenario (on {', '.join(sorted(kind.workloads))})"
             + (f"; `{scenario}`" if (REPO / scenario).is_file() else "")
         )
+    if mode.lab_note:
+        lines.append(f"- **In the lab:** {mode.lab_note}")
     lines.append(f"- **Sources:** {', '.join(f'[{_link_text(u)}]({u})' for u in mode.sources)}")
     lines.append(f"- **Id:** `{mode.id}`")
     return [*lines, ""]

@@ -39,6 +39,8 @@ class FailureMode:
     handover: str
     signatures: tuple[Signature, ...]
     sources: tuple[str, ...]
+    # What the lab reproduces of it, and what it cannot emulate honestly (said on the page); empty: all of it.
+    lab_note: str = ""
 
 
 # The page's sections, in order.
