@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-bedrock eval-replay bench bench-logs bench-redaction bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-model eval-bedrock eval-replay bench bench-logs bench-redaction bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -123,6 +123,13 @@ eval-bedrock: $(STAMP)
 # The corpus again from those cassettes: no model, no credentials; fails where the run departs from them.
 eval-replay: $(STAMP)
 	$(BIN)/responder eval scenarios --replay $(CASSETTES)
+
+# The corpus as a benchmark for one model (docs/benchmark.md): keeps its scores in bench/benchmark/<model>.json
+# and renders the page's tables. MODEL=offline by default; a bedrock_converse: model records its calls in
+# cassettes/<model>/ (REPLAY=DIR answers from such a folder instead, with no model and no credentials).
+MODEL ?= offline
+eval-model: $(STAMP)
+	$(BIN)/python scripts/benchmark.py --model $(MODEL) $(if $(REPLAY),--replay $(REPLAY),$(if $(findstring bedrock_converse:,$(MODEL)),--record cassettes/$(subst :,-,$(MODEL)))) $(if $(MAX_COST),--max-cost $(MAX_COST))
 
 # Writes bench/results.json and bench/results.md and refreshes the tables in docs/evaluation.md (several minutes).
 bench: $(STAMP)

@@ -17,7 +17,6 @@ from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, Faul
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = ("error_code", "platform_error", "network_error", "message")
-# What the responder does for each fault type it fixes (the brief's table; contracts.ACTION_FOR_FAULT agrees).
 
 
 @pytest.fixture(scope="module")

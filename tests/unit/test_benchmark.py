@@ -1,0 +1,119 @@
+"""The corpus as a benchmark (docs/benchmark.md): a model's kept scores judged on each dimension a scenario
+expects, the catalogue's coverage from the scenarios that pass, and the page rendered from what is kept."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from incident_responder.lab import benchmark
+from incident_responder.lab.scenario import Scenario
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("benchmark_script", REPO / "scripts" / "benchmark.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _scenario(name: str, **expect) -> Scenario:
+    return Scenario.model_validate({"name": name, "expect": expect})
+
+
+SCENARIOS = {
+    "fixed": _scenario(
+        "fixed",
+        status="REMEDIATED",
+        fault_types=["handler_misconfigured"],
+        failure_modes=["handler-not-found"],
+        actions=["restore_handler"],
+    ),
+    "handed": _scenario("handed", fault_types=["recursive_loop"], failure_modes=["recursive-loop-stopped"], actions=[]),
+    "unreached": _scenario("unreached", fault_types=["timeout"], actions=["update_function_configuration"]),
+}
+
+
+def _kept(name: str, **fields) -> dict:
+    score = {
+        "name": name,
+        "passed": True,
+        "status": "PROPOSAL_READY",
+        "fault_types": [],
+        "failure_modes": [],
+        "actions": [],
+        "mitigated": None,
+        "grounded_ratio": 1.0,
+        "total_tokens": 1000,
+        "input_tokens": 900,
+        "output_tokens": 100,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "latency_ms": 2000,
+        "failures": [],
+    }
+    return score | fields
+
+
+RESULTS = {
+    "model": "offline",
+    "date": "2026-11-27",
+    "priced_as": "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0",
+    "scenarios": [
+        _kept(
+            "fixed",
+            status="REMEDIATED",
+            fault_types=["handler_misconfigured"],
+            failure_modes=["handler-not-found"],
+            actions=["restore_handler"],
+            mitigated=True,
+        ),
+        # The right fault, the wrong catalogue entry: failed, and only that dimension is wrong.
+        _kept("handed", passed=False, fault_types=["recursive_loop"], failure_modes=["application-error"]),
+        _kept("gone", total_tokens=10**6),  # no longer in the corpus: left out
+    ],
+}
+
+
+def test_each_dimension_is_judged_against_the_scenarios_expectations():
+    row = benchmark.row(RESULTS, SCENARIOS)
+    assert row.passed == (1, 3)  # "unreached" was not run: failed
+    assert row.status == (2, 3) and row.fault_types == (2, 3) and row.actions == (2, 3)
+    assert row.failure_modes == (1, 2)  # only the scenarios that expect entries
+    assert row.mitigated == (1, 1)
+    assert row.tokens_median == 1000 and row.latency_p50_ms == 2000
+    assert row.cost_median is not None and 0 < row.cost_median < 0.01
+
+
+def test_an_entry_counts_as_diagnosed_only_by_a_passing_scenario():
+    found = {c.mode.id: c for c in benchmark.coverage(RESULTS, SCENARIOS)}
+    assert found["handler-not-found"].diagnosed and found["handler-not-found"].passing == ("fixed",)
+    assert found["recursive-loop-stopped"].scenarios == ("handed",) and not found["recursive-loop-stopped"].diagnosed
+    assert not any(c.diagnosed for c in benchmark.coverage(None, SCENARIOS))
+
+
+def test_the_committed_page_is_what_the_kept_scores_render(script):
+    assert script.main(["--check"]) == 0, "run `python scripts/benchmark.py --render`"
+
+
+def test_a_stale_page_is_refused_with_what_to_run(script, tmp_path, monkeypatch, capsys):
+    page = tmp_path / "benchmark.md"
+    page.write_text("# hand-written\n\n" + script.BEGIN + "\nold tables\n", encoding="utf-8")
+    monkeypatch.setattr(script, "PAGE", page)
+    assert script.main(["--check"]) == 1
+    assert "python scripts/benchmark.py --render" in capsys.readouterr().err
+    assert script.main(["--render"]) == 0 and script.main(["--check"]) == 0
+    assert page.read_text(encoding="utf-8").startswith("# hand-written\n")  # the hand-written part kept
+
+
+def test_kept_scores_are_named_after_their_model():
+    assert benchmark.slug("bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0") == (
+        "bedrock_converse-global.anthropic.claude-haiku-4-5-20251001-v1-0"
+    )
+    assert benchmark.slug("offline") == "offline"
