@@ -146,9 +146,9 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="An extension (delivered as a layer) crashed during the Init phase.",
         fix="The runtime environment page documents the log line only: the extension has to start cleanly, so "
         "remove its layer or deploy a working version of it.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
         signatures=(_platform("Extension.Crash"),),
         sources=(RUNTIME_ENVIRONMENT, RUNTIME_EMULATOR),

@@ -52,6 +52,7 @@ class RaisedError:
     frames: list[Frame] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     init: bool = False  # raised in the Init phase (loading the handler), before any request
+    platform_only: bool = False  # the runtime never ran (an extension crashed first): only the platform reports it
 
 
 class Runtime:
@@ -85,13 +86,26 @@ class Runtime:
 
     @staticmethod
     def report(
-        request_id: str, duration_ms: float, memory_size: int, memory_used: int, init_ms: float, timed_out: bool
+        request_id: str,
+        duration_ms: float,
+        memory_size: int,
+        memory_used: int,
+        init_ms: float,
+        timed_out: bool,
     ) -> str:
+        status = "\tStatus: timeout" if timed_out else ""
         return (
             f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
             f"{math.ceil(round(duration_ms, 2))} ms\tMemory Size: {memory_size} MB\tMax Memory Used: "
-            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + ("\tStatus: timeout" if timed_out else "")
+            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + status
         )
+
+    @staticmethod
+    def init_report(init_ms: float, status: str, error_type: str | None = None) -> str:
+        """The platform's line for an Init phase that did not succeed (``Status: error`` or ``timeout``), as the
+        Lambda execution environment page shows it, fields tab-separated as in the ``REPORT`` line."""
+        line = f"INIT_REPORT Init Duration: {init_ms:.2f} ms\tPhase: init\tStatus: {status}"
+        return line + (f"\tError Type: {error_type}" if error_type else "")
 
 
 class PythonRuntime(Runtime):
@@ -166,6 +180,7 @@ class DeployedCode:
     filename: str | None  # the handler's file, when the package could be read
     source: str | None
     handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
+    layers: tuple[str, ...] = ()  # the version's layer version ARNs (a published version keeps its layers)
 
 
 class UnreadableCode(RuntimeError):
@@ -210,9 +225,10 @@ def read_handler_source(
     kwargs = {"FunctionName": function_name, **({"Qualifier": qualifier} if qualifier else {})}
     config = lam.get_function_configuration(**kwargs)
     version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
+    layers = tuple(layer["Arn"] for layer in config.get("Layers") or [])
     if sha in shipped:
         filename, source = shipped[sha]
-        return DeployedCode(version, sha, filename, source, config.get("Handler"))
+        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers)
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
         raise UnreadableCode(
@@ -224,8 +240,8 @@ def read_handler_source(
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
                 source = archive.read(candidate).decode("utf-8", "replace")
-                return DeployedCode(version, sha, candidate, source, config.get("Handler"))
-    return DeployedCode(version, sha, None, None, config.get("Handler"))
+                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers)
+    return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
 
 
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
@@ -295,3 +311,38 @@ def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         stack = [*_NODE_LOAD_FRAMES]
         return RaisedError("Runtime.HandlerNotFound", message, stack, init=True)
     return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)
+
+
+# The Extensions API call an external extension makes first; one that exits without it crashes the Init phase.
+EXTENSION_REGISTER = "/2020-01-01/extension/register"
+
+
+def _moto_layer(clients: AwsClients, layer_version_arn: str) -> bytes | None:
+    """A layer version's .zip from moto's Lambda backend, when moto serves this account from this process."""
+    try:
+        from moto.awslambda.utils import get_backend
+    except ImportError:
+        return None
+    parts = layer_version_arn.split(":")
+    if len(parts) != 8 or parts[4] != clients.account_id():
+        return None
+    try:
+        version = get_backend(parts[4], parts[3]).get_layer_version(parts[6], parts[7])
+    except Exception:  # noqa: BLE001 - moto here is not the one serving the account
+        return None
+    return getattr(version, "code_bytes", None) or None
+
+
+def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | None:
+    """Extension.Crash when one of the version's layers holds an external extension (a file under ``extensions/``)
+    that exits without registering with the Extensions API; None when every extension starts, or none can be read."""
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            continue
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            for name in archive.namelist():
+                extension = name.startswith("extensions/") and not name.endswith("/")
+                if extension and EXTENSION_REGISTER not in archive.read(name).decode("utf-8", "replace"):
+                    return RaisedError("Extension.Crash", "", init=True, platform_only=True)
+    return None

@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    LAYERS_CHANGED = "layers_changed"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +45,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_LAYERS = "restore_layers"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -122,6 +124,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.RESTORE_HANDLER,
         "restore the function's handler setting from the baseline",
         r"handler",
+    ),
+    FaultRecord(
+        FaultType.LAYERS_CHANGED,
+        ActionType.RESTORE_LAYERS,
+        "put the function's layers back to the baseline's layer versions",
+        r"layer|extension|import|init_report|phase: init",
     ),
     FaultRecord(
         FaultType.TIMEOUT,
