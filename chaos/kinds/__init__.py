@@ -25,6 +25,7 @@ from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
+from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.memory import MemoryKind
@@ -70,6 +71,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
     ExtensionCrashAtInitKind,
+    ImportModuleErrorKind,
 )
 
 

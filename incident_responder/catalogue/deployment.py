@@ -71,10 +71,14 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "(Amazon Linux).",
         fix="Make the handler setting match the file; package the libraries, and build those with C or C++ "
         "extensions in a Lambda-like environment (`sam build --use-container`).",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
+        lab_note="The lab reproduces the layer case: a layer added since the baseline whose copy of a package the "
+        "handler imports holds compiled extensions built for another platform (a layer comes before the runtime's "
+        "own packages); the responder restores the baseline's layers. An import error without a layer change (the "
+        "package itself) stays undiagnosed: a person redeploys the package.",
         signatures=(
             _platform("Runtime.ImportModuleError"),
             _message("Unable to import module"),

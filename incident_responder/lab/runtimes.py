@@ -346,3 +346,40 @@ def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | No
                 if extension and EXTENSION_REGISTER not in archive.read(name).decode("utf-8", "replace"):
                     return RaisedError("Extension.Crash", "", init=True, platform_only=True)
     return None
+
+
+_PY_IMPORTS = re.compile(r"^(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)", re.MULTILINE)
+# Where a Python layer's packages are found (both are on the runtime's path, before its own packages).
+_PY_LAYER_DIRS = re.compile(r"^python/(?:lib/python3\.\d+/site-packages/)?")
+
+
+def _imported(source: str) -> list[str]:
+    names: list[str] = []
+    for m in _PY_IMPORTS.finditer(source):
+        for name in (m.group(1) or m.group(2)).split(","):
+            top = name.strip().split(".")[0]
+            if top and top not in names:
+                names.append(top)
+    return names
+
+
+def layer_import_error(clients: AwsClients, code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """Runtime.ImportModuleError when a layer's copy of a package the handler imports (a layer comes first on the
+    runtime's path) holds compiled extensions, none of them built for Linux: Python finds no module it can load.
+    None for Node.js, or when every package the handler imports loads."""
+    if isinstance(runtime, NodeRuntime) or not code.source or not code.handler or "." not in code.handler:
+        return None
+    imported = _imported(code.source)
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            continue
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            names = [_PY_LAYER_DIRS.sub("", n, count=1) for n in archive.namelist() if _PY_LAYER_DIRS.match(n)]
+        for module in imported:
+            compiled = [n for n in names if n.startswith(f"{module}/") and n.endswith(".so")]
+            if compiled and not any("linux" in n for n in compiled):
+                extension = compiled[0].removeprefix(f"{module}/").split(".")[0].replace("/", ".")
+                message = f"Unable to import module '{code.handler.rsplit('.', 1)[0]}': No module named "
+                return RaisedError("Runtime.ImportModuleError", f"{message}'{module}.{extension}'", init=True)
+    return None

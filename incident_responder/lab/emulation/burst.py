@@ -48,6 +48,7 @@ from incident_responder.lab.runtimes import (
     RaisedError,
     extension_error,
     handler_error,
+    layer_import_error,
     read_handler_source,
     runtime_for,
     thrown_error,
@@ -165,8 +166,13 @@ class Workload(LambdaTraces):
         view = self.read_view()
         facts = self.facts(view)
         facts["thrown"] = thrown_error(view.code, view.runtime)
-        # What fails the Init phase, first to fail first: an extension starts before the runtime loads the handler.
-        facts["init_failure"] = extension_error(self.clients, view.code) or handler_error(view.code, view.runtime)
+        # What fails the Init phase, first to fail first: extensions start, then the runtime imports the handler's
+        # module, then finds the handler in it.
+        facts["init_failure"] = (
+            extension_error(self.clients, view.code)
+            or layer_import_error(self.clients, view.code, view.runtime)
+            or handler_error(view.code, view.runtime)
+        )
         start = self._burst_start(view.log_group)
         if not_before is not None:
             start = max(start, not_before)
