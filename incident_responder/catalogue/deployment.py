@@ -202,10 +202,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="The handler's return value is not JSON serialisable (for example bytes left undecoded after base64 "
         "encoding).",
         fix="Return a JSON-serialisable value (decode base64 output to a string).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="application_error",
         action_type=None,
-        handover="",
+        handover="The code returns what the runtime cannot serialise: change the handler to return JSON-serialisable "
+        "values (decode base64 output with `.decode()`, convert dates and decimals to strings) and deploy it; roll "
+        "the alias back if a recent version brought the error.",
         signatures=(_platform("Runtime.MarshalError"), _message("Unable to marshal response")),
         sources=(_DG + "python-exceptions.html", PYTHON_RUNTIME_CLIENT),
     ),

@@ -245,6 +245,9 @@ def read_handler_source(
 
 
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
+# A handler that returns base64 output undecoded (bytes), and what Python's json module says of bytes.
+_PY_RETURNS_BYTES = re.compile(r"^\s*return\s+base64\.b64encode\(")
+_BYTES_NOT_SERIALIZABLE = "Object of type bytes is not JSON serializable"
 _PY_RAISE = re.compile(r"""^\s*raise\s+([A-Za-z_][\w.]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
 
 
@@ -265,6 +268,10 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         return None
     pattern = _NODE_THROW if isinstance(runtime, NodeRuntime) else _PY_RAISE
     for number, text in enumerate(code.source.splitlines(), start=1):
+        if not isinstance(runtime, NodeRuntime) and _PY_RETURNS_BYTES.search(text):
+            # The runtime cannot serialise the handler's return value (json.dumps refuses bytes): no frames of the
+            # handler, which returned.
+            return RaisedError("Runtime.MarshalError", f"Unable to marshal response: {_BYTES_NOT_SERIALIZABLE}")
         match = pattern.search(text)
         if not match:
             continue
