@@ -34,6 +34,7 @@ from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
 from chaos.kinds.response_not_serializable import ResponseNotSerializableKind
+from chaos.kinds.runtime_exited import RuntimeExitedKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
@@ -74,6 +75,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     ExtensionCrashAtInitKind,
     ImportModuleErrorKind,
     ResponseNotSerializableKind,
+    RuntimeExitedKind,
 )
 
 

@@ -185,10 +185,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "crashes, or the function runs short of memory or opens too many connections to a backend database.",
         fix="Replace explicit exits with a valid return; check the function's memory in its logs and raise it if "
         "needed; manage database connections (for example with a proxy).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="application_error",
         action_type=None,
-        handover="",
+        handover="The runtime's process ended with an exit status: find the explicit exit (`sys.exit()`, `exit()`, "
+        "`process.exit()`, `os.Exit()`) in the code and return a value instead, then deploy it; if the `REPORT` "
+        "lines show `Max Memory Used` at the memory size, the memory is the cause instead.",
         signatures=(_platform("Runtime.ExitError", "runtime_exit"), _message("Runtime exited with error")),
         sources=("https://repost.aws/knowledge-center/lambda-runtime-error", TS_INVOCATION),
     ),

@@ -284,6 +284,17 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
         else:
             points = b.error_points(error, "an unhandled error in the function's own code")
             b.fault("application_error", f"the function's code raises {excerpt}", *points)
+    for error in obs.errors("runtime_exit"):
+        # The runtime's process ended with an exit status (a kill for want of memory is out_of_memory): the code's.
+        if (
+            error.handled
+            or (str(error.error_type), str(error.message)) in b.explained
+            or "memory_exhaustion" in b.faults
+        ):
+            continue
+        points = b.error_points(error, "the runtime's process ended during the invocation")
+        b.fault("application_error", f"the function's runtime exited ({error.message[:120]})", *points)
+        b.explained.add((str(error.error_type), str(error.message)))
     throttled = obs.errors("throttled", origin="aws_service")
     if throttled:
         error = throttled[0]

@@ -44,11 +44,10 @@ from incident_responder.lab.emulation.invocation import (
     WorkloadProfile,
 )
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
+from incident_responder.lab.layers import extension_error, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
-    extension_error,
     handler_error,
-    layer_import_error,
     read_handler_source,
     runtime_for,
     thrown_error,
@@ -281,7 +280,9 @@ class Workload(LambdaTraces):
             ctx.lines.append((t, runtime.killed(request_id)))
             status, etype, emsg = "failed", "Runtime.ExitError", "Runtime exited with error: signal: killed"
         elif error is not None:
-            if not error.platform_only:
+            if error.error_type == "Runtime.ExitError":  # the process ended: the platform says so
+                ctx.lines.append((t, runtime.exited(request_id, error.message)))
+            elif not error.platform_only:
                 ctx.lines.append((t, runtime.error(ctx.at(t), request_id, error)))
             status, etype, emsg = "failed", error.error_type, error.message
         else:
