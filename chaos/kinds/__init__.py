@@ -18,6 +18,7 @@ from pydantic import Field
 from chaos.errors import ChaosError
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
@@ -76,6 +77,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     ImportModuleErrorKind,
     ResponseNotSerializableKind,
     RuntimeExitedKind,
+    DeploymentFilePermissionsKind,
 )
 
 

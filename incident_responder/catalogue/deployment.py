@@ -115,10 +115,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         shows_in=("function logs", "metric Errors"),
         cause="The files in the deployment package are not readable by the runtime.",
         fix="Give files 644 and directories and executables 755 permissions, then deploy again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="code_package_invalid",
         action_type=None,
-        handover="",
+        handover="Rebuild the deployment package with files readable by the runtime (`chmod 644` for files, `chmod "
+        "755` for directories and executables, e.g. `chmod -R o+rX .` before zipping) and deploy it again "
+        "(UpdateFunctionCode); the baseline keeps no package to put back.",
         signatures=(_message("EACCES: permission denied"), _message("Permission denied: '/var/task/")),
         sources=(TS_DEPLOYMENT,),
     ),

@@ -187,6 +187,7 @@ class DeployedCode:
     source: str | None
     handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
     layers: tuple[str, ...] = ()  # the version's layer version ARNs (a published version keeps its layers)
+    readable: bool = True  # the handler's file may be read by the runtime's user (others' read bit in the .zip)
 
 
 class UnreadableCode(RuntimeError):
@@ -246,7 +247,9 @@ def read_handler_source(
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
                 source = archive.read(candidate).decode("utf-8", "replace")
-                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers)
+                mode = archive.getinfo(candidate).external_attr >> 16
+                readable = not mode or bool(mode & 0o004)  # no mode recorded: the zip tool's default, readable
+                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers, readable)
     return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
 
 
@@ -334,3 +337,14 @@ def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         stack = [*_NODE_LOAD_FRAMES]
         return RaisedError("Runtime.HandlerNotFound", message, stack, init=True)
     return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)
+
+
+def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """The error the runtime raises when the handler's file is not readable by it (the package's files need 644):
+    Python's PermissionError, Node.js's EACCES, in their own words; None when it is readable."""
+    if code.readable or not code.filename:
+        return None
+    path = f"{runtime.task_root}/{code.filename}"
+    if isinstance(runtime, NodeRuntime):
+        return RaisedError("Error", f"EACCES: permission denied, open '{path}'", [*_NODE_LOAD_FRAMES], init=True)
+    return RaisedError("PermissionError", f"[Errno 13] Permission denied: '{path}'", init=True)

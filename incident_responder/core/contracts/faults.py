@@ -31,6 +31,7 @@ class FaultType(StrEnum):
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     LAYERS_CHANGED = "layers_changed"
+    CODE_PACKAGE_INVALID = "code_package_invalid"
     UNKNOWN = "unknown"
 
 
@@ -173,6 +174,14 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person restores the environment variable's value (the baseline keeps names and "
         "digests, never values)",
+    ),
+    # The deployment package itself (its files, its entry point): the baseline keeps no package to put back.
+    FaultRecord(
+        FaultType.CODE_PACKAGE_INVALID,
+        None,
+        "no automated action: a person fixes the deployment package (file permissions 644 and 755, the handler's file "
+        "or bootstrap at its root) and deploys it again",
+        from_logs=True,
     ),
     FaultRecord(
         FaultType.APPLICATION_ERROR,

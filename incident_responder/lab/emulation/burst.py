@@ -48,6 +48,7 @@ from incident_responder.lab.layers import extension_error, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
     handler_error,
+    permission_error,
     read_handler_source,
     runtime_for,
     thrown_error,
@@ -170,6 +171,7 @@ class Workload(LambdaTraces):
         facts["init_failure"] = (
             extension_error(self.clients, view.code)
             or layer_import_error(self.clients, view.code, view.runtime)
+            or permission_error(view.code, view.runtime)
             or handler_error(view.code, view.runtime)
         )
         start = self._burst_start(view.log_group)
@@ -255,7 +257,9 @@ class Workload(LambdaTraces):
         ctx = Invocation(runtime, request_id, start, config.memory_size, self.profile)
         init_error: RaisedError | None = facts.get("init_failure")
         init_ms = self.profile.init_seconds * 1000
-        if init_error is not None:  # each environment fails its Init phase: the platform reports it before START
+        # Each environment fails its Init phase: the platform reports it before START, with the error types it
+        # names itself (Runtime.*, Extension.*).
+        if init_error is not None and init_error.error_type.startswith(("Runtime.", "Extension.")):
             ctx.lines.append((0.0, runtime.init_report(init_ms, "error", init_error.error_type)))
         ctx.lines.append((0.0, runtime.start(request_id, view.code.version)))
         error: RaisedError | None = None
