@@ -7,7 +7,9 @@ import builtins
 import hashlib
 import io
 import json
+import urllib.request
 import zipfile
+from typing import Any
 
 from chaos.errors import ChaosError
 
@@ -70,3 +72,27 @@ def one_file_package(filename: str, source: str) -> bytes:
         info.external_attr = 0o644 << 16
         archive.writestr(info, source)
     return buffer.getvalue()
+
+
+def deployed_package(clients: Any, function_name: str) -> bytes:
+    """The .zip of the function's $LATEST, to put back on restore: from the presigned Code.Location (AWS), else from
+    moto's Lambda backend when moto runs in this process (the lab's: its location cannot be fetched)."""
+    lam = clients.get("lambda")
+    function = lam.get_function(FunctionName=function_name)
+    location = (function.get("Code") or {}).get("Location") or ""
+    sha = function["Configuration"].get("CodeSha256")
+    try:
+        from moto.awslambda.utils import get_backend
+
+        backend = get_backend(clients.account_id(), clients.region)
+        stored = backend.get_function(function_name, None)
+        if getattr(stored, "code_sha_256", None) == sha and getattr(stored, "code_bytes", None):
+            return bytes(stored.code_bytes)
+    except Exception:  # noqa: BLE001, S110 - moto here is not the one serving the account: fetch the location
+        pass
+    if location.startswith("https://"):
+        with urllib.request.urlopen(location, timeout=30) as response:  # noqa: S310 - an https URL Lambda presigned
+            package = response.read()
+        if code_sha256(package) == sha:
+            return package
+    raise ChaosError(f"{function_name}: its deployment package cannot be read, so it could not be put back")

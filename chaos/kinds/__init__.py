@@ -18,12 +18,15 @@ from pydantic import Field
 from chaos.errors import ChaosError
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
+from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
+from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.memory import MemoryKind
@@ -31,6 +34,8 @@ from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
+from chaos.kinds.response_not_serializable import ResponseNotSerializableKind
+from chaos.kinds.runtime_exited import RuntimeExitedKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
@@ -68,6 +73,11 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     RecursiveLoopKind,
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
+    ExtensionCrashAtInitKind,
+    ImportModuleErrorKind,
+    ResponseNotSerializableKind,
+    RuntimeExitedKind,
+    DeploymentFilePermissionsKind,
 )
 
 

@@ -69,6 +69,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _PY_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?:: (?P<msg>.*))?$")
 _JS_ERROR_HEAD = re.compile(r"^(?P<type>[A-Za-z_$][\w$.]*)(?: \[(?P<code>[A-Z_]+)\])?: (?P<msg>.*)$")
 _BOTOCORE_MESSAGE = re.compile(r"^An error occurred \((?P<code>[\w.]+)\) when calling the (?P<op>\w+) operation")
+_INIT_REPORT = re.compile(r"^INIT_REPORT (?P<fields>Init Duration: .*)$")
 _REPORT_FIELD = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]*): (?P<value>.+?)(?: (?:ms|MB))?$")
 
 
@@ -200,6 +201,8 @@ def parse_event(message: str) -> LogRecord | None:
     text = message.rstrip("\r\n")
     if text.startswith(("START ", "END ", "REPORT ")):
         return _platform_line(text)
+    if text.startswith("INIT_REPORT "):
+        return _init_report(text)
     if m := _TIMED_OUT.match(text):
         return ErrorRecord(
             "Sandbox.Timedout",
@@ -269,6 +272,23 @@ def _platform_line(text: str) -> LogRecord | None:
             error_type=fields.get("Error Type"),
         )
     return None
+
+
+def _init_report(text: str) -> ErrorRecord | None:
+    """``INIT_REPORT Init Duration: 1236.04 ms Phase: init Status: error Error Type: Extension.Crash``: the
+    platform's line for an Init phase that failed or timed out (fields tab- or space-separated); None when it
+    succeeded. The error is the platform's error type; a timeout has none, and is named by the line itself."""
+    if not (m := _INIT_REPORT.match(text)) or "\n" in text:
+        return None
+    fields = dict(re.findall(r"(Init Duration|Phase|Status|Error Type): (\S+)", m.group("fields")))
+    status, phase = fields.get("Status"), fields.get("Phase", "init")
+    if status not in ("error", "timeout"):
+        return None
+    message = f"Phase: {phase} Status: {status}"
+    error_type = fields.get("Error Type") or "INIT_REPORT"
+    # Not the invocation's own time (Sandbox.Timedout): the Init phase's 10 seconds, or an error loading the code.
+    category = PLATFORM_ERRORS.get(error_type) or "exception"
+    return ErrorRecord(error_type, message, "platform", category)
 
 
 def _number(value: str | None) -> float | None:

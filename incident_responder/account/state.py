@@ -51,6 +51,7 @@ class FunctionConfiguration(BaseModel):
     ephemeral_storage: int | None = Field(default=None, description="the /tmp size in MB (EphemeralStorage.Size)")
     secrets: list[SecretState] = Field(default_factory=list)
     handler: str | None = Field(default=None, description="file.method the runtime calls (None: a container image)")
+    layers: list[str] | None = Field(default=None, description="the layer version ARNs, in order ([]: no layers)")
 
 
 def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
@@ -99,4 +100,5 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
         secrets=read_secrets(clients, variables),
         handler=config.get("Handler"),
+        layers=[layer["Arn"] for layer in config.get("Layers") or []],
     )

@@ -17,6 +17,7 @@ from incident_responder.actions.function_configuration import UpdateFunctionConf
 from incident_responder.actions.handler import RestoreHandler
 from incident_responder.actions.iam import RestoreIamPolicy
 from incident_responder.actions.kms import EnableKmsKey
+from incident_responder.actions.layers import RestoreLayers
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
 from incident_responder.actions.secret import RestoreSecret
@@ -35,6 +36,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreSecret(),
         RestoreQueueAttributes(),
         RestoreHandler(),
+        RestoreLayers(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

@@ -71,10 +71,14 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "(Amazon Linux).",
         fix="Make the handler setting match the file; package the libraries, and build those with C or C++ "
         "extensions in a Lambda-like environment (`sam build --use-container`).",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
+        lab_note="The lab reproduces the layer case: a layer added since the baseline whose copy of a package the "
+        "handler imports holds compiled extensions built for another platform (a layer comes before the runtime's "
+        "own packages); the responder restores the baseline's layers. An import error without a layer change (the "
+        "package itself) stays undiagnosed: a person redeploys the package.",
         signatures=(
             _platform("Runtime.ImportModuleError"),
             _message("Unable to import module"),
@@ -111,10 +115,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         shows_in=("function logs", "metric Errors"),
         cause="The files in the deployment package are not readable by the runtime.",
         fix="Give files 644 and directories and executables 755 permissions, then deploy again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="code_package_invalid",
         action_type=None,
-        handover="",
+        handover="Rebuild the deployment package with files readable by the runtime (`chmod 644` for files, `chmod "
+        "755` for directories and executables, e.g. `chmod -R o+rX .` before zipping) and deploy it again "
+        "(UpdateFunctionCode); the baseline keeps no package to put back.",
         signatures=(_message("EACCES: permission denied"), _message("Permission denied: '/var/task/")),
         sources=(TS_DEPLOYMENT,),
     ),
@@ -146,9 +152,9 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="An extension (delivered as a layer) crashed during the Init phase.",
         fix="The runtime environment page documents the log line only: the extension has to start cleanly, so "
         "remove its layer or deploy a working version of it.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
         signatures=(_platform("Extension.Crash"),),
         sources=(RUNTIME_ENVIRONMENT, RUNTIME_EMULATOR),
@@ -181,10 +187,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "crashes, or the function runs short of memory or opens too many connections to a backend database.",
         fix="Replace explicit exits with a valid return; check the function's memory in its logs and raise it if "
         "needed; manage database connections (for example with a proxy).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="application_error",
         action_type=None,
-        handover="",
+        handover="The runtime's process ended with an exit status: find the explicit exit (`sys.exit()`, `exit()`, "
+        "`process.exit()`, `os.Exit()`) in the code and return a value instead, then deploy it; if the `REPORT` "
+        "lines show `Max Memory Used` at the memory size, the memory is the cause instead.",
         signatures=(_platform("Runtime.ExitError", "runtime_exit"), _message("Runtime exited with error")),
         sources=("https://repost.aws/knowledge-center/lambda-runtime-error", TS_INVOCATION),
     ),
@@ -198,10 +206,12 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="The handler's return value is not JSON serialisable (for example bytes left undecoded after base64 "
         "encoding).",
         fix="Return a JSON-serialisable value (decode base64 output to a string).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="application_error",
         action_type=None,
-        handover="",
+        handover="The code returns what the runtime cannot serialise: change the handler to return JSON-serialisable "
+        "values (decode base64 output with `.decode()`, convert dates and decimals to strings) and deploy it; roll "
+        "the alias back if a recent version brought the error.",
         signatures=(_platform("Runtime.MarshalError"), _message("Unable to marshal response")),
         sources=(_DG + "python-exceptions.html", PYTHON_RUNTIME_CLIENT),
     ),

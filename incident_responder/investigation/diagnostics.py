@@ -217,6 +217,7 @@ class LambdaConfig(Compact):
     KMSKeyState: str | None = Field(
         default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
     )
+    Layers: list[str] = Field(default_factory=list, description="the layer version ARNs, in order (unset: none)")
     Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
     EventSourceMappings: list[EventSourceMappingInfo] = Field(
         default_factory=list, description="queues and streams that invoke the function"
@@ -258,6 +259,7 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
         if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
         else None,
         KMSKeyArn=raw.get("KMSKeyArn") or None,
+        Layers=[layer["Arn"] for layer in raw.get("Layers") or []],
     )
     # Each further part is read on its own: one the server may not read leaves the others standing.
     if config.KMSKeyArn:

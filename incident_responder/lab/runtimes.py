@@ -52,6 +52,7 @@ class RaisedError:
     frames: list[Frame] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     init: bool = False  # raised in the Init phase (loading the handler), before any request
+    platform_only: bool = False  # the runtime never ran (an extension crashed first): only the platform reports it
 
 
 class Runtime:
@@ -81,17 +82,36 @@ class Runtime:
 
     @staticmethod
     def killed(request_id: str) -> str:
-        return f"RequestId: {request_id} Error: Runtime exited with error: signal: killed\nRuntime.ExitError"
+        return Runtime.exited(request_id, "Runtime exited with error: signal: killed")
+
+    @staticmethod
+    def exited(request_id: str, why: str) -> str:
+        """The platform's line when the runtime process ends during an invocation (``why``: ``Runtime exited with
+        error: exit status 1``, ``... signal: killed``)."""
+        return f"RequestId: {request_id} Error: {why}\nRuntime.ExitError"
 
     @staticmethod
     def report(
-        request_id: str, duration_ms: float, memory_size: int, memory_used: int, init_ms: float, timed_out: bool
+        request_id: str,
+        duration_ms: float,
+        memory_size: int,
+        memory_used: int,
+        init_ms: float,
+        timed_out: bool,
     ) -> str:
+        status = "\tStatus: timeout" if timed_out else ""
         return (
             f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
             f"{math.ceil(round(duration_ms, 2))} ms\tMemory Size: {memory_size} MB\tMax Memory Used: "
-            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + ("\tStatus: timeout" if timed_out else "")
+            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + status
         )
+
+    @staticmethod
+    def init_report(init_ms: float, status: str, error_type: str | None = None) -> str:
+        """The platform's line for an Init phase that did not succeed (``Status: error`` or ``timeout``), as the
+        Lambda execution environment page shows it, fields tab-separated as in the ``REPORT`` line."""
+        line = f"INIT_REPORT Init Duration: {init_ms:.2f} ms\tPhase: init\tStatus: {status}"
+        return line + (f"\tError Type: {error_type}" if error_type else "")
 
 
 class PythonRuntime(Runtime):
@@ -166,6 +186,8 @@ class DeployedCode:
     filename: str | None  # the handler's file, when the package could be read
     source: str | None
     handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
+    layers: tuple[str, ...] = ()  # the version's layer version ARNs (a published version keeps its layers)
+    readable: bool = True  # the handler's file may be read by the runtime's user (others' read bit in the .zip)
 
 
 class UnreadableCode(RuntimeError):
@@ -210,9 +232,10 @@ def read_handler_source(
     kwargs = {"FunctionName": function_name, **({"Qualifier": qualifier} if qualifier else {})}
     config = lam.get_function_configuration(**kwargs)
     version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
+    layers = tuple(layer["Arn"] for layer in config.get("Layers") or [])
     if sha in shipped:
         filename, source = shipped[sha]
-        return DeployedCode(version, sha, filename, source, config.get("Handler"))
+        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers)
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
         raise UnreadableCode(
@@ -224,11 +247,17 @@ def read_handler_source(
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
                 source = archive.read(candidate).decode("utf-8", "replace")
-                return DeployedCode(version, sha, candidate, source, config.get("Handler"))
-    return DeployedCode(version, sha, None, None, config.get("Handler"))
+                mode = archive.getinfo(candidate).external_attr >> 16
+                readable = not mode or bool(mode & 0o004)  # no mode recorded: the zip tool's default, readable
+                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers, readable)
+    return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
 
 
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
+# A handler that returns base64 output undecoded (bytes), and what Python's json module says of bytes.
+_PY_EXIT = re.compile(r"^\s*sys\.exit\((\d*)\)")
+_PY_RETURNS_BYTES = re.compile(r"^\s*return\s+base64\.b64encode\(")
+_BYTES_NOT_SERIALIZABLE = "Object of type bytes is not JSON serializable"
 _PY_RAISE = re.compile(r"""^\s*raise\s+([A-Za-z_][\w.]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
 
 
@@ -249,6 +278,19 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         return None
     pattern = _NODE_THROW if isinstance(runtime, NodeRuntime) else _PY_RAISE
     for number, text in enumerate(code.source.splitlines(), start=1):
+        if not isinstance(runtime, NodeRuntime) and (exit_call := _PY_EXIT.search(text)):
+            # The code ends the runtime's process: the platform reports it, not the runtime.
+            status = int(exit_call.group(1) or 0)
+            why = (
+                f"Runtime exited with error: exit status {status}"
+                if status
+                else "Runtime exited without providing a reason"
+            )
+            return RaisedError("Runtime.ExitError", why, platform_only=True)
+        if not isinstance(runtime, NodeRuntime) and _PY_RETURNS_BYTES.search(text):
+            # The runtime cannot serialise the handler's return value (json.dumps refuses bytes): no frames of the
+            # handler, which returned.
+            return RaisedError("Runtime.MarshalError", f"Unable to marshal response: {_BYTES_NOT_SERIALIZABLE}")
         match = pattern.search(text)
         if not match:
             continue
@@ -295,3 +337,14 @@ def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         stack = [*_NODE_LOAD_FRAMES]
         return RaisedError("Runtime.HandlerNotFound", message, stack, init=True)
     return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)
+
+
+def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """The error the runtime raises when the handler's file is not readable by it (the package's files need 644):
+    Python's PermissionError, Node.js's EACCES, in their own words; None when it is readable."""
+    if code.readable or not code.filename:
+        return None
+    path = f"{runtime.task_root}/{code.filename}"
+    if isinstance(runtime, NodeRuntime):
+        return RaisedError("Error", f"EACCES: permission denied, open '{path}'", [*_NODE_LOAD_FRAMES], init=True)
+    return RaisedError("PermissionError", f"[Errno 13] Permission denied: '{path}'", init=True)

@@ -110,6 +110,12 @@ def _pools(world, baseline) -> dict:
         "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
         "visibility": [0, 1, 30, 180, 43200],
         "handlers": ["app.handler", "app.lambda_handler", "index.handler", "../app.handler"],
+        "layers": [
+            [],
+            [f"arn:aws:lambda:{region}:{account}:layer:{FN}-extension:1"],
+            [f"arn:aws:lambda:{region}:{account}:layer:{OTHER}-extension:1"],
+            [f"arn:aws:lambda:{region}:123456789012:layer:shared:3"],
+        ],
     }
 
 
@@ -137,6 +143,7 @@ POOL_FOR_FIELD = {
     "queue_arn": "queues",
     "visibility_timeout": "visibility",
     "handler": "handlers",
+    "layers": "layers",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

@@ -138,3 +138,13 @@ def test_hostile_lines_the_size_of_a_log_event_parse_in_linear_time():
     records = [parse_event(line) for line in lines]
     assert time.monotonic() - started < 2.0
     assert records[0] is None and records[1] is not None  # a REPORT line is one line; an exit reason may be blank
+
+
+def test_an_init_phase_that_failed_or_timed_out_is_the_platforms_error():
+    crashed = parse_event("INIT_REPORT Init Duration: 1236.04 ms Phase: init Status: error Error Type: Extension.Crash")
+    assert crashed == ErrorRecord("Extension.Crash", "Phase: init Status: error", "platform", "exception")
+    timed_out = parse_event("INIT_REPORT Init Duration: 9999.31 ms\tPhase: init\tStatus: timeout")
+    assert timed_out == ErrorRecord("INIT_REPORT", "Phase: init Status: timeout", "platform", "exception")
+    assert parse_event("INIT_REPORT Init Duration: 212.50 ms\tPhase: init\tStatus: success") is None
+    # What the code prints that merely mentions it is text.
+    assert parse_event("[WARNING] INIT_REPORT Init Duration: 1 ms Phase: init Status: error") is None

@@ -21,13 +21,15 @@ LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
 # The errors the logs report for that fault's catalogue entries are its evidence (and not the code's own failure).
 SETTING_FAULTS = {
     "handler": ("handler_misconfigured", "the handler setting"),
+    "layers": ("layers_changed", "the function's layers"),
 }
 
 
 def _setting_changed(b: _Builder, i: int, diff: dict[str, Any], when: str, dated: list[int], ptr: int) -> None:
     fault, what = SETTING_FAULTS[diff["path"]]
     before, now = diff.get("baseline"), diff.get("current")
-    cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"{what} is {now} (baseline {before})")
+    shown = json.dumps(now) if isinstance(now, list) else now  # a list is matched by its JSON
+    cfg = b.point("get_config_drift", f"differences[{i}].current", shown, f"{what} is {now} (baseline {before})")
     modes = {m.id for m in modes_by_fault_type().get(fault, [])}
     errors = [e for e in b.obs.log_errors() if e.failure_mode in modes]
     for error in errors:

@@ -18,6 +18,10 @@ FOR_A_PERSON = {
         "application_error: the function's own code fails{errors}; a person fixes the code and deploys it "
         "(no configuration change would help)"
     ),
+    "code_package_invalid": (
+        "code_package_invalid: the runtime cannot use the function's deployment package{errors}; a person fixes the "
+        "package (file permissions 644 and 755, the handler's file or bootstrap at its root) and deploys it again"
+    ),
     "dependency_throttling": (
         "dependency_throttling: a downstream AWS service throttles the function's requests{errors} and nothing of "
         "the function changed; a person should look at the downstream table's capacity (provisioned read/write "
@@ -61,7 +65,7 @@ def next_remediation_tools(obs: Observations, diagnosis: dict[str, Any], availab
 
 def _error_names(diagnosis: dict[str, Any], fault: str) -> str:
     """The known AWS or platform error types the diagnosis's evidence names (never its free text)."""
-    if fault != "dependency_throttling":
+    if fault not in ("dependency_throttling", "code_package_invalid"):
         return ""
     names: list[str] = []
     for pointer in diagnosis.get("evidence", []):

@@ -253,6 +253,15 @@ def _from_catalogue_errors(b: _Builder, *, last: bool = False) -> None:
             b.gap(f"the logs report {error.error_type} ({mode.id}) but the configuration does not bear it out")
 
 
+def _needs_configuration(error: Any) -> bool:
+    """The error names a catalogue entry whose fault the configuration must bear out (a layer, the handler)."""
+    mode = MODES_BY_ID.get(str(error.failure_mode or ""))
+    if mode is None or mode.fault_type is None or mode.responder == "not_yet":
+        return False
+    record = FAULT_RECORDS[FaultType(mode.fault_type)]
+    return record.action is not None and not record.from_logs
+
+
 def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
     """What the errors themselves say: the code's failures (a regression's when the deploy changed) and a
     throttled dependency; and what the logs claim that configuration does not bear out."""
@@ -265,6 +274,8 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
         if str(error.error_type) in NOT_YET:
             b.outside.append((error, NOT_YET[str(error.error_type)]))
             continue
+        if _needs_configuration(error):  # a setting's fault that nothing bore out: a gap (the last pass), not code
+            continue
         excerpt = f"{error.error_type}: {error.message}"[:120]
         version = error.function_version
         if "deployment_regression" in b.faults and (version is None or str(version) not in baseline_versions):
@@ -273,6 +284,17 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
         else:
             points = b.error_points(error, "an unhandled error in the function's own code")
             b.fault("application_error", f"the function's code raises {excerpt}", *points)
+    for error in obs.errors("runtime_exit"):
+        # The runtime's process ended with an exit status (a kill for want of memory is out_of_memory): the code's.
+        if (
+            error.handled
+            or (str(error.error_type), str(error.message)) in b.explained
+            or "memory_exhaustion" in b.faults
+        ):
+            continue
+        points = b.error_points(error, "the runtime's process ended during the invocation")
+        b.fault("application_error", f"the function's runtime exited ({error.message[:120]})", *points)
+        b.explained.add((str(error.error_type), str(error.message)))
     throttled = obs.errors("throttled", origin="aws_service")
     if throttled:
         error = throttled[0]

@@ -30,6 +30,8 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    LAYERS_CHANGED = "layers_changed"
+    CODE_PACKAGE_INVALID = "code_package_invalid"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +46,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_LAYERS = "restore_layers"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -124,6 +127,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         r"handler",
     ),
     FaultRecord(
+        FaultType.LAYERS_CHANGED,
+        ActionType.RESTORE_LAYERS,
+        "put the function's layers back to the baseline's layer versions",
+        r"layer|extension|import|init_report|phase: init",
+    ),
+    FaultRecord(
         FaultType.TIMEOUT,
         ActionType.UPDATE_FUNCTION_CONFIGURATION,
         "restore the function timeout from the baseline",
@@ -165,6 +174,14 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person restores the environment variable's value (the baseline keeps names and "
         "digests, never values)",
+    ),
+    # The deployment package itself (its files, its entry point): the baseline keeps no package to put back.
+    FaultRecord(
+        FaultType.CODE_PACKAGE_INVALID,
+        None,
+        "no automated action: a person fixes the deployment package (file permissions 644 and 755, the handler's file "
+        "or bootstrap at its root) and deploys it again",
+        from_logs=True,
     ),
     FaultRecord(
         FaultType.APPLICATION_ERROR,

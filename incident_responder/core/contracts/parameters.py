@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from incident_responder.core.contracts.base import Contract
@@ -124,6 +126,19 @@ class RestoreHandlerParams(Contract):
     handler: str = Field(pattern=r"^[^\s]{1,128}$", description="the handler setting the baseline recorded")
 
 
+LAYER_VERSION_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]{1,140}:[0-9]{1,9}$"
+
+
+class RestoreLayersParams(Contract):
+    """UpdateFunctionConfiguration Layers back to the baseline's layer version ARNs, in its order."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    layers: list[Annotated[str, Field(pattern=LAYER_VERSION_ARN_PATTERN)]] = Field(
+        max_length=5, description="the layer version ARNs the baseline recorded, in order (empty: no layers)"
+    )
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -135,4 +150,5 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_SECRET: RestoreSecretParams,
     ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
     ActionType.RESTORE_HANDLER: RestoreHandlerParams,
+    ActionType.RESTORE_LAYERS: RestoreLayersParams,
 }

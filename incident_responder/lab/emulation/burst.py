@@ -44,9 +44,11 @@ from incident_responder.lab.emulation.invocation import (
     WorkloadProfile,
 )
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
+from incident_responder.lab.layers import extension_error, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
     handler_error,
+    permission_error,
     read_handler_source,
     runtime_for,
     thrown_error,
@@ -164,7 +166,14 @@ class Workload(LambdaTraces):
         view = self.read_view()
         facts = self.facts(view)
         facts["thrown"] = thrown_error(view.code, view.runtime)
-        facts["handler_error"] = handler_error(view.code, view.runtime)
+        # What fails the Init phase, first to fail first: extensions start, then the runtime imports the handler's
+        # module, then finds the handler in it.
+        facts["init_failure"] = (
+            extension_error(self.clients, view.code)
+            or layer_import_error(self.clients, view.code, view.runtime)
+            or permission_error(view.code, view.runtime)
+            or handler_error(view.code, view.runtime)
+        )
         start = self._burst_start(view.log_group)
         if not_before is not None:
             start = max(start, not_before)
@@ -246,13 +255,19 @@ class Workload(LambdaTraces):
     ) -> tuple[InvocationOutcome, list[tuple[float, str]]]:
         config, runtime = view.config, view.runtime
         ctx = Invocation(runtime, request_id, start, config.memory_size, self.profile)
+        init_error: RaisedError | None = facts.get("init_failure")
+        init_ms = self.profile.init_seconds * 1000
+        # Each environment fails its Init phase: the platform reports it before START, with the error types it
+        # names itself (Runtime.*, Extension.*).
+        if init_error is not None and init_error.error_type.startswith(("Runtime.", "Extension.")):
+            ctx.lines.append((0.0, runtime.init_report(init_ms, "error", init_error.error_type)))
         ctx.lines.append((0.0, runtime.start(request_id, view.code.version)))
         error: RaisedError | None = None
         killed = False
         try:
-            if facts.get("handler_error") is not None:  # the runtime cannot load the handler: no code of it runs
+            if init_error is not None:  # the Init phase failed: no code of the handler runs
                 ctx.spend(0.05)
-                ctx.fail(facts["handler_error"])
+                ctx.fail(init_error)
             self.handle(ctx, view, facts, event, extra, app_error)
         except Failure as failure:
             error = failure.error
@@ -269,7 +284,10 @@ class Workload(LambdaTraces):
             ctx.lines.append((t, runtime.killed(request_id)))
             status, etype, emsg = "failed", "Runtime.ExitError", "Runtime exited with error: signal: killed"
         elif error is not None:
-            ctx.lines.append((t, runtime.error(ctx.at(t), request_id, error)))
+            if error.error_type == "Runtime.ExitError":  # the process ended: the platform says so
+                ctx.lines.append((t, runtime.exited(request_id, error.message)))
+            elif not error.platform_only:
+                ctx.lines.append((t, runtime.error(ctx.at(t), request_id, error)))
             status, etype, emsg = "failed", error.error_type, error.message
         else:
             status, etype, emsg = "succeeded", None, None
@@ -283,7 +301,7 @@ class Workload(LambdaTraces):
                     duration_ms,
                     config.memory_size,
                     ctx.memory_used,
-                    self.profile.init_seconds * 1000,
+                    init_ms,
                     timed_out,
                 ),
             )

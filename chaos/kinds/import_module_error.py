@@ -1,0 +1,81 @@
+"""import_module_error: a layer whose copy of a package the handler imports was built for another platform is added
+to the function (catalogue entry import-module-error)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import Any, Literal
+
+from pydantic import Field
+
+from chaos.errors import ChaosError
+from chaos.kinds.base import DATA_PROCESSOR, QUEUE_CONSUMER, ChaosKind, KindParameters
+from chaos.target import FaultTarget
+from incident_responder.core.contracts import FaultType
+
+
+def foreign_build_layer(module: str) -> bytes:
+    """A dependencies layer (``python/``) whose ``module`` imports a compiled extension built on macOS: on Lambda
+    (Amazon Linux) Python finds no ``_speedups`` it can load. A layer comes before the runtime's own packages."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"python/{module}/__init__.py", "from ._speedups import *  # noqa: F403\n")
+        archive.writestr(f"python/{module}/_speedups.cpython-312-darwin.so", b"\xcf\xfa\xed\xfe")
+    return buffer.getvalue()
+
+
+class ImportModuleError(KindParameters):
+    """A dependencies layer shadowing ``module`` with a build for another platform, added after the function's own
+    layers."""
+
+    kind: Literal["import_module_error"]
+    module: str = Field(default="boto3", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+class ImportModuleErrorKind(ChaosKind[ImportModuleError]):
+    """Add a layer whose copy of a package the handler imports cannot be loaded on Lambda."""
+
+    parameters = ImportModuleError
+    fault_type = FaultType.LAYERS_CHANGED
+    # The Python workloads invoked at $LATEST: a published version keeps the layers it was published with.
+    workloads = frozenset({DATA_PROCESSOR, QUEUE_CONSUMER})
+    refusal = "is invoked through an alias"
+    slots = ("layers", "layer_version")
+    help = "add a layer whose copy of a package the code imports was built for another platform"
+    defaults = {"module": "boto3"}
+    argument_help = {"module": "the package the layer shadows (default: boto3, which both Python workloads import)"}
+    example = {"module": "botocore"}
+
+    def inject(self, target: FaultTarget, params: ImportModuleError) -> list[str]:
+        aliases = target.lambda_client.list_aliases(FunctionName=target.function_name)["Aliases"]
+        if aliases:
+            raise ChaosError(
+                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}) whose version keeps its "
+                "layers: a layer change reaches its callers only with a new version"
+            )
+        config = target.config()
+        if not str(config.get("Runtime", "")).startswith("python"):
+            raise ChaosError(f"{target.function_name} does not run Python: a python/ layer is not on its path")
+        layers = [layer["Arn"] for layer in config.get("Layers") or []]
+        if len(layers) >= 5:
+            raise ChaosError(f"{target.function_name} already has 5 layers, the most a function can have")
+        published = target.lambda_client.publish_layer_version(
+            LayerName=f"{params.module}-deps",
+            Content={"ZipFile": foreign_build_layer(params.module)},
+            CompatibleRuntimes=[config["Runtime"]],
+        )
+        arn = published["LayerVersionArn"]
+        target.store.remember("layers", layers)
+        target.store.remember("layer_version", arn)
+        target.update_config(Layers=[*layers, arn])
+        target.store.record_fault({"kind": "import_module_error", "module": params.module})
+        return [f"layer {arn} ({params.module} built for macOS) added to the function"]
+
+    def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
+        if slot == "layer_version":
+            name, version = original.split(":")[6:8]
+            target.lambda_client.delete_layer_version(LayerName=name, VersionNumber=int(version))
+            return f"layer version {original} deleted"
+        target.update_config(Layers=original)
+        return f"layers restored to {original or 'none'}"

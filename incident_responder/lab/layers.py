@@ -1,0 +1,83 @@
+"""What a function's layers do to its Init phase, as the lab emulates it: an external extension that crashes
+(``Extension.Crash``) and a Python package a layer shadows with a build for another platform
+(``Runtime.ImportModuleError``). Layers are read from moto's Lambda backend when moto runs in this process."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from incident_responder.core.aws import AwsClients
+from incident_responder.lab.runtimes import DeployedCode, NodeRuntime, RaisedError, Runtime
+
+# The Extensions API call an external extension makes first; one that exits without it crashes the Init phase.
+EXTENSION_REGISTER = "/2020-01-01/extension/register"
+
+
+def _moto_layer(clients: AwsClients, layer_version_arn: str) -> bytes | None:
+    """A layer version's .zip from moto's Lambda backend, when moto serves this account from this process."""
+    try:
+        from moto.awslambda.utils import get_backend
+    except ImportError:
+        return None
+    parts = layer_version_arn.split(":")
+    if len(parts) != 8 or parts[4] != clients.account_id():
+        return None
+    try:
+        version = get_backend(parts[4], parts[3]).get_layer_version(parts[6], parts[7])
+    except Exception:  # noqa: BLE001 - moto here is not the one serving the account
+        return None
+    return getattr(version, "code_bytes", None) or None
+
+
+def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | None:
+    """Extension.Crash when one of the version's layers holds an external extension (a file under ``extensions/``)
+    that exits without registering with the Extensions API; None when every extension starts, or none can be read."""
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            continue
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            for name in archive.namelist():
+                extension = name.startswith("extensions/") and not name.endswith("/")
+                if extension and EXTENSION_REGISTER not in archive.read(name).decode("utf-8", "replace"):
+                    return RaisedError("Extension.Crash", "", init=True, platform_only=True)
+    return None
+
+
+_PY_IMPORTS = re.compile(r"^(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)", re.MULTILINE)
+# Where a Python layer's packages are found (both are on the runtime's path, before its own packages).
+_PY_LAYER_DIRS = re.compile(r"^python/(?:lib/python3\.\d+/site-packages/)?")
+
+
+def _imported(source: str) -> list[str]:
+    names: list[str] = []
+    for m in _PY_IMPORTS.finditer(source):
+        for name in (m.group(1) or m.group(2)).split(","):
+            top = name.strip().split(".")[0]
+            if top and top not in names:
+                names.append(top)
+    return names
+
+
+def layer_import_error(clients: AwsClients, code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """Runtime.ImportModuleError when a layer's copy of a package the handler imports (a layer comes first on the
+    runtime's path) holds compiled extensions, none of them built for Linux: Python finds no module it can load.
+    None for Node.js, or when every package the handler imports loads."""
+    if isinstance(runtime, NodeRuntime) or not code.source or not code.handler or "." not in code.handler:
+        return None
+    imported = _imported(code.source)
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            continue
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            names = [_PY_LAYER_DIRS.sub("", n, count=1) for n in archive.namelist() if _PY_LAYER_DIRS.match(n)]
+        for module in imported:
+            compiled = [n for n in names if n.startswith(f"{module}/") and n.endswith(".so")]
+            if compiled and not any("linux" in n for n in compiled):
+                extension = compiled[0].removeprefix(f"{module}/").split(".")[0].replace("/", ".")
+                message = f"Unable to import module '{code.handler.rsplit('.', 1)[0]}': No module named "
+                return RaisedError("Runtime.ImportModuleError", f"{message}'{module}.{extension}'", init=True)
+    return None
