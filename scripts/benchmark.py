@@ -78,9 +78,13 @@ def coverage_table(entries: list[benchmark.Coverage]) -> list[str]:
 def render(page: str) -> str:
     """The page: its hand-written part (above BEGIN) kept, the tables below it rendered."""
     intro = page.split(BEGIN, 1)[0].rstrip("\n")
-    scenarios = benchmark.corpus()
+    # Judged on the scenarios of the offline model's kept run (a scenario added since shows after the next run).
+    offline = benchmark.offline_results()
+    corpus = benchmark.corpus()
+    ran = {s["name"] for s in (offline or {}).get("scenarios", [])}
+    scenarios = {name: scenario for name, scenario in corpus.items() if name in ran}
     rows = [benchmark.row(kept, scenarios) for kept in benchmark.read_all()]
-    entries = benchmark.coverage(benchmark.offline_results(), scenarios)
+    entries = benchmark.coverage(offline, scenarios)
     lines = [
         intro,
         "",
@@ -88,8 +92,8 @@ def render(page: str) -> str:
         "",
         "## Results",
         "",
-        f"Scored against today's corpus of {len(scenarios)} scenarios; a scenario a run did not reach counts as "
-        "failed. Each column is right / out of: the final status, the exact set of fault types, of failure "
+        f"Scored on the {len(scenarios)} scenarios of the offline model's kept run; a scenario a run did not reach "
+        "counts as failed. Each column is right / out of: the final status, the exact set of fault types, of failure "
         "catalogue entries (`failure_modes`) and of proposed action types; mitigated counts the scenarios that "
         "end REMEDIATED and healthy when invoked again; grounded is the mean share of evidence pointers that "
         "resolve to real tool output.",
