@@ -24,6 +24,7 @@ from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
+from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.memory import MemoryKind
@@ -68,6 +69,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     RecursiveLoopKind,
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
+    InvalidSubnetOrSecurityGroupKind,
 )
 
 

@@ -20,6 +20,7 @@ from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
 from incident_responder.actions.secret import RestoreSecret
+from incident_responder.actions.vpc import RestoreVpcConfiguration
 from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RiskLevel
 
 ACTIONS: dict[ActionType, Action] = {
@@ -35,6 +36,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreSecret(),
         RestoreQueueAttributes(),
         RestoreHandler(),
+        RestoreVpcConfiguration(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

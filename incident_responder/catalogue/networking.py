@@ -175,10 +175,13 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="A subnet or security group in the function's VPC configuration does not exist (any more).",
         fix="Configure the function with subnets and security groups that exist (UpdateFunctionConfiguration, "
         "`VpcConfig`).",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="vpc_misconfigured",
+        action_type="restore_vpc_configuration",
         handover="",
+        lab_note="EC2 refuses to delete a security group or subnet that Lambda's network interfaces still use; the "
+        "lab deletes the replacement at once (as after Lambda reclaimed an idle function's interfaces), and Invoke "
+        "fails as Lambda answers then, with no log line.",
         signatures=(_code("InvalidSubnetIDException"), _code("InvalidSecurityGroupIDException")),
         sources=(INVOKE,),
     ),

@@ -110,6 +110,8 @@ def _pools(world, baseline) -> dict:
         "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
         "visibility": [0, 1, 30, 180, 43200],
         "handlers": ["app.handler", "app.lambda_handler", "index.handler", "../app.handler"],
+        "subnet_lists": [[sample.subnet_id], [other.subnet_id], [sample.subnet_id, other.subnet_id], ["subnet-0000"]],
+        "group_lists": [[sample.security_group_id], [other.security_group_id], ["sg-0000"]],
     }
 
 
@@ -137,6 +139,8 @@ POOL_FOR_FIELD = {
     "queue_arn": "queues",
     "visibility_timeout": "visibility",
     "handler": "handlers",
+    "subnet_ids": "subnet_lists",
+    "security_group_ids": "group_lists",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

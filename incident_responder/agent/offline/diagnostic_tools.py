@@ -6,6 +6,7 @@ picks the next, and drift against the baseline is checked before concluding (:mo
 
 from __future__ import annotations
 
+from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
 from incident_responder.agent.offline.observations import Observations
 
@@ -75,6 +76,13 @@ def _beyond_drift(obs: Observations) -> list[str]:
         obs.errors("exception", origin="application")
     )
     tools = []
+    # The function's VpcConfig moved to other subnets or groups: where they lead (routes, free addresses).
+    if any(
+        str(d.get("path", "")).startswith("network.")
+        and _vpc_config_moved(str(d["path"]).split("."), d.get("baseline"), d.get("current"))
+        for d in obs.drift() or []
+    ):
+        tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
     if not explained and not looping:

@@ -55,6 +55,9 @@ def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
     for key, value in parameters.items():
         if key != "function_name" and isinstance(value, str | int) and not isinstance(value, bool):
             return f"actions[{index}].parameters.{key}", str(value)
+    for key, value in parameters.items():  # a list of ids (subnet_ids, ...): its first
+        if isinstance(value, list) and value and isinstance(value[0], str):
+            return f"actions[{index}].parameters.{key}[0]", value[0]
     if parameters.get("security_group_id"):
         return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]
     entry = (parameters.get("remove_nacl_entries") or [{}])[0]

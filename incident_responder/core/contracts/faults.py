@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    VPC_MISCONFIGURED = "vpc_misconfigured"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +45,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_VPC_CONFIGURATION = "restore_vpc_configuration"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -110,6 +112,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.RESTORE_NETWORK_EGRESS,
         "restore the security group egress and NACL entries from the baseline",
         r"network|egress|nacl|security.?group|subnet|connect ?timeout|etimedout|unreach",
+    ),
+    FaultRecord(
+        FaultType.VPC_MISCONFIGURED,
+        ActionType.RESTORE_VPC_CONFIGURATION,
+        "restore the function's VPC subnets and security groups from the baseline",
+        r"subnet|security.?group|vpc|network|route|connect ?timeout|etimedout|invalid(subnet|securitygroup)",
     ),
     FaultRecord(
         FaultType.DEPLOYMENT_REGRESSION,

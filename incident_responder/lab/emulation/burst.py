@@ -7,7 +7,8 @@ what Lambda itself does around that, once for every workload:
 
 * throttling by reserved concurrency (a throttled request never reaches the function),
 * the service refusing an invocation before the function runs (the key encrypting the environment
-  disabled: ``KMSDisabledException``, no log line at all),
+  disabled: ``KMSDisabledException``; a VpcConfig naming a deleted subnet or security group:
+  ``InvalidSubnetIDException``, ``InvalidSecurityGroupIDException``; no log line at all),
 * the platform's lines (START, END, REPORT, ``Task timed out``, ``Runtime.ExitError`` when the
   function needs more memory than it has), in the runtime's own format (lab/runtimes.py),
 * writing the lines to ``/aws/lambda/<name>`` (none when the role cannot write logs), one stream per
@@ -70,6 +71,20 @@ KMS_ERRORS = {
         "KMSInvalidStateException",
         "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
         "for Decrypt. Please check the function's KMS key settings.",
+    ),
+}
+
+
+# What the Lambda service answers when the function's VPC configuration names a subnet or group EC2 does not know
+# (the Invoke API reference's descriptions; HTTP 502).
+VPC_ERRORS = {
+    "subnet-": (
+        "InvalidSubnetIDException",
+        "The subnet ID provided in the Lambda function VPC configuration is not valid.",
+    ),
+    "sg-": (
+        "InvalidSecurityGroupIDException",
+        "The security group ID provided in the Lambda function VPC configuration is not valid.",
     ),
 }
 
@@ -224,6 +239,10 @@ class Workload(LambdaTraces):
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
 
     def _service_error(self, view: AccountView) -> tuple[str, str] | None:
+        for missing in view.config.network.missing:
+            for prefix, error in VPC_ERRORS.items():
+                if missing.startswith(prefix):
+                    return error
         for key in view.config.kms_keys:
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
