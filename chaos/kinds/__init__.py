@@ -29,6 +29,7 @@ from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_block import NetworkBlockKind
+from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
@@ -70,6 +71,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
     InvalidSubnetOrSecurityGroupKind,
+    NoRouteToInternetKind,
 )
 
 

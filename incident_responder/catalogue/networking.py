@@ -88,10 +88,14 @@ NETWORKING: tuple[FailureMode, ...] = (
         "public subnet, and no VPC endpoint for the AWS services it calls.",
         fix="Route outbound traffic from the function's subnets to a NAT gateway in a public subnet, or reach AWS "
         "services through VPC endpoints.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="vpc_misconfigured",
+        action_type="restore_vpc_configuration",
         handover="",
+        lab_note="Fixed when the function was moved to subnets with no route out (its VpcConfig goes back to the "
+        "baseline's); a route removed from a route table the baseline's subnets still use is not restored (the "
+        "baseline does not record route tables). moto routes nothing: the lab's function reads its subnets' route "
+        "tables and times out as a connection with no route does.",
         signatures=(_message("Error: connect ETIMEDOUT"), _message("ReadTimeoutError: Read timed out.")),
         sources=(TS_NETWORKING, _DG + "configuration-vpc-internet.html"),
     ),

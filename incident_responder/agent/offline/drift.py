@@ -72,6 +72,8 @@ def _vpc_changed(
             )
         )
         points += b.first_error_points("outbound connections fail", "network")
+        for error in b.obs.errors("network"):  # the route's timeouts, not a rule's
+            b.explained.add((str(error.error_type), str(error.message)))
         mode, what = "no-route-to-internet", f"moved to subnet {routeless[0]}, which has no route out of the VPC"
     else:
         mode, what = None, "changed from the baseline's subnets and security groups"

@@ -1,12 +1,13 @@
 """EMULATING ``data-processor`` (Python, in a VPC): reads an object from S3 and writes the result back. Its network
-path (security groups, NACLs) must reach S3; its role must allow GetObject and PutObject."""
+path (security groups, NACLs, and a route out of the VPC: a NAT or internet gateway, or a gateway endpoint) must
+reach S3; its role must allow GetObject and PutObject."""
 
 from __future__ import annotations
 
 import ipaddress
 from typing import Any
 
-from incident_responder.account.network import NetworkState
+from incident_responder.account.network import NetworkState, read_routing
 from incident_responder.lab.account.sources import INPUT_KEY
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.emulation.invocation import AccountView, Invocation, WorkloadProfile
@@ -91,7 +92,10 @@ class DataProcessor(Workload):
             if "INPUT_BUCKET" in view.environment
             else _module_error("KeyError", "'INPUT_BUCKET'", view.code.source, 'BUCKET = os.environ["INPUT_BUCKET"]'),
             "tmp_mb": (view.raw.get("EphemeralStorage") or {}).get("Size", 512),
-            "network_ok": egress_to_s3_allowed(view.config.network),
+            "network_ok": egress_to_s3_allowed(view.config.network)
+            and all(
+                r.leads_out for r in read_routing(self.clients, [s.subnet_id for s in view.config.network.subnets])
+            ),
             "can_get": view.allowed("s3:GetObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY}"),
             "can_put": view.allowed(
                 "s3:PutObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY.replace('incoming/', 'processed/')}"
