@@ -36,6 +36,7 @@ from chaos.kinds.recursive_loop import RecursiveLoopKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
+from chaos.kinds.vpc_permissions_missing import VpcPermissionsMissingKind
 from incident_responder.core.contracts import FaultType
 
 __all__ = [
@@ -72,6 +73,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     HandlerNotFoundKind,
     InvalidSubnetOrSecurityGroupKind,
     NoRouteToInternetKind,
+    VpcPermissionsMissingKind,
 )
 
 

@@ -162,10 +162,14 @@ NETWORKING: tuple[FailureMode, ...] = (
         "network interfaces (those of the managed policy AWSLambdaVPCAccessExecutionRole).",
         fix="Give the execution role the network interface permissions, for example with the managed policy "
         "AWSLambdaVPCAccessExecutionRole.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="permission_loss",
+        action_type="restore_iam_policy",
         handover="",
+        lab_note="A function keeps the network interfaces it has: the permissions are needed only to create them. The "
+        "lab's function is invoked after idling, when Lambda recreates them, so Invoke fails with "
+        "EC2AccessDeniedException (no log line); the function's State and StateReasonCode "
+        "(InsufficientRolePermissions) are not emulated (moto reports Active).",
         signatures=(_code("EC2AccessDeniedException"),),
         sources=(INVOKE, _DG + "configuration-vpc.html"),
     ),

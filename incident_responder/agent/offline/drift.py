@@ -107,12 +107,18 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
         if parts[0] == "role":
             what = path.split(".", 2)[-1]
             denied = b.first_error_points("the function is denied access by its role", "access_denied")
+            # The role lost what Lambda uses to create the function's network interfaces.
+            enis = "ec2:CreateNetworkInterface" in json.dumps(
+                before
+            ) and "ec2:CreateNetworkInterface" not in json.dumps(now)
             b.fault(
                 "permission_loss",
-                f"the execution role's {what} changed from the baseline ({'removed' if now is None else 'modified'}){when}",
+                f"the execution role's {what} changed from the baseline ({'removed' if now is None else 'modified'}){when}"
+                + ("; it no longer grants ec2:CreateNetworkInterface" if enis else ""),
                 ptr,
                 *denied,
                 *dated,
+                mode="vpc-permissions-missing" if enis else None,
             )
         elif path == "reserved_concurrency":
             cfg = b.point(

@@ -89,6 +89,11 @@ VPC_ERRORS = {
 }
 
 
+# What the Lambda service answers when it must create the function's network interfaces and the execution role may
+# not (the Invoke API reference's description; HTTP 502).
+EC2_ACCESS_DENIED = ("EC2AccessDeniedException", "Need additional permissions to configure VPC settings.")
+
+
 class Workload(LambdaTraces):
     """Invokes a sample function as Lambda would, against the account behind ``clients``."""
 
@@ -243,6 +248,9 @@ class Workload(LambdaTraces):
             for prefix, error in VPC_ERRORS.items():
                 if missing.startswith(prefix):
                     return error
+        # Each burst comes after the function was idle: Lambda recreates its network interfaces with its role.
+        if view.config.network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
+            return EC2_ACCESS_DENIED
         for key in view.config.kms_keys:
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
