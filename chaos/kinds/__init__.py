@@ -19,6 +19,7 @@ from chaos.errors import ChaosError
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
+from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
@@ -34,6 +35,7 @@ from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
+from chaos.kinds.subnet_out_of_addresses import SubnetOutOfAddressesKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
 from chaos.kinds.vpc_permissions_missing import VpcPermissionsMissingKind
@@ -74,6 +76,8 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     InvalidSubnetOrSecurityGroupKind,
     NoRouteToInternetKind,
     VpcPermissionsMissingKind,
+    SubnetOutOfAddressesKind,
+    EniLimitReachedKind,
 )
 
 

@@ -151,3 +151,36 @@ def read_network(clients: AwsClients, vpc_config: dict[str, Any] | None) -> Netw
                 )
             )
     return NetworkState(in_vpc=True, vpc_id=vpc_id, security_groups=groups, subnets=subnets, missing=missing)
+
+
+# Lambda's default quota of network interfaces per VPC (Service Quotas raises it).
+VPC_NETWORK_INTERFACE_QUOTA = 250
+
+
+def count_vpc_network_interfaces(clients: AwsClients, vpc_id: str) -> int:
+    """The network interfaces in a VPC (what Lambda's per-VPC quota counts against)."""
+    paginator = clients.get("ec2").get_paginator("describe_network_interfaces")
+    pages = paginator.paginate(Filters=[{"Name": "vpc-id", "Values": [vpc_id]}])
+    return sum(len(page["NetworkInterfaces"]) for page in pages)
+
+
+# Fewer free addresses than this in a subnet is reported (Lambda needs one per network interface it creates).
+FEW_FREE_ADDRESSES = 16
+# From this many network interfaces in the function's VPC on, their count is reported (near Lambda's quota).
+INTERFACES_NEAR_QUOTA = 200
+
+
+def network_limits(clients: AwsClients, network: NetworkState) -> dict[str, Any]:
+    """Where the function's network runs out (get_network_config): its subnets with no route out of the VPC, those
+    with few free addresses (subnet -> AvailableIpAddressCount), and its VPC's network interfaces near the quota."""
+    routing = read_routing(clients, [s.subnet_id for s in network.subnets])
+    interfaces = count_vpc_network_interfaces(clients, network.vpc_id) if network.vpc_id else 0
+    return {
+        "no_route_out": [r.subnet_id for r in routing if not r.leads_out],
+        "few_free_addresses": {
+            r.subnet_id: r.available_ip_address_count
+            for r in routing
+            if r.available_ip_address_count is not None and r.available_ip_address_count < FEW_FREE_ADDRESSES
+        },
+        "network_interfaces_in_vpc": interfaces if interfaces >= INTERFACES_NEAR_QUOTA else None,
+    }

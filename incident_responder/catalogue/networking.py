@@ -109,10 +109,17 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="Lambda creates a network interface for each combination of subnet and security group attached to a "
         "function; the default quota is 250 network interfaces per VPC.",
         fix="Request a quota increase in the Service Quotas console.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="vpc_capacity_exhausted",
         action_type=None,
-        handover="",
+        handover="A quota, not a setting the baseline restores: 1. get_network_config's network_interfaces_in_vpc "
+        "shows the VPC's network interfaces; list them (aws ec2 describe-network-interfaces --filters "
+        "Name=vpc-id,Values=VPC_ID) and delete those of retired workloads. 2. Or request a higher quota in the "
+        "Service Quotas console (AWS Lambda, Elastic network interfaces per VPC). 3. Invoke the function again: "
+        "Lambda sets up its interfaces at the next invocation.",
+        lab_note="The lab counts every network interface of the VPC against the default quota of 250 and its Lambda "
+        "answers Invoke with ENILimitReachedException when it must recreate an idle function's interfaces (no log "
+        "line); the function's State and StateReasonCode (EniLimitExceeded) are not emulated.",
         signatures=(_code("ENILimitReachedException"),),
         sources=(TS_NETWORKING, INVOKE),
     ),
@@ -126,10 +133,18 @@ NETWORKING: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="One or more of the function's subnets has no available IP address.",
         fix="The API reference names the cause only: the configured subnets need available IP addresses.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="vpc_capacity_exhausted",
         action_type=None,
-        handover="",
+        handover="Capacity, not a setting the baseline restores: 1. get_network_config's few_free_addresses names the "
+        "subnet with no free address (AvailableIpAddressCount 0). 2. Free addresses in it (aws ec2 "
+        "describe-network-interfaces --filters Name=subnet-id,Values=SUBNET_ID: delete unused interfaces), or add "
+        "subnets with free addresses, in other Availability Zones, to the function's VpcConfig "
+        "(UpdateFunctionConfiguration). 3. Invoke the function again: Lambda sets up its interfaces at the next "
+        "invocation.",
+        lab_note="The lab's Lambda answers Invoke with SubnetIPAddressLimitReachedException when it must recreate an "
+        "idle function's interfaces in a subnet with no free address (no log line); the function's State and "
+        "StateReasonCode (SubnetOutOfIPAddresses) are not emulated.",
         signatures=(_code("SubnetIPAddressLimitReachedException"),),
         sources=(INVOKE,),
     ),

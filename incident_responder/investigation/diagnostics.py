@@ -25,15 +25,20 @@ from incident_responder.account.errors import AWS_ERRORS, BaselineNotFoundError,
 from incident_responder.account.log_window import InvocationSummary, LogErrorSummary, fold
 from incident_responder.account.metrics import FunctionMetrics, read_function_metrics
 from incident_responder.account.names import function_name_of
-from incident_responder.account.network import NetworkState, read_network, read_routing
+from incident_responder.account.network import (
+    FEW_FREE_ADDRESSES,
+    INTERFACES_NEAR_QUOTA,
+    VPC_NETWORK_INTERFACE_QUOTA,
+    NetworkState,
+    network_limits,
+    read_network,
+)
 from incident_responder.account.role import read_role
 from incident_responder.account.state import configuration_from, read_reserved_concurrency
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.encoding import iso
 from incident_responder.redaction.redactor import default_redactor
 
-# Fewer free addresses than this in a subnet is reported (Lambda needs one per network interface it creates).
-FEW_FREE_ADDRESSES = 16
 MAX_EVENTS = 30
 MAX_MESSAGE_CHARS = 500
 MAX_STREAMS = 50
@@ -304,6 +309,11 @@ class NetworkConfig(NetworkState, Compact):
         description=f"subnet -> its free IP addresses (AvailableIpAddressCount), for subnets with fewer than "
         f"{FEW_FREE_ADDRESSES} (unset: every subnet has more)",
     )
+    network_interfaces_in_vpc: int | None = Field(
+        default=None,
+        description=f"network interfaces in the function's VPC, when at least {INTERFACES_NEAR_QUOTA} (Lambda's "
+        f"default quota: {VPC_NETWORK_INTERFACE_QUOTA} per VPC); unset: fewer",
+    )
     error: str | None = None
 
 
@@ -314,19 +324,10 @@ def get_network_config(clients: AwsClients, lambda_name: str) -> NetworkConfig:
     try:
         raw = clients.get("lambda").get_function_configuration(FunctionName=name)
         network = read_network(clients, raw.get("VpcConfig"))
-        routing = read_routing(clients, [s.subnet_id for s in network.subnets])
+        limits = network_limits(clients, network)
     except AWS_ERRORS as exc:
         return NetworkConfig(function_name=name, error=describe_error(exc))
-    return NetworkConfig(
-        function_name=name,
-        **network.model_dump(),
-        no_route_out=[r.subnet_id for r in routing if not r.leads_out],
-        few_free_addresses={
-            r.subnet_id: r.available_ip_address_count
-            for r in routing
-            if r.available_ip_address_count is not None and r.available_ip_address_count < FEW_FREE_ADDRESSES
-        },
-    )
+    return NetworkConfig(function_name=name, **network.model_dump(), **limits)
 
 
 # -- get_config_drift -----------------------------------------------------------------------------

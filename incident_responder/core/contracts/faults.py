@@ -31,6 +31,7 @@ class FaultType(StrEnum):
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     VPC_MISCONFIGURED = "vpc_misconfigured"
+    VPC_CAPACITY_EXHAUSTED = "vpc_capacity_exhausted"
     UNKNOWN = "unknown"
 
 
@@ -173,6 +174,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person restores the environment variable's value (the baseline keeps names and "
         "digests, never values)",
+    ),
+    FaultRecord(
+        FaultType.VPC_CAPACITY_EXHAUSTED,
+        None,
+        "no automated action: a person frees or adds IP addresses in the function's subnets (or adds subnets with "
+        "free addresses to its VpcConfig), or requests a higher network interface quota for the VPC (Service "
+        "Quotas); Lambda retries setting up the function's network interfaces on the next invocation",
     ),
     FaultRecord(
         FaultType.APPLICATION_ERROR,

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from incident_responder.account.iam_policy import is_allowed
+from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA, count_vpc_network_interfaces, read_routing
 from incident_responder.account.role import managed_policy_documents
 from incident_responder.account.state import read_function_configuration
 from incident_responder.core.aws import AwsClients
@@ -92,6 +93,16 @@ VPC_ERRORS = {
 # What the Lambda service answers when it must create the function's network interfaces and the execution role may
 # not (the Invoke API reference's description; HTTP 502).
 EC2_ACCESS_DENIED = ("EC2AccessDeniedException", "Need additional permissions to configure VPC settings.")
+
+
+# What the Lambda service answers when the function's subnets or VPC have no room for its network interfaces (the
+# Invoke API reference's descriptions; HTTP 502).
+SUBNET_FULL = (
+    "SubnetIPAddressLimitReachedException",
+    "AWS Lambda couldn't set up VPC access for the Lambda function because one or more configured subnets has no "
+    "available IP addresses.",
+)
+ENI_LIMIT = ("ENILimitReachedException", "The elastic network interface limit was reached for the function's VPC.")
 
 
 class Workload(LambdaTraces):
@@ -248,9 +259,17 @@ class Workload(LambdaTraces):
             for prefix, error in VPC_ERRORS.items():
                 if missing.startswith(prefix):
                     return error
-        # Each burst comes after the function was idle: Lambda recreates its network interfaces with its role.
-        if view.config.network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
+        # Each burst comes after the function was idle: Lambda recreates its network interfaces with its role, in
+        # its subnets, within the VPC's quota of interfaces.
+        network = view.config.network
+        if network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
             return EC2_ACCESS_DENIED
+        if network.in_vpc and network.vpc_id:
+            routing = read_routing(self.clients, [s.subnet_id for s in network.subnets])
+            if any(r.available_ip_address_count == 0 for r in routing):
+                return SUBNET_FULL
+            if count_vpc_network_interfaces(self.clients, network.vpc_id) >= VPC_NETWORK_INTERFACE_QUOTA:
+                return ENI_LIMIT
         for key in view.config.kms_keys:
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
