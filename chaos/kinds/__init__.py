@@ -18,6 +18,7 @@ from pydantic import Field
 from chaos.errors import ChaosError
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
@@ -78,6 +79,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     VpcPermissionsMissingKind,
     SubnetOutOfAddressesKind,
     EniLimitReachedKind,
+    DnsTcpConnectionLimitKind,
 )
 
 

@@ -157,6 +157,12 @@ def read_network(clients: AwsClients, vpc_config: dict[str, Any] | None) -> Netw
 VPC_NETWORK_INTERFACE_QUOTA = 250
 
 
+def vpc_resolves_names(clients: AwsClients, vpc_id: str) -> bool:
+    """Whether the VPC's Amazon-provided DNS server resolves host names (its enableDnsSupport attribute)."""
+    answer = clients.get("ec2").describe_vpc_attribute(VpcId=vpc_id, Attribute="enableDnsSupport")
+    return bool(answer["EnableDnsSupport"]["Value"])
+
+
 def count_vpc_network_interfaces(clients: AwsClients, vpc_id: str) -> int:
     """The network interfaces in a VPC (what Lambda's per-VPC quota counts against)."""
     paginator = clients.get("ec2").get_paginator("describe_network_interfaces")
@@ -176,6 +182,7 @@ def network_limits(clients: AwsClients, network: NetworkState) -> dict[str, Any]
     routing = read_routing(clients, [s.subnet_id for s in network.subnets])
     interfaces = count_vpc_network_interfaces(clients, network.vpc_id) if network.vpc_id else 0
     return {
+        "dns_support": False if network.vpc_id and not vpc_resolves_names(clients, network.vpc_id) else None,
         "no_route_out": [r.subnet_id for r in routing if not r.leads_out],
         "few_free_addresses": {
             r.subnet_id: r.available_ip_address_count

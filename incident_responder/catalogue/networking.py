@@ -237,10 +237,17 @@ NETWORKING: tuple[FailureMode, ...] = (
         "large answers).",
         fix="Check that the DNS infrastructure is configured and healthy and that the host is in DNS; for large DNS "
         "answers use libraries that support EDNS. The TCP limit cannot be raised.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="dns_failure",
         action_type=None,
-        handover="",
+        handover="DNS or the code, not a setting the baseline records: 1. get_network_config's dns_support false: "
+        "turn DNS resolution back on (ModifyVpcAttribute EnableDnsSupport true; the console's VPC settings, DNS "
+        "resolution); if the VPC's DHCP options name their own DNS servers, check that they answer. "
+        "2. If DNS is healthy and the host is in DNS, the code exhausts the 20 concurrent TCP connections Lambda "
+        "supports for DNS: fewer concurrent lookups, or a resolver library with EDNS for large answers (the limit "
+        "cannot be raised). 3. Invoke the function again.",
+        lab_note="The lab reproduces the misconfigured DNS (the VPC's enableDnsSupport off; the Python function "
+        "reports botocore's EndpointConnectionError); the 20-connection TCP limit itself is not emulated.",
         signatures=(_message("UNKNOWNHOSTEXCEPTION"),),
         sources=(TS_NETWORKING,),
     ),

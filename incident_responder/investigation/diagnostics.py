@@ -309,6 +309,9 @@ class NetworkConfig(NetworkState, Compact):
         description=f"subnet -> its free IP addresses (AvailableIpAddressCount), for subnets with fewer than "
         f"{FEW_FREE_ADDRESSES} (unset: every subnet has more)",
     )
+    dns_support: bool | None = Field(
+        default=None, description="false: the VPC's DNS resolution (enableDnsSupport) is off (unset: on)"
+    )
     network_interfaces_in_vpc: int | None = Field(
         default=None,
         description=f"network interfaces in the function's VPC, when at least {INTERFACES_NEAR_QUOTA} (Lambda's "

@@ -198,6 +198,7 @@ LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] 
     FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED: ({"TooManyRequestsException"}, ()),
     FaultType.RECURSIVE_LOOP: (set(), (("environment.", ""),)),
     FaultType.VPC_CAPACITY_EXHAUSTED: ({"SubnetIPAddressLimitReachedException", "ENILimitReachedException"}, ()),
+    FaultType.DNS_FAILURE: ({"EndpointConnectionError"}, ()),
 }
 
 

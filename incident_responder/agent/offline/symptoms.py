@@ -120,11 +120,24 @@ def _from_metrics(b: _Builder) -> None:
 
 
 def _from_network_capacity(b: _Builder) -> None:
-    """What the function's network shows that drift cannot: a subnet with no free address, or a VPC whose network
-    interfaces reached Lambda's quota (Lambda cannot set up the function's interfaces; a person adds capacity)."""
+    """What the function's network shows that drift cannot: its VPC's DNS resolution off, a subnet with no free
+    address, or a VPC whose network interfaces reached Lambda's quota (a person fixes each)."""
     network = b.obs.results.get("get_network_config") or {}
     if network.get("error"):
         return
+    if network.get("dns_support") is False:
+        ptr = b.point("get_network_config", "dns_support", False, "DNS resolution is off in the function's VPC")
+        errors = b.obs.errors("network")
+        points = b.error_points(errors[0], "the function cannot reach the host it names") if errors else []
+        for error in errors:
+            b.explained.add((str(error.error_type), str(error.message)))
+        b.fault(
+            "dns_failure",
+            "DNS resolution is off in the function's VPC: the host names it calls do not resolve",
+            ptr,
+            *points,
+            mode="dns-tcp-connection-limit",
+        )
     full = [subnet for subnet, free in (network.get("few_free_addresses") or {}).items() if free == 0]
     if full:
         ptr = b.point("get_network_config", f"few_free_addresses.{full[0]}", 0, "this subnet has no free IP address")

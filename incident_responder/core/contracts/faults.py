@@ -32,6 +32,7 @@ class FaultType(StrEnum):
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     VPC_MISCONFIGURED = "vpc_misconfigured"
     VPC_CAPACITY_EXHAUSTED = "vpc_capacity_exhausted"
+    DNS_FAILURE = "dns_failure"
     UNKNOWN = "unknown"
 
 
@@ -181,6 +182,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: a person frees or adds IP addresses in the function's subnets (or adds subnets with "
         "free addresses to its VpcConfig), or requests a higher network interface quota for the VPC (Service "
         "Quotas); Lambda retries setting up the function's network interfaces on the next invocation",
+    ),
+    FaultRecord(
+        FaultType.DNS_FAILURE,
+        None,
+        "no automated action: a person turns DNS resolution back on in the function's VPC (enableDnsSupport) or "
+        "repairs the DNS servers its DHCP options name; when DNS is healthy, the code keeps fewer concurrent DNS "
+        "lookups over TCP (Lambda supports 20) or uses a resolver library with EDNS",
     ),
     FaultRecord(
         FaultType.APPLICATION_ERROR,
