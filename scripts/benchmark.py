@@ -125,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             current = PAGE.read_text(encoding="utf-8")
             if current != render(current):
                 print(
-                    f"{_shown(PAGE)} is not what the kept scores render: run "
-                    "`python scripts/benchmark.py --render`",
+                    f"{_shown(PAGE)} is not what the kept scores render: run `python scripts/benchmark.py --render`",
                     file=sys.stderr,
                 )
                 return 1

@@ -19,7 +19,9 @@ from chaos.errors import ChaosError
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
+from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
+from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
@@ -27,18 +29,22 @@ from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
+from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_block import NetworkBlockKind
+from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
 from chaos.kinds.response_not_serializable import ResponseNotSerializableKind
 from chaos.kinds.runtime_exited import RuntimeExitedKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
+from chaos.kinds.subnet_out_of_addresses import SubnetOutOfAddressesKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
+from chaos.kinds.vpc_permissions_missing import VpcPermissionsMissingKind
 from incident_responder.core.contracts import FaultType
 
 __all__ = [
@@ -78,6 +84,12 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     ResponseNotSerializableKind,
     RuntimeExitedKind,
     DeploymentFilePermissionsKind,
+    InvalidSubnetOrSecurityGroupKind,
+    NoRouteToInternetKind,
+    VpcPermissionsMissingKind,
+    SubnetOutOfAddressesKind,
+    EniLimitReachedKind,
+    DnsTcpConnectionLimitKind,
 )
 
 

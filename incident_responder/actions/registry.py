@@ -21,6 +21,7 @@ from incident_responder.actions.layers import RestoreLayers
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
 from incident_responder.actions.secret import RestoreSecret
+from incident_responder.actions.vpc import RestoreVpcConfiguration
 from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RiskLevel
 
 ACTIONS: dict[ActionType, Action] = {
@@ -37,6 +38,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreQueueAttributes(),
         RestoreHandler(),
         RestoreLayers(),
+        RestoreVpcConfiguration(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

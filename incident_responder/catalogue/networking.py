@@ -88,10 +88,14 @@ NETWORKING: tuple[FailureMode, ...] = (
         "public subnet, and no VPC endpoint for the AWS services it calls.",
         fix="Route outbound traffic from the function's subnets to a NAT gateway in a public subnet, or reach AWS "
         "services through VPC endpoints.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="vpc_misconfigured",
+        action_type="restore_vpc_configuration",
         handover="",
+        lab_note="Fixed when the function was moved to subnets with no route out (its VpcConfig goes back to the "
+        "baseline's); a route removed from a route table the baseline's subnets still use is not restored (the "
+        "baseline does not record route tables). moto routes nothing: the lab's function reads its subnets' route "
+        "tables and times out as a connection with no route does.",
         signatures=(_message("Error: connect ETIMEDOUT"), _message("ReadTimeoutError: Read timed out.")),
         sources=(TS_NETWORKING, _DG + "configuration-vpc-internet.html"),
     ),
@@ -105,10 +109,17 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="Lambda creates a network interface for each combination of subnet and security group attached to a "
         "function; the default quota is 250 network interfaces per VPC.",
         fix="Request a quota increase in the Service Quotas console.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="vpc_capacity_exhausted",
         action_type=None,
-        handover="",
+        handover="A quota, not a setting the baseline restores: 1. get_network_config's network_interfaces_in_vpc "
+        "shows the VPC's network interfaces; list them (aws ec2 describe-network-interfaces --filters "
+        "Name=vpc-id,Values=VPC_ID) and delete those of retired workloads. 2. Or request a higher quota in the "
+        "Service Quotas console (AWS Lambda, Elastic network interfaces per VPC). 3. Invoke the function again: "
+        "Lambda sets up its interfaces at the next invocation.",
+        lab_note="The lab counts every network interface of the VPC against the default quota of 250 and its Lambda "
+        "answers Invoke with ENILimitReachedException when it must recreate an idle function's interfaces (no log "
+        "line); the function's State and StateReasonCode (EniLimitExceeded) are not emulated.",
         signatures=(_code("ENILimitReachedException"),),
         sources=(TS_NETWORKING, INVOKE),
     ),
@@ -122,10 +133,18 @@ NETWORKING: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="One or more of the function's subnets has no available IP address.",
         fix="The API reference names the cause only: the configured subnets need available IP addresses.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="vpc_capacity_exhausted",
         action_type=None,
-        handover="",
+        handover="Capacity, not a setting the baseline restores: 1. get_network_config's few_free_addresses names the "
+        "subnet with no free address (AvailableIpAddressCount 0). 2. Free addresses in it (aws ec2 "
+        "describe-network-interfaces --filters Name=subnet-id,Values=SUBNET_ID: delete unused interfaces), or add "
+        "subnets with free addresses, in other Availability Zones, to the function's VpcConfig "
+        "(UpdateFunctionConfiguration). 3. Invoke the function again: Lambda sets up its interfaces at the next "
+        "invocation.",
+        lab_note="The lab's Lambda answers Invoke with SubnetIPAddressLimitReachedException when it must recreate an "
+        "idle function's interfaces in a subnet with no free address (no log line); the function's State and "
+        "StateReasonCode (SubnetOutOfIPAddresses) are not emulated.",
         signatures=(_code("SubnetIPAddressLimitReachedException"),),
         sources=(INVOKE,),
     ),
@@ -158,10 +177,14 @@ NETWORKING: tuple[FailureMode, ...] = (
         "network interfaces (those of the managed policy AWSLambdaVPCAccessExecutionRole).",
         fix="Give the execution role the network interface permissions, for example with the managed policy "
         "AWSLambdaVPCAccessExecutionRole.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="permission_loss",
+        action_type="restore_iam_policy",
         handover="",
+        lab_note="A function keeps the network interfaces it has: the permissions are needed only to create them. The "
+        "lab's function is invoked after idling, when Lambda recreates them, so Invoke fails with "
+        "EC2AccessDeniedException (no log line); the function's State and StateReasonCode "
+        "(InsufficientRolePermissions) are not emulated (moto reports Active).",
         signatures=(_code("EC2AccessDeniedException"),),
         sources=(INVOKE, _DG + "configuration-vpc.html"),
     ),
@@ -175,10 +198,13 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="A subnet or security group in the function's VPC configuration does not exist (any more).",
         fix="Configure the function with subnets and security groups that exist (UpdateFunctionConfiguration, "
         "`VpcConfig`).",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="vpc_misconfigured",
+        action_type="restore_vpc_configuration",
         handover="",
+        lab_note="EC2 refuses to delete a security group or subnet that Lambda's network interfaces still use; the "
+        "lab deletes the replacement at once (as after Lambda reclaimed an idle function's interfaces), and Invoke "
+        "fails as Lambda answers then, with no log line.",
         signatures=(_code("InvalidSubnetIDException"), _code("InvalidSecurityGroupIDException")),
         sources=(INVOKE,),
     ),
@@ -211,10 +237,17 @@ NETWORKING: tuple[FailureMode, ...] = (
         "large answers).",
         fix="Check that the DNS infrastructure is configured and healthy and that the host is in DNS; for large DNS "
         "answers use libraries that support EDNS. The TCP limit cannot be raised.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="dns_failure",
         action_type=None,
-        handover="",
+        handover="DNS or the code, not a setting the baseline records: 1. get_network_config's dns_support false: "
+        "turn DNS resolution back on (ModifyVpcAttribute EnableDnsSupport true; the console's VPC settings, DNS "
+        "resolution); if the VPC's DHCP options name their own DNS servers, check that they answer. "
+        "2. If DNS is healthy and the host is in DNS, the code exhausts the 20 concurrent TCP connections Lambda "
+        "supports for DNS: fewer concurrent lookups, or a resolver library with EDNS for large answers (the limit "
+        "cannot be raised). 3. Invoke the function again.",
+        lab_note="The lab reproduces the misconfigured DNS (the VPC's enableDnsSupport off; the Python function "
+        "reports botocore's EndpointConnectionError); the 20-connection TCP limit itself is not emulated.",
         signatures=(_message("UNKNOWNHOSTEXCEPTION"),),
         sources=(TS_NETWORKING,),
     ),

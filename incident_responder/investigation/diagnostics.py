@@ -25,7 +25,14 @@ from incident_responder.account.errors import AWS_ERRORS, BaselineNotFoundError,
 from incident_responder.account.log_window import InvocationSummary, LogErrorSummary, fold
 from incident_responder.account.metrics import FunctionMetrics, read_function_metrics
 from incident_responder.account.names import function_name_of
-from incident_responder.account.network import NetworkState, read_network
+from incident_responder.account.network import (
+    FEW_FREE_ADDRESSES,
+    INTERFACES_NEAR_QUOTA,
+    VPC_NETWORK_INTERFACE_QUOTA,
+    NetworkState,
+    network_limits,
+    read_network,
+)
 from incident_responder.account.role import read_role
 from incident_responder.account.state import configuration_from, read_reserved_concurrency
 from incident_responder.core.aws import AwsClients
@@ -294,18 +301,38 @@ class NetworkConfig(NetworkState, Compact):
 
     function_name: str
     in_vpc: bool = False
+    no_route_out: list[str] = Field(
+        default_factory=list,
+        description="subnets whose route table leads nowhere out of the VPC: no active default route to a NAT or "
+        "internet gateway and no gateway VPC endpoint (unset: every subnet has one)",
+    )
+    few_free_addresses: dict[str, int] = Field(
+        default_factory=dict,
+        description=f"subnet -> its free IP addresses (AvailableIpAddressCount), for subnets with fewer than "
+        f"{FEW_FREE_ADDRESSES} (unset: every subnet has more)",
+    )
+    dns_support: bool | None = Field(
+        default=None, description="false: the VPC's DNS resolution (enableDnsSupport) is off (unset: on)"
+    )
+    network_interfaces_in_vpc: int | None = Field(
+        default=None,
+        description=f"network interfaces in the function's VPC, when at least {INTERFACES_NEAR_QUOTA} (Lambda's "
+        f"default quota: {VPC_NETWORK_INTERFACE_QUOTA} per VPC); unset: fewer",
+    )
     error: str | None = None
 
 
 def get_network_config(clients: AwsClients, lambda_name: str) -> NetworkConfig:
-    """Egress rules of the function's security groups and the NACL entries of its subnets."""
+    """Egress rules of the function's security groups, the NACL entries of its subnets, the subnets that have no
+    route out or few free addresses, and the VpcConfig ids that no longer exist."""
     name = function_name_of(lambda_name)
     try:
         raw = clients.get("lambda").get_function_configuration(FunctionName=name)
         network = read_network(clients, raw.get("VpcConfig"))
+        limits = network_limits(clients, network)
     except AWS_ERRORS as exc:
         return NetworkConfig(function_name=name, error=describe_error(exc))
-    return NetworkConfig(function_name=name, **network.model_dump())
+    return NetworkConfig(function_name=name, **network.model_dump(), **limits)
 
 
 # -- get_config_drift -----------------------------------------------------------------------------

@@ -197,6 +197,8 @@ LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] 
     FaultType.KMS_ACCESS_DENIED: ({"KMSAccessDeniedException"}, (("kms_keys.", ".role_may_decrypt"),)),
     FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED: ({"TooManyRequestsException"}, ()),
     FaultType.RECURSIVE_LOOP: (set(), (("environment.", ""),)),
+    FaultType.VPC_CAPACITY_EXHAUSTED: ({"SubnetIPAddressLimitReachedException", "ENILimitReachedException"}, ()),
+    FaultType.DNS_FAILURE: ({"EndpointConnectionError"}, ()),
 }
 
 

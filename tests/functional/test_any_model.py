@@ -116,6 +116,8 @@ def _pools(world, baseline) -> dict:
             [f"arn:aws:lambda:{region}:{account}:layer:{OTHER}-extension:1"],
             [f"arn:aws:lambda:{region}:123456789012:layer:shared:3"],
         ],
+        "subnet_lists": [[sample.subnet_id], [other.subnet_id], [sample.subnet_id, other.subnet_id], ["subnet-0000"]],
+        "group_lists": [[sample.security_group_id], [other.security_group_id], ["sg-0000"]],
     }
 
 
@@ -144,6 +146,8 @@ POOL_FOR_FIELD = {
     "visibility_timeout": "visibility",
     "handler": "handlers",
     "layers": "layers",
+    "subnet_ids": "subnet_lists",
+    "security_group_ids": "group_lists",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

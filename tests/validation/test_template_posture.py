@@ -213,9 +213,13 @@ def test_mcp_servers_read_only_what_their_tools_need(server):
 
 
 # The diagnostics tools' reads that support no resource-level permission (Service Authorization Reference): when a
-# difference appeared (CloudTrail), metrics, the account's concurrency limits, parameters' metadata.
+# difference appeared (CloudTrail), metrics, the account's concurrency limits, parameters' metadata, the routes of
+# the function's subnets, the network interfaces and DNS resolution of its VPC.
 DIAGNOSTICS_WILDCARD_READS = {
     "cloudtrail:LookupEvents",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeVpcAttribute",
     "cloudwatch:GetMetricData",
     "cloudwatch:ListMetrics",
     "lambda:GetAccountSettings",

@@ -22,6 +22,7 @@ from incident_responder.agent.offline.symptoms import (
     _from_environment,
     _from_log_errors,
     _from_metrics,
+    _from_network_capacity,
     _from_observation_only,
 )
 from incident_responder.agent.protocol import TERMINAL_TOOL_PREFIX
@@ -39,6 +40,7 @@ EVERY_INVOCATION = {
     "event_source_disabled",
     "kms_access_denied",
     "account_concurrency_exhausted",
+    "vpc_capacity_exhausted",
 }
 
 
@@ -112,6 +114,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     else:
         _from_drift(b, drift)
     _from_metrics(b)
+    _from_network_capacity(b)
     _from_environment(b)
     _from_log_errors(b, drift)
     for tool, error in obs.failed.items():

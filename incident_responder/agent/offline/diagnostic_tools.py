@@ -6,6 +6,9 @@ picks the next, and drift against the baseline is checked before concluding (:mo
 
 from __future__ import annotations
 
+import json
+
+from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
 from incident_responder.agent.offline.observations import Observations
 
@@ -64,6 +67,22 @@ EXPLAINING_PATHS = (
 )
 
 
+# Drift paths that explain why the function logged nothing: no invocation ran (throttled, the key, the VpcConfig, an
+# event source), or the role may no longer write logs.
+SILENCING_PATHS = ("reserved_concurrency", "kms_keys", "network.missing", "event_source_mappings", "aliases")
+
+
+def _explains_silence(obs: Observations) -> bool:
+    series = (obs.results.get("get_function_metrics") or {}).get("series") or {}
+    if obs.incident.get("metric_name") not in (None, "Errors") or (series.get("Throttles") or {}).get("total"):
+        return True  # throttled, a loop stopped, a queue not drained: not invocations Lambda refused
+    for d in obs.drift() or []:
+        path = str(d.get("path", ""))
+        if path.startswith(SILENCING_PATHS) or (path.startswith("role.") and "logs:" in json.dumps(d.get("baseline"))):
+            return True
+    return False
+
+
 def _beyond_drift(obs: Observations) -> list[str]:
     """With the drift read: what the function depends on when a loop is suspected or the drift explains nothing
     (its queues, secrets, keys), and what changed around it (CloudTrail, versions) when nothing explains it."""
@@ -75,6 +94,17 @@ def _beyond_drift(obs: Observations) -> list[str]:
         obs.errors("exception", origin="application")
     )
     tools = []
+    # The function's VpcConfig moved to other subnets or groups: where they lead (routes, free addresses).
+    if any(
+        str(d.get("path", "")).startswith("network.")
+        and _vpc_config_moved(str(d["path"]).split("."), d.get("baseline"), d.get("current"))
+        for d in obs.drift() or []
+    ):
+        tools.append("get_network_config")
+    # Nothing logged and nothing explains why: Lambda may have refused the invocations while setting up the
+    # function's network (its subnets' free addresses, its VPC's interfaces).
+    if obs.logs_read() and not obs.logs() and obs.drift() is not None and not _explains_silence(obs):
+        tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
     if not explained and not looping:

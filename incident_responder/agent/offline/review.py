@@ -55,9 +55,11 @@ def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
     for key, value in parameters.items():
         if key != "function_name" and isinstance(value, str | int) and not isinstance(value, bool):
             return f"actions[{index}].parameters.{key}", str(value)
-    # A list of names or ARNs (layers): the list itself, as the lookup's JSON shows it.
+    # A list of names, ids or ARNs (subnet_ids, layers): its first item, or the empty list itself.
     for key, value in parameters.items():
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            if value:
+                return f"actions[{index}].parameters.{key}[0]", value[0]
             return f"actions[{index}].parameters.{key}", json.dumps(value)
     if parameters.get("security_group_id"):
         return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from incident_responder.account.log_records import ReportRecord, parse_event
+from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.catalogue.queries import FAILURE_MODES, MODES_BY_ID
@@ -115,6 +116,50 @@ def _from_metrics(b: _Builder) -> None:
                 f"the account ran {peak:g} executions at once (limit {limit:g})",
             ),
             b.point("get_function_metrics", "series.Throttles.total", throttles["total"], "this function's throttles"),
+        )
+
+
+def _from_network_capacity(b: _Builder) -> None:
+    """What the function's network shows that drift cannot: its VPC's DNS resolution off, a subnet with no free
+    address, or a VPC whose network interfaces reached Lambda's quota (a person fixes each)."""
+    network = b.obs.results.get("get_network_config") or {}
+    if network.get("error"):
+        return
+    if network.get("dns_support") is False:
+        ptr = b.point("get_network_config", "dns_support", False, "DNS resolution is off in the function's VPC")
+        errors = b.obs.errors("network")
+        points = b.error_points(errors[0], "the function cannot reach the host it names") if errors else []
+        for error in errors:
+            b.explained.add((str(error.error_type), str(error.message)))
+        b.fault(
+            "dns_failure",
+            "DNS resolution is off in the function's VPC: the host names it calls do not resolve",
+            ptr,
+            *points,
+            mode="dns-tcp-connection-limit",
+        )
+    full = [subnet for subnet, free in (network.get("few_free_addresses") or {}).items() if free == 0]
+    if full:
+        ptr = b.point("get_network_config", f"few_free_addresses.{full[0]}", 0, "this subnet has no free IP address")
+        b.fault(
+            "vpc_capacity_exhausted",
+            f"subnet {full[0]} of the function has no free IP address: Lambda cannot create its network interfaces",
+            ptr,
+            mode="subnet-out-of-addresses",
+        )
+    count = network.get("network_interfaces_in_vpc")
+    if isinstance(count, int) and count >= VPC_NETWORK_INTERFACE_QUOTA:
+        ptr = b.point(
+            "get_network_config",
+            "network_interfaces_in_vpc",
+            count,
+            f"the VPC holds {count} network interfaces (Lambda's default quota: {VPC_NETWORK_INTERFACE_QUOTA})",
+        )
+        b.fault(
+            "vpc_capacity_exhausted",
+            f"the function's VPC holds {count} network interfaces, Lambda's quota: it cannot create the function's",
+            ptr,
+            mode="eni-limit-reached",
         )
 
 

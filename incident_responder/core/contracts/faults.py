@@ -32,6 +32,9 @@ class FaultType(StrEnum):
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     LAYERS_CHANGED = "layers_changed"
     CODE_PACKAGE_INVALID = "code_package_invalid"
+    VPC_MISCONFIGURED = "vpc_misconfigured"
+    VPC_CAPACITY_EXHAUSTED = "vpc_capacity_exhausted"
+    DNS_FAILURE = "dns_failure"
     UNKNOWN = "unknown"
 
 
@@ -47,6 +50,7 @@ class ActionType(StrEnum):
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
     RESTORE_LAYERS = "restore_layers"
+    RESTORE_VPC_CONFIGURATION = "restore_vpc_configuration"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -113,6 +117,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.RESTORE_NETWORK_EGRESS,
         "restore the security group egress and NACL entries from the baseline",
         r"network|egress|nacl|security.?group|subnet|connect ?timeout|etimedout|unreach",
+    ),
+    FaultRecord(
+        FaultType.VPC_MISCONFIGURED,
+        ActionType.RESTORE_VPC_CONFIGURATION,
+        "restore the function's VPC subnets and security groups from the baseline",
+        r"subnet|security.?group|vpc|network|route|connect ?timeout|etimedout|invalid(subnet|securitygroup)",
     ),
     FaultRecord(
         FaultType.DEPLOYMENT_REGRESSION,
@@ -182,6 +192,20 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: a person fixes the deployment package (file permissions 644 and 755, the handler's file "
         "or bootstrap at its root) and deploys it again",
         from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.VPC_CAPACITY_EXHAUSTED,
+        None,
+        "no automated action: a person frees or adds IP addresses in the function's subnets (or adds subnets with "
+        "free addresses to its VpcConfig), or requests a higher network interface quota for the VPC (Service "
+        "Quotas); Lambda retries setting up the function's network interfaces on the next invocation",
+    ),
+    FaultRecord(
+        FaultType.DNS_FAILURE,
+        None,
+        "no automated action: a person turns DNS resolution back on in the function's VPC (enableDnsSupport) or "
+        "repairs the DNS servers its DHCP options name; when DNS is healthy, the code keeps fewer concurrent DNS "
+        "lookups over TCP (Lambda supports 20) or uses a resolver library with EDNS",
     ),
     FaultRecord(
         FaultType.APPLICATION_ERROR,

@@ -139,6 +139,19 @@ class RestoreLayersParams(Contract):
     )
 
 
+class RestoreVpcConfigurationParams(Contract):
+    """UpdateFunctionConfiguration VpcConfig (subnets and security groups) back to the baseline's."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    subnet_ids: list[str] = Field(
+        min_length=1, max_length=16, description="the subnet ids the baseline recorded (subnet-...)"
+    )
+    security_group_ids: list[str] = Field(
+        min_length=1, max_length=5, description="the security group ids the baseline recorded (sg-...)"
+    )
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -151,4 +164,5 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
     ActionType.RESTORE_HANDLER: RestoreHandlerParams,
     ActionType.RESTORE_LAYERS: RestoreLayersParams,
+    ActionType.RESTORE_VPC_CONFIGURATION: RestoreVpcConfigurationParams,
 }

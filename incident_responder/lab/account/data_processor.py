@@ -2,7 +2,7 @@
 
 ``create_sample_account`` builds, in whatever account the clients reach (normally the lab):
 an S3 bucket with an input object, the function's role with inline S3 and CloudWatch Logs policies,
-its log group, a VPC path (subnet, security group, custom NACL), the function ``data-processor``
+its log group, a VPC path (a private subnet routed out through a NAT gateway, security group, custom NACL), the function ``data-processor``
 itself with reserved concurrency, timeout and memory, the incidents SNS topic, the baseline table
 and the MCP API key.
 """
@@ -50,6 +50,22 @@ class SampleAccount:
 
 def _zip(source: str) -> bytes:
     return deployment_package("app.py", source)
+
+
+def _route_out_through_nat(ec2, vpc_id: str, private_subnet_id: str) -> None:  # noqa: ANN001 (a boto3 client)
+    """The way out of a private subnet that AWS documents for a VPC-connected function: a NAT gateway in a public
+    subnet (whose route table leads to the internet gateway), and the private subnet's default route to it."""
+    public = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.0.0/24")["Subnet"]["SubnetId"]
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc_id)
+    public_table = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=public_table, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
+    ec2.associate_route_table(RouteTableId=public_table, SubnetId=public)
+    allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+    nat = ec2.create_nat_gateway(SubnetId=public, AllocationId=allocation)["NatGateway"]["NatGatewayId"]
+    private_table = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=private_table, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat)
+    ec2.associate_route_table(RouteTableId=private_table, SubnetId=private_subnet_id)
 
 
 def create_sample_account(
@@ -113,6 +129,7 @@ def create_sample_account(
     group_id = ec2.create_security_group(
         GroupName=f"{function_name}-sg", Description=f"{function_name} egress", VpcId=vpc_id
     )["GroupId"]
+    _route_out_through_nat(ec2, vpc_id, subnet_id)
     # A new security group already allows all egress; the function needs HTTPS to S3.
     acl_id = ec2.create_network_acl(VpcId=vpc_id)["NetworkAcl"]["NetworkAclId"]
     for egress in (True, False):

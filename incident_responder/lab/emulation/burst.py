@@ -7,7 +7,8 @@ what Lambda itself does around that, once for every workload:
 
 * throttling by reserved concurrency (a throttled request never reaches the function),
 * the service refusing an invocation before the function runs (the key encrypting the environment
-  disabled: ``KMSDisabledException``, no log line at all),
+  disabled: ``KMSDisabledException``; a VpcConfig naming a deleted subnet or security group:
+  ``InvalidSubnetIDException``, ``InvalidSecurityGroupIDException``; no log line at all),
 * the platform's lines (START, END, REPORT, ``Task timed out``, ``Runtime.ExitError`` when the
   function needs more memory than it has), in the runtime's own format (lab/runtimes.py),
 * writing the lines to ``/aws/lambda/<name>`` (none when the role cannot write logs), one stream per
@@ -29,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from incident_responder.account.iam_policy import is_allowed
+from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA, count_vpc_network_interfaces, read_routing
 from incident_responder.account.role import managed_policy_documents
 from incident_responder.account.state import read_function_configuration
 from incident_responder.core.aws import AwsClients
@@ -74,6 +76,35 @@ KMS_ERRORS = {
         "for Decrypt. Please check the function's KMS key settings.",
     ),
 }
+
+
+# What the Lambda service answers when the function's VPC configuration names a subnet or group EC2 does not know
+# (the Invoke API reference's descriptions; HTTP 502).
+VPC_ERRORS = {
+    "subnet-": (
+        "InvalidSubnetIDException",
+        "The subnet ID provided in the Lambda function VPC configuration is not valid.",
+    ),
+    "sg-": (
+        "InvalidSecurityGroupIDException",
+        "The security group ID provided in the Lambda function VPC configuration is not valid.",
+    ),
+}
+
+
+# What the Lambda service answers when it must create the function's network interfaces and the execution role may
+# not (the Invoke API reference's description; HTTP 502).
+EC2_ACCESS_DENIED = ("EC2AccessDeniedException", "Need additional permissions to configure VPC settings.")
+
+
+# What the Lambda service answers when the function's subnets or VPC have no room for its network interfaces (the
+# Invoke API reference's descriptions; HTTP 502).
+SUBNET_FULL = (
+    "SubnetIPAddressLimitReachedException",
+    "AWS Lambda couldn't set up VPC access for the Lambda function because one or more configured subnets has no "
+    "available IP addresses.",
+)
+ENI_LIMIT = ("ENILimitReachedException", "The elastic network interface limit was reached for the function's VPC.")
 
 
 class Workload(LambdaTraces):
@@ -233,6 +264,21 @@ class Workload(LambdaTraces):
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
 
     def _service_error(self, view: AccountView) -> tuple[str, str] | None:
+        for missing in view.config.network.missing:
+            for prefix, error in VPC_ERRORS.items():
+                if missing.startswith(prefix):
+                    return error
+        # Each burst comes after the function was idle: Lambda recreates its network interfaces with its role, in
+        # its subnets, within the VPC's quota of interfaces.
+        network = view.config.network
+        if network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
+            return EC2_ACCESS_DENIED
+        if network.in_vpc and network.vpc_id:
+            routing = read_routing(self.clients, [s.subnet_id for s in network.subnets])
+            if any(r.available_ip_address_count == 0 for r in routing):
+                return SUBNET_FULL
+            if count_vpc_network_interfaces(self.clients, network.vpc_id) >= VPC_NETWORK_INTERFACE_QUOTA:
+                return ENI_LIMIT
         for key in view.config.kms_keys:
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])

@@ -1,12 +1,13 @@
 """EMULATING ``data-processor`` (Python, in a VPC): reads an object from S3 and writes the result back. Its network
-path (security groups, NACLs) must reach S3; its role must allow GetObject and PutObject."""
+path (security groups, NACLs, and a route out of the VPC: a NAT or internet gateway, or a gateway endpoint) must
+reach S3; its role must allow GetObject and PutObject."""
 
 from __future__ import annotations
 
 import ipaddress
 from typing import Any
 
-from incident_responder.account.network import NetworkState
+from incident_responder.account.network import NetworkState, read_routing, vpc_resolves_names
 from incident_responder.lab.account.sources import INPUT_KEY
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.emulation.invocation import AccountView, Invocation, WorkloadProfile
@@ -91,7 +92,11 @@ class DataProcessor(Workload):
             if "INPUT_BUCKET" in view.environment
             else _module_error("KeyError", "'INPUT_BUCKET'", view.code.source, 'BUCKET = os.environ["INPUT_BUCKET"]'),
             "tmp_mb": (view.raw.get("EphemeralStorage") or {}).get("Size", 512),
-            "network_ok": egress_to_s3_allowed(view.config.network),
+            "network_ok": egress_to_s3_allowed(view.config.network)
+            and all(
+                r.leads_out for r in read_routing(self.clients, [s.subnet_id for s in view.config.network.subnets])
+            ),
+            "dns_ok": not view.config.network.vpc_id or vpc_resolves_names(self.clients, view.config.network.vpc_id),
             "can_get": view.allowed("s3:GetObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY}"),
             "can_put": view.allowed(
                 "s3:PutObject", f"arn:aws:s3:::{bucket}/{INPUT_KEY.replace('incoming/', 'processed/')}"
@@ -120,6 +125,12 @@ class DataProcessor(Workload):
         ctx.log_raw(extra)
         if facts["thrown"] is not None:
             ctx.fail(facts["thrown"])
+        if not facts["dns_ok"]:  # the bucket's host name does not resolve: no connection is even tried
+            ctx.spend(0.05)
+            url = f"https://{facts['bucket']}.s3.amazonaws.com/{key}"
+            ctx.fail(
+                _traceback("EndpointConnectionError", f'Could not connect to the endpoint URL: "{url}"', 10, get_line)
+            )
         if not facts["network_ok"]:
             ctx.spend(p.connect_timeout_seconds * p.connect_attempts)
             url = f"https://{facts['bucket']}.s3.amazonaws.com/{key}"
