@@ -107,14 +107,19 @@ KMS: tuple[FailureMode, ...] = (
         shows_in=("function logs", "metric Errors"),
         cause="The key is temporarily unavailable, or requests that use it exceed the AWS KMS request quota.",
         fix="Retry the request (with backoff for throttling); see the AWS KMS quotas.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kms_unavailable",
         action_type=None,
-        handover="",
+        handover="Retry the calls that use the key with exponential backoff; if KMS throttles them, cache data keys or "
+        "spread the requests, or request a higher AWS KMS request quota for the Region; if the key is unavailable "
+        "(a custom key store disconnected), reconnect its key store.",
         signatures=(_code("KeyUnavailableException", "kms"), _code("KMSThrottlingException", "kms")),
         sources=(
             _BOTOCORE + "kms/client/exceptions/KeyUnavailableException.html",
             _BOTOCORE + "sns/client/exceptions/KMSThrottlingException.html",
         ),
+        lab_note="No account setting makes AWS KMS throttle or lose a key, so no chaos kind reproduces it: the "
+        "scenario's function raises the SDK's error (orders-api, `app_error`), as uncaught code would, and the "
+        "responder diagnoses it from that error in the logs.",
     ),
 )

@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    KMS_UNAVAILABLE = "kms_unavailable"
     UNKNOWN = "unknown"
 
 
@@ -147,6 +148,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         FaultType.KMS_ACCESS_DENIED,
         None,
         "no automated action: a person restores the key policy statement or grant that lets the role decrypt",
+    ),
+    FaultRecord(
+        FaultType.KMS_UNAVAILABLE,
+        None,
+        "no automated action: AWS KMS throttles or cannot reach the key; a person retries with backoff, spreads or "
+        "caches the key's use, or asks for a higher KMS request quota",
+        from_logs=True,
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
