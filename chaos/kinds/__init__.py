@@ -22,6 +22,7 @@ from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
+from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.kms_disable import KmsDisableKind
@@ -68,6 +69,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     RecursiveLoopKind,
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
+    EventSourceFunctionCallFailedKind,
 )
 
 

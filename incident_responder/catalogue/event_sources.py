@@ -58,12 +58,17 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         fix="Fix the function's error; for streams, split failing batches (BisectBatchOnFunctionError), cap the "
         "retries (MaximumRetryAttempts) and the record age (MaximumRecordAgeInSeconds), and send discarded records "
         "to an on-failure destination.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="event_source_failing",
         action_type=None,
-        handover="",
+        handover="Fix the error the function returns on the batches (its logs name it), or take the records it cannot "
+        "process out of the way: an SQS source's redrive policy moves them to a dead-letter queue after "
+        "maxReceiveCount receives; for a stream, set BisectBatchOnFunctionError, MaximumRetryAttempts, "
+        "MaximumRecordAgeInSeconds and an on-failure destination.",
         signatures=(_message("PROBLEM: Function call failed"),),
         sources=(_DG + "with-kinesis.html", ESM_CONFIGURATION, UPDATE_ESM, METRICS),
+        lab_note="moto keeps no processing result: the lab records the one Lambda reports after its poller's last "
+        "batches (queue-consumer, SQS); no stream or IteratorAge is emulated.",
     ),
     FailureMode(
         id="kafka-authentication-failed",

@@ -191,6 +191,13 @@ class EventSourceMappingInfo(Compact):
     EventSourceArn: str | None = None
     State: str | None = Field(default=None, description="Enabled, Disabled, Enabling, Disabling, Updating, ...")
     BatchSize: int | None = None
+    StateTransitionReason: str | None = None  # unset: a user's change
+    LastProcessingResult: str | None = None  # the last poll's; unset: OK, or no records processed
+
+
+# What a healthy mapping reports (left out of results): AWS's and the emulators' spellings.
+_ROUTINE_TRANSITIONS = {"User initiated", "USER_INITIATED"}
+_ROUTINE_RESULTS = {"OK", "No records processed"}
 
 
 class LambdaConfig(Compact):
@@ -278,12 +285,18 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
                     EventSourceArn=m.get("EventSourceArn"),
                     State=m.get("State"),
                     BatchSize=m.get("BatchSize"),
+                    StateTransitionReason=_unless(m.get("StateTransitionReason"), _ROUTINE_TRANSITIONS),
+                    LastProcessingResult=_unless(m.get("LastProcessingResult"), _ROUTINE_RESULTS),
                 )
                 for m in page["EventSourceMappings"]
             ]
     except AWS_ERRORS as exc:
         config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
     return config
+
+
+def _unless(value: str | None, routine: set[str]) -> str | None:
+    return None if value in routine else value
 
 
 # -- get_network_config ---------------------------------------------------------------------------

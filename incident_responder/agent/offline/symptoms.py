@@ -253,6 +253,14 @@ def _from_catalogue_errors(b: _Builder, *, last: bool = False) -> None:
             b.gap(f"the logs report {error.error_type} ({mode.id}) but the configuration does not bear it out")
 
 
+def _failing_mapping(b: _Builder) -> tuple[int, dict[str, Any]] | None:
+    """The event source mapping whose last poll reports the function failing its batches (index, mapping)."""
+    for i, mapping in enumerate(b.obs.config().get("EventSourceMappings") or []):
+        if str(mapping.get("LastProcessingResult") or "").startswith("PROBLEM: Function call failed"):
+            return i, mapping
+    return None
+
+
 def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
     """What the errors themselves say: the code's failures (a regression's when the deploy changed) and a
     throttled dependency; and what the logs claim that configuration does not bear out."""
@@ -270,6 +278,23 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
         if "deployment_regression" in b.faults and (version is None or str(version) not in baseline_versions):
             points = b.error_points(error, f"version {version or 'deployed'} fails: {excerpt}")
             b.fault("deployment_regression", f"the deployed version raises {excerpt}", *points)
+        elif (failing := _failing_mapping(b)) is not None:
+            i, mapping = failing
+            ptr = b.point(
+                "get_lambda_config",
+                f"EventSourceMappings[{i}].LastProcessingResult",
+                mapping["LastProcessingResult"],
+                "the mapping's last batches failed in the function",
+            )
+            points = b.error_points(error, "the error the function returns on the mapping's batches")
+            b.fault(
+                "event_source_failing",
+                f"the batches of event source mapping {mapping.get('UUID')} keep failing: the function's code "
+                f"raises {excerpt}",
+                ptr,
+                *points,
+                mode="event-source-function-call-failed",
+            )
         else:
             points = b.error_points(error, "an unhandled error in the function's own code")
             b.fault("application_error", f"the function's code raises {excerpt}", *points)

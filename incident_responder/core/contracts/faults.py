@@ -31,6 +31,7 @@ class FaultType(StrEnum):
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     KMS_UNAVAILABLE = "kms_unavailable"
+    EVENT_SOURCE_FAILING = "event_source_failing"
     UNKNOWN = "unknown"
 
 
@@ -155,6 +156,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: AWS KMS throttles or cannot reach the key; a person retries with backoff, spreads or "
         "caches the key's use, or asks for a higher KMS request quota",
         from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.EVENT_SOURCE_FAILING,
+        None,
+        "no automated action: a person fixes the function's error on the batches, or removes the records it cannot "
+        "process (a dead-letter queue or on-failure destination; for streams, bisect failing batches and cap the "
+        "retries and the record age)",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
