@@ -83,10 +83,13 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         "the mTLS certificates do not match the brokers'.",
         fix="Add the missing ACLs (the group name is the mapping's UUID) or permissions, fix the credentials or "
         "certificates (PEM format); changes to the execution role can take several minutes to take effect.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kafka_access_failed",
         action_type=None,
-        handover="",
+        handover="Read the mapping's LastProcessingResult: add the Kafka ACLs it needs (DescribeConfigs on the "
+        "cluster, Describe and Read on the topic and on the consumer group named after the mapping's UUID), give "
+        "the execution role kafka-cluster:Connect, or replace the credentials or certificates in the secret the "
+        "mapping uses; role changes can take several minutes to apply.",
         signatures=(
             _message("Cluster failed to authorize Lambda"),
             _message("SASL authentication failed"),
@@ -95,6 +98,9 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
             _message("Provided certificate or private key is invalid"),
         ),
         sources=(_DG + "with-kafka-troubleshoot.html",),
+        lab_note="The lab has no Kafka cluster and its only mapping reads SQS, which never reports these: no chaos "
+        "kind or scenario reproduces it; the offline investigator's reading of the mapping is tested with the "
+        "mapping as Lambda reports it.",
     ),
     FailureMode(
         id="kafka-consumer-stopped",

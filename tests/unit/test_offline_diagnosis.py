@@ -292,7 +292,8 @@ def test_errors_without_a_log_line_and_a_disabled_key_is_the_key_not_iam():
 def test_errors_without_a_log_line_and_nothing_drifted_is_not_called_iam():
     diagnosis, _, called = diagnose(incident(), **tools())
     assert faults(diagnosis) == {"unknown"} and diagnosis.confidence == "low"
-    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state"]]
+    # Can the role write logs, and what should invoke the function (a mapping Lambda cannot read from)?
+    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state", "get_lambda_config"]]
 
 
 def test_without_a_baseline_the_key_state_in_the_configuration_decides():
@@ -535,3 +536,44 @@ def test_an_entry_the_configuration_must_bear_out_is_only_a_gap_when_it_does_not
     diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", HANDLER_NOT_FOUND) * 2)))
     assert "handler_misconfigured" not in faults(diagnosis)
     assert any("handler-not-found" in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)
+
+
+# -- what Lambda reports of a mapping -------------------------------------------------------------------
+KAFKA_CLUSTER = "arn:aws:kafka:us-east-1:123456789012:cluster/orders/0b5e9c7d-1111-2222-3333-444455556666-2"
+
+
+@pytest.mark.parametrize(
+    "field, value, mode",
+    [
+        ("LastProcessingResult", "SASL authentication failed", "kafka-authentication-failed"),
+    ],
+)
+def test_a_kafka_mapping_lambda_cannot_read_is_named_from_what_the_mapping_reports(field, value, mode):
+    mapping = {"UUID": UUID, "EventSourceArn": KAFKA_CLUSTER, "State": "Enabled", field: value}
+    # Nothing ran and nothing changed: the investigator reads what should invoke the function.
+    diagnosis, _, called = diagnose(
+        incident(),
+        **tools(
+            get_recent_logs=logs([]), get_config_drift=drift(), get_lambda_config=config(EventSourceMappings=[mapping])
+        ),
+    )
+    assert "get_lambda_config" in [tool for turn in called for tool in turn]
+    assert faults(diagnosis) == {"kafka_access_failed"} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", f"EventSourceMappings[0].{field}", value)
+
+
+def test_a_mapping_whose_batches_fail_names_the_entry_instead_of_a_bug_in_the_code():
+    mapping = {"UUID": UUID, "State": "Enabled", "LastProcessingResult": "PROBLEM: Function call failed"}
+    ok = f"{TS} {RID} INFO processed"
+    lines = invocation("2", TYPE_ERROR) + invocation("2", ok)
+    diagnosis, _, _ = diagnose(
+        incident(),
+        **tools(
+            get_recent_logs=logs(lines),
+            get_config_drift=drift(),
+            get_lambda_config=config(EventSourceMappings=[mapping]),
+        ),
+    )
+    assert faults(diagnosis) == {"event_source_failing"}
+    assert diagnosis.failure_modes == ["event-source-function-call-failed"]
+    assert cites(diagnosis, "get_lambda_config", "EventSourceMappings[0].LastProcessingResult")

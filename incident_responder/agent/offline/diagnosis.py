@@ -21,6 +21,7 @@ from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.symptoms import (
     _from_environment,
     _from_log_errors,
+    _from_mappings,
     _from_metrics,
     _from_observation_only,
 )
@@ -112,6 +113,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     else:
         _from_drift(b, drift)
     _from_metrics(b)
+    _from_mappings(b)
     _from_environment(b)
     _from_log_errors(b, drift)
     for tool, error in obs.failed.items():

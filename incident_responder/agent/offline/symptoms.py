@@ -253,6 +253,23 @@ def _from_catalogue_errors(b: _Builder, *, last: bool = False) -> None:
             b.gap(f"the logs report {error.error_type} ({mode.id}) but the configuration does not bear it out")
 
 
+def _from_mappings(b: _Builder) -> None:
+    """What Lambda reports of a mapping it cannot read from: a Kafka cluster refusing it (its LastProcessingResult),
+    in the words the failure catalogue lists."""
+    for i, mapping in enumerate(b.obs.config().get("EventSourceMappings") or []):
+        for field, mode_id in (("LastProcessingResult", "kafka-authentication-failed"),):
+            value = str(mapping.get(field) or "")
+            mode = MODES_BY_ID[mode_id]
+            if value and any(s.text in value for s in mode.signatures):
+                ptr = b.point("get_lambda_config", f"EventSourceMappings[{i}].{field}", value, mode.title)
+                b.fault(
+                    str(mode.fault_type),
+                    f"event source mapping {mapping.get('UUID')}: {mode.title[0].lower()}{mode.title[1:]} ({value})",
+                    ptr,
+                    mode=mode.id,
+                )
+
+
 def _failing_mapping(b: _Builder) -> tuple[int, dict[str, Any]] | None:
     """The event source mapping whose last poll reports the function failing its batches (index, mapping)."""
     for i, mapping in enumerate(b.obs.config().get("EventSourceMappings") or []):

@@ -32,6 +32,7 @@ class FaultType(StrEnum):
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     KMS_UNAVAILABLE = "kms_unavailable"
     EVENT_SOURCE_FAILING = "event_source_failing"
+    KAFKA_ACCESS_FAILED = "kafka_access_failed"
     UNKNOWN = "unknown"
 
 
@@ -163,6 +164,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: a person fixes the function's error on the batches, or removes the records it cannot "
         "process (a dead-letter queue or on-failure destination; for streams, bisect failing batches and cap the "
         "retries and the record age)",
+    ),
+    FaultRecord(
+        FaultType.KAFKA_ACCESS_FAILED,
+        None,
+        "no automated action: a person fixes what the Kafka mapping's result or state reason names: the cluster's "
+        "ACLs, the sign-in credentials or certificates, the role's permissions, or the mapping's or function's "
+        "configuration",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
