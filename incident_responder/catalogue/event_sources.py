@@ -112,10 +112,12 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         cause="The mapping's or the function's configuration is not valid, or Lambda cannot authenticate to the event "
         "source or lacks permission to read it.",
         fix="Correct what the reason names. Records larger than 6 MB can go unprocessed.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kafka_access_failed",
         action_type=None,
-        handover="",
+        handover="Correct what the mapping's StateTransitionReason names (the mapping's or the function's "
+        "configuration, the cluster's credentials or its ACLs and the role's permissions), then enable the mapping "
+        "again.",
         signatures=(
             _message("ESM_CONFIG_NOT_VALID"),
             _message("EVENT_SOURCE_AUTHN_ERROR"),
@@ -123,5 +125,8 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
             _message("FUNCTION_CONFIG_NOT_VALID"),
         ),
         sources=(_DG + "with-kafka-troubleshoot.html",),
+        lab_note="The lab has no Kafka cluster and its only mapping reads SQS, which never reports these: no chaos "
+        "kind or scenario reproduces it; the offline investigator's reading of the mapping is tested with the "
+        "mapping as Lambda reports it.",
     ),
 )

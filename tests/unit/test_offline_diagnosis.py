@@ -546,6 +546,7 @@ KAFKA_CLUSTER = "arn:aws:kafka:us-east-1:123456789012:cluster/orders/0b5e9c7d-11
     "field, value, mode",
     [
         ("LastProcessingResult", "SASL authentication failed", "kafka-authentication-failed"),
+        ("StateTransitionReason", "EVENT_SOURCE_AUTHZ_ERROR", "kafka-consumer-stopped"),
     ],
 )
 def test_a_kafka_mapping_lambda_cannot_read_is_named_from_what_the_mapping_reports(field, value, mode):

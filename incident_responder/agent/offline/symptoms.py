@@ -255,9 +255,12 @@ def _from_catalogue_errors(b: _Builder, *, last: bool = False) -> None:
 
 def _from_mappings(b: _Builder) -> None:
     """What Lambda reports of a mapping it cannot read from: a Kafka cluster refusing it (its LastProcessingResult),
-    in the words the failure catalogue lists."""
+    or a consumer it stopped (its StateTransitionReason), in the words the failure catalogue lists."""
     for i, mapping in enumerate(b.obs.config().get("EventSourceMappings") or []):
-        for field, mode_id in (("LastProcessingResult", "kafka-authentication-failed"),):
+        for field, mode_id in (
+            ("LastProcessingResult", "kafka-authentication-failed"),
+            ("StateTransitionReason", "kafka-consumer-stopped"),
+        ):
             value = str(mapping.get(field) or "")
             mode = MODES_BY_ID[mode_id]
             if value and any(s.text in value for s in mode.signatures):
