@@ -578,3 +578,13 @@ def test_a_mapping_whose_batches_fail_names_the_entry_instead_of_a_bug_in_the_co
     assert faults(diagnosis) == {"event_source_failing"}
     assert diagnosis.failure_modes == ["event-source-function-call-failed"]
     assert cites(diagnosis, "get_lambda_config", "EventSourceMappings[0].LastProcessingResult")
+
+
+def test_a_key_kms_no_longer_has_is_named_and_handed_over_not_taken_for_a_disabled_key():
+    gone = [
+        Difference(path=f"kms_keys.{KEY_ARN}.found", baseline=True, current=False),
+        Difference(path=f"kms_keys.{KEY_ARN}.key_state", baseline="Enabled", current=None),
+    ]
+    diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=drift(*gone)))
+    assert faults(diagnosis) == {"kms_key_missing"} and diagnosis.failure_modes == ["kms-key-not-found"]
+    assert cites(diagnosis, "get_config_drift", "differences[0].current", "False")

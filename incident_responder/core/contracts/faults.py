@@ -33,6 +33,7 @@ class FaultType(StrEnum):
     KMS_UNAVAILABLE = "kms_unavailable"
     EVENT_SOURCE_FAILING = "event_source_failing"
     KAFKA_ACCESS_FAILED = "kafka_access_failed"
+    KMS_KEY_MISSING = "kms_key_missing"
     UNKNOWN = "unknown"
 
 
@@ -150,6 +151,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         FaultType.KMS_ACCESS_DENIED,
         None,
         "no automated action: a person restores the key policy statement or grant that lets the role decrypt",
+    ),
+    FaultRecord(
+        FaultType.KMS_KEY_MISSING,
+        None,
+        "no automated action: the key is gone and cannot be restored; a person configures the function with a key "
+        "that exists (or the AWS managed key) and redeploys what it encrypted",
     ),
     FaultRecord(
         FaultType.KMS_UNAVAILABLE,
