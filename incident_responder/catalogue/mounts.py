@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from incident_responder.catalogue.failure_mode import _DG, INVOKE, TS_INVOCATION, FailureMode, _code
 
+_NO_EFS = (
+    "The lab's functions mount no file system (moto runs no NFS): no chaos kind or scenario reproduces it. Lambda "
+    "returns this error to the caller, never to the function's logs; the responder reads it from an alert that "
+    "names it and checks it against the function's FileSystemConfigs (unit tests pin the reading)."
+)
+
 MOUNTS: tuple[FailureMode, ...] = (
     # -- file systems and SnapStart ------------------------------------------------------------------
     FailureMode(
@@ -18,12 +24,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="The mount request was rejected: a permission or configuration issue.",
         fix="Check the function's permissions, and that its file system and access point exist and are ready for use.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Check that the access point and its file system exist and are available, that the file system "
+        "policy and the execution role allow the mount (elasticfilesystem:ClientMount, and ClientWrite to write), "
+        "and that the access point's POSIX user and root directory are valid.",
         signatures=(_code("EFSMountFailureException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-mount-connectivity",

@@ -224,6 +224,8 @@ class LambdaConfig(Compact):
     KMSKeyState: str | None = Field(
         default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
     )
+    FileSystems: dict[str, str] = Field(default_factory=dict, description="EFS access point ARN -> local mount path")
+    SnapStart: str | None = None  # ApplyOn (OptimizationStatus); unset: SnapStart off
     Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
     EventSourceMappings: list[EventSourceMappingInfo] = Field(
         default_factory=list, description="queues and streams that invoke the function"
@@ -265,6 +267,8 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
         if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
         else None,
         KMSKeyArn=raw.get("KMSKeyArn") or None,
+        FileSystems={f.get("Arn", ""): f.get("LocalMountPath", "") for f in raw.get("FileSystemConfigs") or []},
+        SnapStart=_snap_start(raw.get("SnapStart") or {}),
     )
     # Each further part is read on its own: one the server may not read leaves the others standing.
     if config.KMSKeyArn:
@@ -293,6 +297,12 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
     except AWS_ERRORS as exc:
         config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
     return config
+
+
+def _snap_start(config: dict[str, Any]) -> str | None:
+    if config.get("ApplyOn") in (None, "None"):
+        return None
+    return f"{config['ApplyOn']} (OptimizationStatus {config.get('OptimizationStatus')})"
 
 
 def _unless(value: str | None, routine: set[str]) -> str | None:

@@ -588,3 +588,24 @@ def test_a_key_kms_no_longer_has_is_named_and_handed_over_not_taken_for_a_disabl
     diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=drift(*gone)))
     assert faults(diagnosis) == {"kms_key_missing"} and diagnosis.failure_modes == ["kms-key-not-found"]
     assert cites(diagnosis, "get_config_drift", "differences[0].current", "False")
+
+
+# -- invoke errors only the caller sees (file systems, SnapStart) ---------------------------------------
+ACCESS_POINT = "arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-015cxmplb72b405fd"
+
+
+def caller_alert(error_type: str) -> Incident:
+    return incident(source="alert", metric_name=None, namespace=None, alarm_name=None, error_type=error_type)
+
+
+@pytest.mark.parametrize("error_type, mode", [("EFSMountFailureException", "efs-mount-failure")])
+def test_an_alert_naming_a_file_system_error_is_the_fault_when_the_function_mounts_one(error_type, mode):
+    mounted = config(FileSystems={ACCESS_POINT: "/mnt/orders"})
+    diagnosis, _, called = diagnose(caller_alert(error_type), **tools(get_lambda_config=mounted))
+    assert "get_lambda_config" in called[0]
+    assert faults(diagnosis) == {"file_system_unavailable"} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", f"FileSystems.{ACCESS_POINT}", "/mnt/orders")
+    # Text is not proof: a function that mounts nothing is not given the fault.
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
+    assert "file_system_unavailable" not in faults(diagnosis)
+    assert any(mode in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)

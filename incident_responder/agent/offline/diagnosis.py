@@ -19,6 +19,7 @@ from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.symptoms import (
+    _from_alert_error,
     _from_environment,
     _from_log_errors,
     _from_mappings,
@@ -114,6 +115,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
         _from_drift(b, drift)
     _from_metrics(b)
     _from_mappings(b)
+    _from_alert_error(b)
     _from_environment(b)
     _from_log_errors(b, drift)
     for tool, error in obs.failed.items():

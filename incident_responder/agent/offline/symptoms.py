@@ -14,7 +14,7 @@ from typing import Any
 from incident_responder.account.log_records import ReportRecord, parse_event
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.catalogue.queries import FAILURE_MODES, MODES_BY_ID
+from incident_responder.catalogue.queries import FAILURE_MODES, MODES_BY_ID, failure_mode_of
 from incident_responder.core.contracts import FAULT_RECORDS, FaultType
 
 # Error types AWS documents for failures the responder does not diagnose yet (docs/failure-catalogue.md): seen
@@ -271,6 +271,39 @@ def _from_mappings(b: _Builder) -> None:
                     ptr,
                     mode=mode.id,
                 )
+
+
+# What in the function's configuration bears out an invoke error of a file system or SnapStart entry.
+_MOUNT_EVIDENCE = {"file_system_unavailable": "FileSystems", "snapstart_failure": "SnapStart"}
+
+
+def _from_alert_error(b: _Builder) -> None:
+    """An invoke error the alert names (the caller saw it; the function's logs never do) of a file system or
+    SnapStart entry: the fault when the configuration bears it out (the function mounts a file system, uses
+    SnapStart), else a gap."""
+    error_type = str(b.obs.incident.get("error_type") or "")
+    mode = MODES_BY_ID.get(failure_mode_of(error_type) or "")
+    if mode is None or mode.area != "mounts" or mode.fault_type is None or mode.responder == "not_yet":
+        return
+    config = b.obs.config()
+    field = _MOUNT_EVIDENCE.get(mode.fault_type, "")
+    value = config.get(field)
+    if not value:
+        b.gap(f"the alert names {error_type} ({mode.id}) but the function's configuration does not bear it out")
+        return
+    shown = next(iter(value)) if isinstance(value, dict) else value
+    ptr = b.point(
+        "get_lambda_config",
+        f"{field}.{shown}" if isinstance(value, dict) else field,
+        value[shown] if isinstance(value, dict) else value,
+        f"the function depends on it: {mode.title}",
+    )
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        ptr,
+        mode=mode.id,
+    )
 
 
 def _failing_mapping(b: _Builder) -> tuple[int, dict[str, Any]] | None:

@@ -34,6 +34,7 @@ class FaultType(StrEnum):
     EVENT_SOURCE_FAILING = "event_source_failing"
     KAFKA_ACCESS_FAILED = "kafka_access_failed"
     KMS_KEY_MISSING = "kms_key_missing"
+    FILE_SYSTEM_UNAVAILABLE = "file_system_unavailable"
     UNKNOWN = "unknown"
 
 
@@ -178,6 +179,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: a person fixes what the Kafka mapping's result or state reason names: the cluster's "
         "ACLs, the sign-in credentials or certificates, the role's permissions, or the mapping's or function's "
         "configuration",
+    ),
+    FaultRecord(
+        FaultType.FILE_SYSTEM_UNAVAILABLE,
+        None,
+        "no automated action: a person checks the EFS file system, its access point and mount targets, the "
+        "network path to them (NFS, TCP port 2049) and the file system's throughput",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
