@@ -44,12 +44,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function cannot connect to the file system with the NFS protocol (TCP port 2049).",
         fix="Check the security groups and routing of the VPC's subnets; after a change of the function's VPC "
         "configuration, try unmounting and remounting the file system.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Let the function reach a mount target in each of its subnets over NFS: its security group must allow"
+        " outbound TCP 2049 to the mount targets' security group, which must allow it inbound; check the "
+        "subnets' routes and network ACLs, and remount after a change of the function's VPC configuration.",
         signatures=(_code("EFSMountConnectivityException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-mount-timeout",
