@@ -64,12 +64,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function connects to the file system but the mount operation times out.",
         fix="Try again after a short time, and consider limiting the function's concurrency to reduce the load on "
         "the file system.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Retry after a short time; if mounts keep timing out, lower the function's reserved concurrency to "
+        "reduce the load on the file system, and check the file system's throughput and connections in its "
+        "metrics.",
         signatures=(_code("EFSMountTimeoutException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-io-stalled",

@@ -598,10 +598,14 @@ def caller_alert(error_type: str) -> Incident:
     return incident(source="alert", metric_name=None, namespace=None, alarm_name=None, error_type=error_type)
 
 
-@pytest.mark.parametrize(
-    "error_type, mode",
-    [("EFSMountConnectivityException", "efs-mount-connectivity"), ("EFSMountFailureException", "efs-mount-failure")],
-)
+FILE_SYSTEM_ERRORS = [
+    ("EFSMountFailureException", "efs-mount-failure"),
+    ("EFSMountConnectivityException", "efs-mount-connectivity"),
+    ("EFSMountTimeoutException", "efs-mount-timeout"),
+]
+
+
+@pytest.mark.parametrize("error_type, mode", FILE_SYSTEM_ERRORS)
 def test_an_alert_naming_a_file_system_error_is_the_fault_when_the_function_mounts_one(error_type, mode):
     mounted = config(FileSystems={ACCESS_POINT: "/mnt/orders"})
     diagnosis, _, called = diagnose(caller_alert(error_type), **tools(get_lambda_config=mounted))
