@@ -84,12 +84,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="A previous invocation timed out and Lambda could not end the handler: the file system ran out of "
         "burst credits and its baseline throughput is too low.",
         fix="Increase the file system's size, or use provisioned throughput.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Give the file system more throughput: switch it to Elastic or provisioned throughput, or (in "
+        "bursting mode) store more data to raise its baseline; its BurstCreditBalance metric shows whether "
+        "the credits ran out. Then check the timeouts of the functions that use it.",
         signatures=(_code("EFSIOException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="snapstart-not-ready",

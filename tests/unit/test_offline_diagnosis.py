@@ -602,6 +602,7 @@ FILE_SYSTEM_ERRORS = [
     ("EFSMountFailureException", "efs-mount-failure"),
     ("EFSMountConnectivityException", "efs-mount-connectivity"),
     ("EFSMountTimeoutException", "efs-mount-timeout"),
+    ("EFSIOException", "efs-io-stalled"),
 ]
 
 
