@@ -13,6 +13,12 @@ _NO_EFS = (
     "names it and checks it against the function's FileSystemConfigs (unit tests pin the reading)."
 )
 
+_NO_SNAPSTART = (
+    "The lab's runtimes take no snapshots (moto reports SnapStart off): no chaos kind or scenario reproduces it. "
+    "Lambda returns this error to the caller; the responder reads it from an alert that names it and checks it "
+    "against the function's SnapStart setting (unit tests pin the reading)."
+)
+
 MOUNTS: tuple[FailureMode, ...] = (
     # -- file systems and SnapStart ------------------------------------------------------------------
     FailureMode(
@@ -123,11 +129,14 @@ MOUNTS: tuple[FailureMode, ...] = (
         "issues can also make the Restore phase time out.",
         fix="Check the function's logs for timeouts during the Restore phase, and make every after-restore hook "
         "complete in less than 10 seconds.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="snapstart_failure",
         action_type=None,
-        handover="",
+        handover="Find the Restore phase timeouts in the function's logs, make every after-restore runtime hook "
+        "complete in less than 10 seconds (move slow work out of them, check the connections and credentials "
+        "they use), then publish a new version and move the alias to it.",
         signatures=(_code("SnapStartTimeoutException"),),
         sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+        lab_note=_NO_SNAPSTART,
     ),
 )

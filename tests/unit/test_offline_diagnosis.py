@@ -617,3 +617,16 @@ def test_an_alert_naming_a_file_system_error_is_the_fault_when_the_function_moun
     diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
     assert "file_system_unavailable" not in faults(diagnosis)
     assert any(mode in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)
+
+
+SNAPSTART_ERRORS = [("SnapStartTimeoutException", "snapstart-restore-timeout", "snapstart_failure")]
+
+
+@pytest.mark.parametrize("error_type, mode, fault", SNAPSTART_ERRORS)
+def test_an_alert_naming_a_snapstart_error_is_the_fault_when_the_function_uses_snapstart(error_type, mode, fault):
+    snapped = config(SnapStart="PublishedVersions (OptimizationStatus On)")
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools(get_lambda_config=snapped))
+    assert faults(diagnosis) == {fault} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", "SnapStart", "PublishedVersions (OptimizationStatus On)")
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
+    assert fault not in faults(diagnosis)

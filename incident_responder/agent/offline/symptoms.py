@@ -274,7 +274,11 @@ def _from_mappings(b: _Builder) -> None:
 
 
 # What in the function's configuration bears out an invoke error of a file system or SnapStart entry.
-_MOUNT_EVIDENCE = {"file_system_unavailable": "FileSystems", "snapstart_failure": "SnapStart"}
+_MOUNT_EVIDENCE = {
+    "file_system_unavailable": "FileSystems",
+    "snapstart_failure": "SnapStart",
+    "function_not_ready": "SnapStart",
+}
 
 
 def _from_alert_error(b: _Builder) -> None:

@@ -35,6 +35,7 @@ class FaultType(StrEnum):
     KAFKA_ACCESS_FAILED = "kafka_access_failed"
     KMS_KEY_MISSING = "kms_key_missing"
     FILE_SYSTEM_UNAVAILABLE = "file_system_unavailable"
+    SNAPSTART_FAILURE = "snapstart_failure"
     UNKNOWN = "unknown"
 
 
@@ -185,6 +186,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person checks the EFS file system, its access point and mount targets, the "
         "network path to them (NFS, TCP port 2049) and the file system's throughput",
+    ),
+    FaultRecord(
+        FaultType.SNAPSTART_FAILURE,
+        None,
+        "no automated action: a person makes the function's after-restore hooks finish within 10 seconds and "
+        "checks what they reach over the network, then publishes a new version",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
