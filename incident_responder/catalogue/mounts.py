@@ -111,12 +111,14 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function version is `Inactive`: it was not invoked for 14 days, or Lambda recycled the execution "
         "environment.",
         fix="Wait until the version reaches the `Active` state, then invoke it again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="Wait until the version's State is Active (GetFunctionConfiguration with the version as Qualifier), "
+        "then invoke it again; callers should retry. A version not invoked for 14 days turns Inactive again.",
         signatures=(_code("SnapStartNotReadyException"),),
         sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+        lab_note=_NO_SNAPSTART,
     ),
     FailureMode(
         id="snapstart-restore-timeout",

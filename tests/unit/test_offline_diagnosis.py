@@ -619,7 +619,10 @@ def test_an_alert_naming_a_file_system_error_is_the_fault_when_the_function_moun
     assert any(mode in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)
 
 
-SNAPSTART_ERRORS = [("SnapStartTimeoutException", "snapstart-restore-timeout", "snapstart_failure")]
+SNAPSTART_ERRORS = [
+    ("SnapStartTimeoutException", "snapstart-restore-timeout", "snapstart_failure"),
+    ("SnapStartNotReadyException", "snapstart-not-ready", "function_not_ready"),
+]
 
 
 @pytest.mark.parametrize("error_type, mode, fault", SNAPSTART_ERRORS)

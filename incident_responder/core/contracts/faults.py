@@ -36,6 +36,7 @@ class FaultType(StrEnum):
     KMS_KEY_MISSING = "kms_key_missing"
     FILE_SYSTEM_UNAVAILABLE = "file_system_unavailable"
     SNAPSTART_FAILURE = "snapstart_failure"
+    FUNCTION_NOT_READY = "function_not_ready"
     UNKNOWN = "unknown"
 
 
@@ -192,6 +193,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person makes the function's after-restore hooks finish within 10 seconds and "
         "checks what they reach over the network, then publishes a new version",
+    ),
+    FaultRecord(
+        FaultType.FUNCTION_NOT_READY,
+        None,
+        "no automated action: Lambda is preparing the function version; a person waits until its state is Active, "
+        "then invokes it again (callers retry)",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
