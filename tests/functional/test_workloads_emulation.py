@@ -388,6 +388,23 @@ def test_queue_consumer_app_error_leaves_its_batches(clients, consumer):
     assert visible_and_in_flight(clients, consumer.queue_url) == (0, 20)  # back after the visibility timeout
 
 
+def test_a_message_the_code_cannot_process_fails_its_batch_and_the_mapping_reports_it(clients, consumer):
+    from incident_responder.investigation.diagnostics import get_lambda_config
+
+    assert get_lambda_config(clients, "queue-consumer").EventSourceMappings[0].LastProcessingResult is None
+    inject(clients, "queue-consumer", "event_source_function_call_failed")
+    result = QueueConsumer(clients).invoke(3)
+    # Only the batch that carries it fails (the producers' 30 orders and it make four batches).
+    assert sorted(o.status for o in result.invocations) == ["failed", "succeeded", "succeeded", "succeeded"]
+    assert {o.error_type for o in result.invocations} == {None, "KeyError"}
+    (mapping,) = get_lambda_config(clients, "queue-consumer").EventSourceMappings
+    assert mapping.LastProcessingResult == "PROBLEM: Function call failed"
+    assert_nothing_names_the_fault(clients, "queue-consumer", result)
+    restore(clients, "queue-consumer")
+    QueueConsumer(clients).invoke(1)  # healthy batches: the mapping's result is OK again, left out of the result
+    assert get_lambda_config(clients, "queue-consumer").EventSourceMappings[0].LastProcessingResult is None
+
+
 def test_moto_does_not_consume_the_queue_itself(clients, consumer):
     take_over_queue_polling()
     clients.get("sqs").send_message(QueueUrl=consumer.queue_url, MessageBody="{}")
