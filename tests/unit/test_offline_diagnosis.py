@@ -633,3 +633,21 @@ def test_an_alert_naming_a_snapstart_error_is_the_fault_when_the_function_uses_s
     assert cites(diagnosis, "get_lambda_config", "SnapStart", "PublishedVersions (OptimizationStatus On)")
     diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
     assert fault not in faults(diagnosis)
+
+
+def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttled():
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="TooManyRequestsException",
+        error_message="Rate Exceeded. Reason: CallerRateLimitExceeded",
+    )
+    throttled = {"series": {"Throttles": {"total": 12.0, "statistic": "Sum", "points": [[TS, 12.0]]}}}
+    diagnosis, _, _ = diagnose(alert, **tools(get_function_metrics=throttled))
+    assert faults(diagnosis) == {"rate_limited"} and diagnosis.failure_modes == ["invocation-rate-exceeded"]
+    assert cites(diagnosis, "get_function_metrics", "series.Throttles.total", "12.0")
+    # Text is not proof: no throttles, no fault.
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert "rate_limited" not in faults(diagnosis)

@@ -283,11 +283,15 @@ _MOUNT_EVIDENCE = {
 
 def _from_alert_error(b: _Builder) -> None:
     """An invoke error the alert names (the caller saw it; the function's logs never do) of a file system or
-    SnapStart entry: the fault when the configuration bears it out (the function mounts a file system, uses
-    SnapStart), else a gap."""
+    SnapStart entry, or a rate quota's throttle: the fault when the configuration (the function mounts a file
+    system, uses SnapStart) or the metrics bear it out, else a gap."""
     error_type = str(b.obs.incident.get("error_type") or "")
-    mode = MODES_BY_ID.get(failure_mode_of(error_type) or "")
-    if mode is None or mode.area != "mounts" or mode.fault_type is None or mode.responder == "not_yet":
+    mode = MODES_BY_ID.get(failure_mode_of(error_type, b.obs.incident.get("error_message")) or "")
+    if mode is None or mode.fault_type is None or mode.responder == "not_yet":
+        return
+    if mode.id == "invocation-rate-exceeded":
+        _rate_limited(b, mode, error_type)
+    if mode.area != "mounts":
         return
     config = b.obs.config()
     field = _MOUNT_EVIDENCE.get(mode.fault_type, "")
@@ -301,6 +305,26 @@ def _from_alert_error(b: _Builder) -> None:
         f"{field}.{shown}" if isinstance(value, dict) else field,
         value[shown] if isinstance(value, dict) else value,
         f"the function depends on it: {mode.title}",
+    )
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        ptr,
+        mode=mode.id,
+    )
+
+
+def _rate_limited(b: _Builder, mode: Any, error_type: str) -> None:
+    """The caller reports a rate quota's throttle (its Reason): the fault when the function's Throttles metric
+    shows throttling that neither its reserved concurrency nor the account's concurrency explains."""
+    throttles = ((b.obs.results.get("get_function_metrics") or {}).get("series") or {}).get("Throttles") or {}
+    if {"throttling", "account_concurrency_exhausted"} & set(b.faults):
+        return  # the concurrency throttles explain it
+    if not throttles.get("total"):
+        b.gap(f"the alert names a rate quota ({mode.id}) but the function's Throttles metric does not bear it out")
+        return
+    ptr = b.point(
+        "get_function_metrics", "series.Throttles.total", throttles["total"], "Lambda throttled the function's callers"
     )
     b.fault(
         mode.fault_type,

@@ -37,6 +37,7 @@ class FaultType(StrEnum):
     FILE_SYSTEM_UNAVAILABLE = "file_system_unavailable"
     SNAPSTART_FAILURE = "snapstart_failure"
     FUNCTION_NOT_READY = "function_not_ready"
+    RATE_LIMITED = "rate_limited"
     UNKNOWN = "unknown"
 
 
@@ -199,6 +200,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: Lambda is preparing the function version; a person waits until its state is Active, "
         "then invokes it again (callers retry)",
+    ),
+    FaultRecord(
+        FaultType.RATE_LIMITED,
+        None,
+        "no automated action: the callers exceed a Lambda rate quota; a person has them retry after "
+        "retryAfterSeconds with backoff, spreads the requests, or asks for a higher quota where it is adjustable",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
