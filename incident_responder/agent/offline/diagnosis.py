@@ -18,11 +18,10 @@ from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.reported import _from_alert_error, _from_mappings
 from incident_responder.agent.offline.symptoms import (
-    _from_alert_error,
     _from_environment,
     _from_log_errors,
-    _from_mappings,
     _from_metrics,
     _from_observation_only,
 )
