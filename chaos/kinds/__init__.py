@@ -25,6 +25,7 @@ from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
+from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
 from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
@@ -90,6 +91,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     SubnetOutOfAddressesKind,
     EniLimitReachedKind,
     DnsTcpConnectionLimitKind,
+    EventSourceFunctionCallFailedKind,
 )
 
 

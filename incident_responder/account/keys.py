@@ -22,6 +22,7 @@ class KmsKeyState(BaseModel):
         description="whether the key policy (directly, or through the account and the role's own policies) lets "
         "the execution role decrypt with it; None: the key policy could not be read",
     )
+    found: bool = Field(default=True, description="False: KMS has no such key (deleted, or it never existed)")
 
 
 def read_kms_keys(clients: AwsClients, config: dict[str, Any], role: RoleState | None = None) -> list[KmsKeyState]:
@@ -31,7 +32,10 @@ def read_kms_keys(clients: AwsClients, config: dict[str, Any], role: RoleState |
     if not arn:
         return []
     kms = clients.get("kms")
-    metadata = kms.describe_key(KeyId=arn)["KeyMetadata"]
+    try:
+        metadata = kms.describe_key(KeyId=arn)["KeyMetadata"]
+    except kms.exceptions.NotFoundException:
+        return [KmsKeyState(key_arn=arn, found=False)]
     may_decrypt = None
     if role is not None:
         from botocore.exceptions import ClientError

@@ -90,16 +90,20 @@ CONCURRENCY: tuple[FailureMode, ...] = (
         cause="Requests arrive faster than a Lambda rate quota allows, or faster than Lambda scales (1,000 "
         "execution environment instances every 10 seconds).",
         fix="Wait `retryAfterSeconds` before retrying; request a quota increase where the quota is adjustable.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="rate_limited",
         action_type=None,
-        handover="",
+        handover="Have the callers wait `retryAfterSeconds` and retry with backoff, and spread their requests; if "
+        "the quota the Reason names is adjustable, request an increase (Service Quotas, AWS Lambda).",
         signatures=(
             _message("FunctionInvocationRateLimitExceeded"),
             _message("ReservedFunctionInvocationRateLimitExceeded"),
             _message("CallerRateLimitExceeded"),
         ),
         sources=(INVOKE, TOO_MANY_REQUESTS, REPOST_THROTTLING),
+        lab_note="The lab throttles by concurrency only, and the Reason reaches only the caller: no chaos kind or "
+        "scenario reproduces it. The responder reads it from an alert that names the Reason and checks it against "
+        "the function's Throttles metric (unit tests pin the reading).",
     ),
     FailureMode(
         id="dependency-throttling",

@@ -58,12 +58,17 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         fix="Fix the function's error; for streams, split failing batches (BisectBatchOnFunctionError), cap the "
         "retries (MaximumRetryAttempts) and the record age (MaximumRecordAgeInSeconds), and send discarded records "
         "to an on-failure destination.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="event_source_failing",
         action_type=None,
-        handover="",
+        handover="Fix the error the function returns on the batches (its logs name it), or take the records it cannot "
+        "process out of the way: an SQS source's redrive policy moves them to a dead-letter queue after "
+        "maxReceiveCount receives; for a stream, set BisectBatchOnFunctionError, MaximumRetryAttempts, "
+        "MaximumRecordAgeInSeconds and an on-failure destination.",
         signatures=(_message("PROBLEM: Function call failed"),),
         sources=(_DG + "with-kinesis.html", ESM_CONFIGURATION, UPDATE_ESM, METRICS),
+        lab_note="moto keeps no processing result: the lab records the one Lambda reports after its poller's last "
+        "batches (queue-consumer, SQS); no stream or IteratorAge is emulated.",
     ),
     FailureMode(
         id="kafka-authentication-failed",
@@ -78,10 +83,13 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         "the mTLS certificates do not match the brokers'.",
         fix="Add the missing ACLs (the group name is the mapping's UUID) or permissions, fix the credentials or "
         "certificates (PEM format); changes to the execution role can take several minutes to take effect.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kafka_access_failed",
         action_type=None,
-        handover="",
+        handover="Read the mapping's LastProcessingResult: add the Kafka ACLs it needs (DescribeConfigs on the "
+        "cluster, Describe and Read on the topic and on the consumer group named after the mapping's UUID), give "
+        "the execution role kafka-cluster:Connect, or replace the credentials or certificates in the secret the "
+        "mapping uses; role changes can take several minutes to apply.",
         signatures=(
             _message("Cluster failed to authorize Lambda"),
             _message("SASL authentication failed"),
@@ -90,6 +98,9 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
             _message("Provided certificate or private key is invalid"),
         ),
         sources=(_DG + "with-kafka-troubleshoot.html",),
+        lab_note="The lab has no Kafka cluster and its only mapping reads SQS, which never reports these: no chaos "
+        "kind or scenario reproduces it; the offline investigator's reading of the mapping is tested with the "
+        "mapping as Lambda reports it.",
     ),
     FailureMode(
         id="kafka-consumer-stopped",
@@ -101,10 +112,12 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
         cause="The mapping's or the function's configuration is not valid, or Lambda cannot authenticate to the event "
         "source or lacks permission to read it.",
         fix="Correct what the reason names. Records larger than 6 MB can go unprocessed.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kafka_access_failed",
         action_type=None,
-        handover="",
+        handover="Correct what the mapping's StateTransitionReason names (the mapping's or the function's "
+        "configuration, the cluster's credentials or its ACLs and the role's permissions), then enable the mapping "
+        "again.",
         signatures=(
             _message("ESM_CONFIG_NOT_VALID"),
             _message("EVENT_SOURCE_AUTHN_ERROR"),
@@ -112,5 +125,8 @@ EVENT_SOURCES: tuple[FailureMode, ...] = (
             _message("FUNCTION_CONFIG_NOT_VALID"),
         ),
         sources=(_DG + "with-kafka-troubleshoot.html",),
+        lab_note="The lab has no Kafka cluster and its only mapping reads SQS, which never reports these: no chaos "
+        "kind or scenario reproduces it; the offline investigator's reading of the mapping is tested with the "
+        "mapping as Lambda reports it.",
     ),
 )

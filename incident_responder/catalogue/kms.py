@@ -64,12 +64,17 @@ KMS: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)", "metric Errors"),
         cause="The key the function's configuration names was deleted, or never existed.",
         fix="Check the function's KMS key settings: configure it with a key that exists.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kms_key_missing",
         action_type=None,
-        handover="",
+        handover="A deleted key cannot be restored: configure the function (and each version callers invoke) with a "
+        "key that exists, or the AWS managed key (UpdateFunctionConfiguration with KMSKeyArn, then publish and "
+        "move the alias); re-create any secret the key alone encrypted.",
         signatures=(_code("KMSNotFoundException", "kms"),),
         sources=(INVOKE, _BOTOCORE + "lambda/client/exceptions/KMSNotFoundException.html"),
+        lab_note="AWS KMS deletes a key only after a waiting period of 7 to 30 days, and the lab does not shorten it: "
+        "no chaos kind deletes a key. The responder reads a key KMS no longer has (the baseline's key not found) "
+        "and the lab answers its invocations with KMSNotFoundException; unit tests pin both.",
     ),
     FailureMode(
         id="kms-access-denied",
@@ -107,14 +112,19 @@ KMS: tuple[FailureMode, ...] = (
         shows_in=("function logs", "metric Errors"),
         cause="The key is temporarily unavailable, or requests that use it exceed the AWS KMS request quota.",
         fix="Retry the request (with backoff for throttling); see the AWS KMS quotas.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="kms_unavailable",
         action_type=None,
-        handover="",
+        handover="Retry the calls that use the key with exponential backoff; if KMS throttles them, cache data keys or "
+        "spread the requests, or request a higher AWS KMS request quota for the Region; if the key is unavailable "
+        "(a custom key store disconnected), reconnect its key store.",
         signatures=(_code("KeyUnavailableException", "kms"), _code("KMSThrottlingException", "kms")),
         sources=(
             _BOTOCORE + "kms/client/exceptions/KeyUnavailableException.html",
             _BOTOCORE + "sns/client/exceptions/KMSThrottlingException.html",
         ),
+        lab_note="No account setting makes AWS KMS throttle or lose a key, so no chaos kind reproduces it: the "
+        "scenario's function raises the SDK's error (orders-api, `app_error`), as uncaught code would, and the "
+        "responder diagnoses it from that error in the logs.",
     ),
 )

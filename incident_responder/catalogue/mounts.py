@@ -7,6 +7,18 @@ from __future__ import annotations
 
 from incident_responder.catalogue.failure_mode import _DG, INVOKE, TS_INVOCATION, FailureMode, _code
 
+_NO_EFS = (
+    "The lab's functions mount no file system (moto runs no NFS): no chaos kind or scenario reproduces it. Lambda "
+    "returns this error to the caller, never to the function's logs; the responder reads it from an alert that "
+    "names it and checks it against the function's FileSystemConfigs (unit tests pin the reading)."
+)
+
+_NO_SNAPSTART = (
+    "The lab's runtimes take no snapshots (moto reports SnapStart off): no chaos kind or scenario reproduces it. "
+    "Lambda returns this error to the caller; the responder reads it from an alert that names it and checks it "
+    "against the function's SnapStart setting (unit tests pin the reading)."
+)
+
 MOUNTS: tuple[FailureMode, ...] = (
     # -- file systems and SnapStart ------------------------------------------------------------------
     FailureMode(
@@ -18,12 +30,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="The mount request was rejected: a permission or configuration issue.",
         fix="Check the function's permissions, and that its file system and access point exist and are ready for use.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Check that the access point and its file system exist and are available, that the file system "
+        "policy and the execution role allow the mount (elasticfilesystem:ClientMount, and ClientWrite to write), "
+        "and that the access point's POSIX user and root directory are valid.",
         signatures=(_code("EFSMountFailureException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-mount-connectivity",
@@ -35,12 +50,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function cannot connect to the file system with the NFS protocol (TCP port 2049).",
         fix="Check the security groups and routing of the VPC's subnets; after a change of the function's VPC "
         "configuration, try unmounting and remounting the file system.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Let the function reach a mount target in each of its subnets over NFS: its security group must allow"
+        " outbound TCP 2049 to the mount targets' security group, which must allow it inbound; check the "
+        "subnets' routes and network ACLs, and remount after a change of the function's VPC configuration.",
         signatures=(_code("EFSMountConnectivityException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-mount-timeout",
@@ -52,12 +70,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function connects to the file system but the mount operation times out.",
         fix="Try again after a short time, and consider limiting the function's concurrency to reduce the load on "
         "the file system.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Retry after a short time; if mounts keep timing out, lower the function's reserved concurrency to "
+        "reduce the load on the file system, and check the file system's throughput and connections in its "
+        "metrics.",
         signatures=(_code("EFSMountTimeoutException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="efs-io-stalled",
@@ -69,12 +90,15 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="A previous invocation timed out and Lambda could not end the handler: the file system ran out of "
         "burst credits and its baseline throughput is too low.",
         fix="Increase the file system's size, or use provisioned throughput.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="file_system_unavailable",
         action_type=None,
-        handover="",
+        handover="Give the file system more throughput: switch it to Elastic or provisioned throughput, or (in "
+        "bursting mode) store more data to raise its baseline; its BurstCreditBalance metric shows whether "
+        "the credits ran out. Then check the timeouts of the functions that use it.",
         signatures=(_code("EFSIOException"),),
         sources=(TS_INVOCATION, INVOKE),
+        lab_note=_NO_EFS,
     ),
     FailureMode(
         id="snapstart-not-ready",
@@ -87,12 +111,14 @@ MOUNTS: tuple[FailureMode, ...] = (
         cause="The function version is `Inactive`: it was not invoked for 14 days, or Lambda recycled the execution "
         "environment.",
         fix="Wait until the version reaches the `Active` state, then invoke it again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="Wait until the version's State is Active (GetFunctionConfiguration with the version as Qualifier), "
+        "then invoke it again; callers should retry. A version not invoked for 14 days turns Inactive again.",
         signatures=(_code("SnapStartNotReadyException"),),
         sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+        lab_note=_NO_SNAPSTART,
     ),
     FailureMode(
         id="snapstart-restore-timeout",
@@ -105,11 +131,14 @@ MOUNTS: tuple[FailureMode, ...] = (
         "issues can also make the Restore phase time out.",
         fix="Check the function's logs for timeouts during the Restore phase, and make every after-restore hook "
         "complete in less than 10 seconds.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="snapstart_failure",
         action_type=None,
-        handover="",
+        handover="Find the Restore phase timeouts in the function's logs, make every after-restore runtime hook "
+        "complete in less than 10 seconds (move slow work out of them, check the connections and credentials "
+        "they use), then publish a new version and move the alias to it.",
         signatures=(_code("SnapStartTimeoutException"),),
         sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
+        lab_note=_NO_SNAPSTART,
     ),
 )

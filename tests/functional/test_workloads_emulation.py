@@ -212,6 +212,29 @@ def test_kms_disabled_key_fails_invokes_in_the_service(clients, orders):
     assert OrdersApi(clients).invoke(1).healthy
 
 
+def test_a_key_kms_no_longer_has_fails_invokes_in_the_service_and_drifts_as_not_found(clients, orders):
+    """AWS KMS deletes a key only after its waiting period (7 to 30 days); the lab's KMS forgets it at once."""
+    from moto.kms.models import kms_backends
+
+    from incident_responder.investigation.diagnostics import get_config_drift
+
+    arn = clients.get("lambda").get_function_configuration(FunctionName="orders-api", Qualifier="live")["KMSKeyArn"]
+    key_id = arn.rsplit("/", 1)[-1]
+    (backend,) = [b for regions in kms_backends.values() for b in regions.values() if key_id in b.keys]
+    key = backend.keys.pop(key_id)
+    try:
+        result = OrdersApi(clients).invoke(2)
+        assert {(o.status, o.error_type, o.logged) for o in result.invocations} == {
+            ("failed", "KMSNotFoundException", False)
+        }
+        assert "KMS key was not found" in result.invocations[0].error_message
+        drift = {d.path: (d.baseline, d.current) for d in get_config_drift(clients, "orders-api").differences}
+        assert drift[f"kms_keys.{arn}.found"] == (True, False)
+    finally:
+        backend.keys[key_id] = key
+    assert OrdersApi(clients).invoke(1).healthy
+
+
 def test_downstream_throttle_shows_as_throughput_exceeded(clients, orders):
     before = read_function_configuration(clients, "orders-api")
     inject(clients, "orders-api", "downstream_throttle")
@@ -363,6 +386,23 @@ def test_queue_consumer_app_error_leaves_its_batches(clients, consumer):
     assert f'  File "/var/task/app.py", line {line}, in handler\n    sqs.send_message(' in traceback
     assert ', in process\n    total = sum(item["price"]' in traceback
     assert visible_and_in_flight(clients, consumer.queue_url) == (0, 20)  # back after the visibility timeout
+
+
+def test_a_message_the_code_cannot_process_fails_its_batch_and_the_mapping_reports_it(clients, consumer):
+    from incident_responder.investigation.diagnostics import get_lambda_config
+
+    assert get_lambda_config(clients, "queue-consumer").EventSourceMappings[0].LastProcessingResult is None
+    inject(clients, "queue-consumer", "event_source_function_call_failed")
+    result = QueueConsumer(clients).invoke(3)
+    # Only the batch that carries it fails (the producers' 30 orders and it make four batches).
+    assert sorted(o.status for o in result.invocations) == ["failed", "succeeded", "succeeded", "succeeded"]
+    assert {o.error_type for o in result.invocations} == {None, "KeyError"}
+    (mapping,) = get_lambda_config(clients, "queue-consumer").EventSourceMappings
+    assert mapping.LastProcessingResult == "PROBLEM: Function call failed"
+    assert_nothing_names_the_fault(clients, "queue-consumer", result)
+    restore(clients, "queue-consumer")
+    QueueConsumer(clients).invoke(1)  # healthy batches: the mapping's result is OK again, left out of the result
+    assert get_lambda_config(clients, "queue-consumer").EventSourceMappings[0].LastProcessingResult is None
 
 
 def test_moto_does_not_consume_the_queue_itself(clients, consumer):

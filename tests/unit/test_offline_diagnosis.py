@@ -292,8 +292,12 @@ def test_errors_without_a_log_line_and_a_disabled_key_is_the_key_not_iam():
 def test_errors_without_a_log_line_and_nothing_drifted_is_not_called_iam():
     diagnosis, _, called = diagnose(incident(), **tools())
     assert faults(diagnosis) == {"unknown"} and diagnosis.confidence == "low"
-    # Nothing ran that logged: the network Lambda sets up before the function runs is read too.
-    assert called == [["get_recent_logs", "get_config_drift"], ["get_iam_state", "get_network_config"]]
+    # Nothing ran that logged: can the role write logs, what should invoke the function (a mapping Lambda cannot
+    # read from), and the network Lambda sets up before the function runs.
+    assert called == [
+        ["get_recent_logs", "get_config_drift"],
+        ["get_iam_state", "get_lambda_config", "get_network_config"],
+    ]
 
 
 def test_without_a_baseline_the_key_state_in_the_configuration_decides():
@@ -536,3 +540,118 @@ def test_an_entry_the_configuration_must_bear_out_is_only_a_gap_when_it_does_not
     diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", HANDLER_NOT_FOUND) * 2)))
     assert "handler_misconfigured" not in faults(diagnosis)
     assert any("handler-not-found" in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)
+
+
+# -- what Lambda reports of a mapping -------------------------------------------------------------------
+KAFKA_CLUSTER = "arn:aws:kafka:us-east-1:123456789012:cluster/orders/0b5e9c7d-1111-2222-3333-444455556666-2"
+
+
+@pytest.mark.parametrize(
+    "field, value, mode",
+    [
+        ("LastProcessingResult", "SASL authentication failed", "kafka-authentication-failed"),
+        ("StateTransitionReason", "EVENT_SOURCE_AUTHZ_ERROR", "kafka-consumer-stopped"),
+    ],
+)
+def test_a_kafka_mapping_lambda_cannot_read_is_named_from_what_the_mapping_reports(field, value, mode):
+    mapping = {"UUID": UUID, "EventSourceArn": KAFKA_CLUSTER, "State": "Enabled", field: value}
+    # Nothing ran and nothing changed: the investigator reads what should invoke the function.
+    diagnosis, _, called = diagnose(
+        incident(),
+        **tools(
+            get_recent_logs=logs([]), get_config_drift=drift(), get_lambda_config=config(EventSourceMappings=[mapping])
+        ),
+    )
+    assert "get_lambda_config" in [tool for turn in called for tool in turn]
+    assert faults(diagnosis) == {"kafka_access_failed"} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", f"EventSourceMappings[0].{field}", value)
+
+
+def test_a_mapping_whose_batches_fail_names_the_entry_instead_of_a_bug_in_the_code():
+    mapping = {"UUID": UUID, "State": "Enabled", "LastProcessingResult": "PROBLEM: Function call failed"}
+    ok = f"{TS} {RID} INFO processed"
+    lines = invocation("2", TYPE_ERROR) + invocation("2", ok)
+    diagnosis, _, _ = diagnose(
+        incident(),
+        **tools(
+            get_recent_logs=logs(lines),
+            get_config_drift=drift(),
+            get_lambda_config=config(EventSourceMappings=[mapping]),
+        ),
+    )
+    assert faults(diagnosis) == {"event_source_failing"}
+    assert diagnosis.failure_modes == ["event-source-function-call-failed"]
+    assert cites(diagnosis, "get_lambda_config", "EventSourceMappings[0].LastProcessingResult")
+
+
+def test_a_key_kms_no_longer_has_is_named_and_handed_over_not_taken_for_a_disabled_key():
+    gone = [
+        Difference(path=f"kms_keys.{KEY_ARN}.found", baseline=True, current=False),
+        Difference(path=f"kms_keys.{KEY_ARN}.key_state", baseline="Enabled", current=None),
+    ]
+    diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=drift(*gone)))
+    assert faults(diagnosis) == {"kms_key_missing"} and diagnosis.failure_modes == ["kms-key-not-found"]
+    assert cites(diagnosis, "get_config_drift", "differences[0].current", "False")
+
+
+# -- invoke errors only the caller sees (file systems, SnapStart) ---------------------------------------
+ACCESS_POINT = "arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-015cxmplb72b405fd"
+
+
+def caller_alert(error_type: str) -> Incident:
+    return incident(source="alert", metric_name=None, namespace=None, alarm_name=None, error_type=error_type)
+
+
+FILE_SYSTEM_ERRORS = [
+    ("EFSMountFailureException", "efs-mount-failure"),
+    ("EFSMountConnectivityException", "efs-mount-connectivity"),
+    ("EFSMountTimeoutException", "efs-mount-timeout"),
+    ("EFSIOException", "efs-io-stalled"),
+]
+
+
+@pytest.mark.parametrize("error_type, mode", FILE_SYSTEM_ERRORS)
+def test_an_alert_naming_a_file_system_error_is_the_fault_when_the_function_mounts_one(error_type, mode):
+    mounted = config(FileSystems={ACCESS_POINT: "/mnt/orders"})
+    diagnosis, _, called = diagnose(caller_alert(error_type), **tools(get_lambda_config=mounted))
+    assert "get_lambda_config" in called[0]
+    assert faults(diagnosis) == {"file_system_unavailable"} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", f"FileSystems.{ACCESS_POINT}", "/mnt/orders")
+    # Text is not proof: a function that mounts nothing is not given the fault.
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
+    assert "file_system_unavailable" not in faults(diagnosis)
+    assert any(mode in gap and "does not bear it out" in gap for gap in diagnosis.investigation_gaps)
+
+
+SNAPSTART_ERRORS = [
+    ("SnapStartTimeoutException", "snapstart-restore-timeout", "snapstart_failure"),
+    ("SnapStartNotReadyException", "snapstart-not-ready", "function_not_ready"),
+]
+
+
+@pytest.mark.parametrize("error_type, mode, fault", SNAPSTART_ERRORS)
+def test_an_alert_naming_a_snapstart_error_is_the_fault_when_the_function_uses_snapstart(error_type, mode, fault):
+    snapped = config(SnapStart="PublishedVersions (OptimizationStatus On)")
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools(get_lambda_config=snapped))
+    assert faults(diagnosis) == {fault} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", "SnapStart", "PublishedVersions (OptimizationStatus On)")
+    diagnosis, _, _ = diagnose(caller_alert(error_type), **tools())
+    assert fault not in faults(diagnosis)
+
+
+def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttled():
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="TooManyRequestsException",
+        error_message="Rate Exceeded. Reason: CallerRateLimitExceeded",
+    )
+    throttled = {"series": {"Throttles": {"total": 12.0, "statistic": "Sum", "points": [[TS, 12.0]]}}}
+    diagnosis, _, _ = diagnose(alert, **tools(get_function_metrics=throttled))
+    assert faults(diagnosis) == {"rate_limited"} and diagnosis.failure_modes == ["invocation-rate-exceeded"]
+    assert cites(diagnosis, "get_function_metrics", "series.Throttles.total", "12.0")
+    # Text is not proof: no throttles, no fault.
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert "rate_limited" not in faults(diagnosis)

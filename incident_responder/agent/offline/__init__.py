@@ -5,6 +5,7 @@ diagnostic_tools  which diagnostic tools a careful SRE calls next
 findings          the evidence, faults and gaps a diagnosis accumulates
 drift             the faults configuration drift against the baseline shows
 symptoms          the faults metrics, environment changes, configuration and logs show
+reported          what AWS reports to others than the logs: a mapping's state, an invoke error the caller saw
 diagnosis         what the findings add up to: the diagnosis submitted
 proposal          the lookups' ready-made restores, and what a person looks at for the rest
 review            each action judged against its fault's lookup

@@ -39,7 +39,7 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
         ):
             plan += _after_the_logs(obs, fallback)
     else:
-        if obs.alert_error_category() == "kms":
+        if obs.alert_error_category() == "kms" or obs.alert_mode_area() == "mounts":
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")
@@ -137,9 +137,22 @@ def _after_the_logs(obs: Observations, fallback: list[str]) -> list[str]:
             categories.add(None)
             fallback.append("get_lambda_config")
         plan += [POINTS_AT[c][0] for c in sorted(categories, key=str) if not _drift_shows(obs, POINTS_AT[c][1])]
+        if not obs.logs() and obs.drift() == []:
+            plan.append("get_lambda_config")  # nothing ran and nothing changed: what should invoke it?
+        if obs.errors("exception", origin="application") and _some_invocations_succeed(obs):
+            # The code fails on some inputs only: what delivers them (a mapping whose batches keep failing)?
+            plan.append("get_lambda_config")
     elif "get_recent_logs" in obs.called:
         fallback += ["get_iam_state", "get_lambda_config"]
     return plan
+
+
+def _some_invocations_succeed(obs: Observations) -> bool:
+    """The logs' invocations (REPORT lines) outnumber the failures they report: the code fails on some inputs."""
+    logs = obs.results.get("get_recent_logs") or {}
+    reports = int((logs.get("invocations") or {}).get("reports") or 0)
+    failed = sum(int(e.count or 0) for e in obs.log_errors() if not e.handled)
+    return 0 < failed < reports
 
 
 def _drift_shows(obs: Observations, parts: tuple[str, ...]) -> bool:

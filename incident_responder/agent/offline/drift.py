@@ -196,6 +196,22 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 b.fault("deployment_regression", f"the code behind alias {alias} changed{when}", ptr, *dated)
         elif parts[0] == "aliases":
             b.gap(f"alias {parts[1]} was removed since the baseline: invocations through it fail")
+        elif parts[0] == "kms_keys" and parts[-1] == "found":
+            key = path[len("kms_keys.") : -len(".found")]
+            if before is True and now is False:
+                cfg = b.point("get_config_drift", f"differences[{i}].current", now, "KMS has no such key any more")
+                b.resources.append(key)
+                b.fault(
+                    "kms_key_missing",
+                    f"the KMS key the function's configuration names no longer exists{when}: Lambda cannot decrypt "
+                    "the environment, so no invocation starts",
+                    ptr,
+                    cfg,
+                    *dated,
+                    mode="kms-key-not-found",
+                )
+        elif parts[0] == "kms_keys" and parts[-1] == "key_state" and now is None:
+            pass  # a key that is gone has no state: its ``found`` difference says so
         elif parts[0] == "kms_keys" and parts[-1] == "key_state":
             key = path[len("kms_keys.") : -len(".key_state")]
             cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"the key is {now} (baseline {before})")

@@ -92,6 +92,13 @@ class Observations:
         classified = classify_error_type(self.incident.get("error_type"))
         return classified[1] if classified else None
 
+    def alert_mode_area(self) -> str | None:
+        """The failure catalogue area of the entry whose error the alert names (the text is untrusted)."""
+        from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+
+        mode = MODES_BY_ID.get(failure_mode_of(self.incident.get("error_type")) or "")
+        return mode.area if mode is not None else None
+
     def is_queue_alarm(self) -> bool:
         """The alarm watches a queue (its messages age): ingest found the function through its event source."""
         return self.incident.get("namespace") == "AWS/SQS" or self.incident.get("metric_name") in QUEUE_METRICS

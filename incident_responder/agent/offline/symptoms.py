@@ -15,6 +15,7 @@ from incident_responder.account.log_records import ReportRecord, parse_event
 from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.reported import _failing_mapping
 from incident_responder.catalogue.queries import FAILURE_MODES, MODES_BY_ID
 from incident_responder.core.contracts import FAULT_RECORDS, FaultType
 
@@ -326,6 +327,23 @@ def _from_log_errors(b: _Builder, drift: list[dict[str, Any]] | None) -> None:
         if "deployment_regression" in b.faults and (version is None or str(version) not in baseline_versions):
             points = b.error_points(error, f"version {version or 'deployed'} fails: {excerpt}")
             b.fault("deployment_regression", f"the deployed version raises {excerpt}", *points)
+        elif (failing := _failing_mapping(b)) is not None:
+            i, mapping = failing
+            ptr = b.point(
+                "get_lambda_config",
+                f"EventSourceMappings[{i}].LastProcessingResult",
+                mapping["LastProcessingResult"],
+                "the mapping's last batches failed in the function",
+            )
+            points = b.error_points(error, "the error the function returns on the mapping's batches")
+            b.fault(
+                "event_source_failing",
+                f"the batches of event source mapping {mapping.get('UUID')} keep failing: the function's code "
+                f"raises {excerpt}",
+                ptr,
+                *points,
+                mode="event-source-function-call-failed",
+            )
         else:
             points = b.error_points(error, "an unhandled error in the function's own code")
             b.fault("application_error", f"the function's code raises {excerpt}", *points)

@@ -35,6 +35,14 @@ class FaultType(StrEnum):
     VPC_MISCONFIGURED = "vpc_misconfigured"
     VPC_CAPACITY_EXHAUSTED = "vpc_capacity_exhausted"
     DNS_FAILURE = "dns_failure"
+    KMS_UNAVAILABLE = "kms_unavailable"
+    EVENT_SOURCE_FAILING = "event_source_failing"
+    KAFKA_ACCESS_FAILED = "kafka_access_failed"
+    KMS_KEY_MISSING = "kms_key_missing"
+    FILE_SYSTEM_UNAVAILABLE = "file_system_unavailable"
+    SNAPSTART_FAILURE = "snapstart_failure"
+    FUNCTION_NOT_READY = "function_not_ready"
+    RATE_LIMITED = "rate_limited"
     UNKNOWN = "unknown"
 
 
@@ -166,6 +174,57 @@ FAULTS: tuple[FaultRecord, ...] = (
         FaultType.KMS_ACCESS_DENIED,
         None,
         "no automated action: a person restores the key policy statement or grant that lets the role decrypt",
+    ),
+    FaultRecord(
+        FaultType.KMS_KEY_MISSING,
+        None,
+        "no automated action: the key is gone and cannot be restored; a person configures the function with a key "
+        "that exists (or the AWS managed key) and redeploys what it encrypted",
+    ),
+    FaultRecord(
+        FaultType.KMS_UNAVAILABLE,
+        None,
+        "no automated action: AWS KMS throttles or cannot reach the key; a person retries with backoff, spreads or "
+        "caches the key's use, or asks for a higher KMS request quota",
+        from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.EVENT_SOURCE_FAILING,
+        None,
+        "no automated action: a person fixes the function's error on the batches, or removes the records it cannot "
+        "process (a dead-letter queue or on-failure destination; for streams, bisect failing batches and cap the "
+        "retries and the record age)",
+    ),
+    FaultRecord(
+        FaultType.KAFKA_ACCESS_FAILED,
+        None,
+        "no automated action: a person fixes what the Kafka mapping's result or state reason names: the cluster's "
+        "ACLs, the sign-in credentials or certificates, the role's permissions, or the mapping's or function's "
+        "configuration",
+    ),
+    FaultRecord(
+        FaultType.FILE_SYSTEM_UNAVAILABLE,
+        None,
+        "no automated action: a person checks the EFS file system, its access point and mount targets, the "
+        "network path to them (NFS, TCP port 2049) and the file system's throughput",
+    ),
+    FaultRecord(
+        FaultType.SNAPSTART_FAILURE,
+        None,
+        "no automated action: a person makes the function's after-restore hooks finish within 10 seconds and "
+        "checks what they reach over the network, then publishes a new version",
+    ),
+    FaultRecord(
+        FaultType.FUNCTION_NOT_READY,
+        None,
+        "no automated action: Lambda is preparing the function version; a person waits until its state is Active, "
+        "then invokes it again (callers retry)",
+    ),
+    FaultRecord(
+        FaultType.RATE_LIMITED,
+        None,
+        "no automated action: the callers exceed a Lambda rate quota; a person has them retry after "
+        "retryAfterSeconds with backoff, spreads the requests, or asks for a higher quota where it is adjustable",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,

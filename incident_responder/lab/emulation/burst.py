@@ -70,6 +70,11 @@ KMS_ERRORS = {
         "authorized to perform: kms:Decrypt on resource: {key} because no resource-based policy allows the "
         "kms:Decrypt action",
     ),
+    "not_found": (
+        "KMSNotFoundException",
+        "Lambda couldn't decrypt the environment variables because the KMS key was not found. Check the function's "
+        "KMS key settings.",
+    ),
     "other": (
         "KMSInvalidStateException",
         "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
@@ -280,6 +285,8 @@ class Workload(LambdaTraces):
             if count_vpc_network_interfaces(self.clients, network.vpc_id) >= VPC_NETWORK_INTERFACE_QUOTA:
                 return ENI_LIMIT
         for key in view.config.kms_keys:
+            if not key.found:
+                return KMS_ERRORS["not_found"]
             if key.key_state not in (None, "Enabled"):
                 return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
             if key.role_may_decrypt is False:

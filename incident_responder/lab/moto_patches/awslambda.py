@@ -76,3 +76,34 @@ def route_sns_deliveries(deliver: Callable[..., Any]) -> Callable[..., Any]:
     before = LambdaSimpleBackend.send_sns_message
     LambdaSimpleBackend.send_sns_message = deliver
     return before
+
+
+def keep_processing_results() -> None:
+    """moto's event source mappings always answer ``LastProcessingResult: null``: answer what the lab's poller
+    recorded (:func:`record_processing_result`), as Lambda reports the result of the mapping's last poll."""
+    from moto.awslambda.models import EventSourceMapping
+
+    if getattr(EventSourceMapping.get_configuration, "_keeps_processing_results", False):
+        return
+    original = EventSourceMapping.get_configuration
+
+    def get_configuration(self: Any) -> dict[str, Any]:
+        response = original(self)
+        response["LastProcessingResult"] = self.__dict__.get("lab_last_processing_result")
+        return response
+
+    get_configuration._keeps_processing_results = True  # type: ignore[attr-defined]
+    EventSourceMapping.get_configuration = get_configuration  # type: ignore[method-assign]
+
+
+def record_processing_result(uuid: str, result: str) -> None:
+    """What the lab's poller makes of its last poll of mapping ``uuid`` (``OK``, ``PROBLEM: Function call
+    failed``). Effective where moto serves the lab (this process); elsewhere harmless."""
+    from moto.awslambda.models import lambda_backends
+    from moto.awslambda_simple.models import lambda_simple_backends
+
+    for regions in [*lambda_backends.values(), *lambda_simple_backends.values()]:
+        for backend in regions.values():
+            mapping = backend._event_source_mappings.get(uuid)
+            if mapping is not None:
+                mapping.lab_last_processing_result = result

@@ -24,12 +24,22 @@ from incident_responder.lab.emulation.invocation import (
     InvocationOutcome,
     WorkloadProfile,
 )
+from incident_responder.lab.moto_patches.awslambda import record_processing_result
 from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
 from incident_responder.lab.runtimes import Frame, RaisedError, locate, split_error
 
 QUEUE_AGE_THRESHOLD = 300.0
 SEND_RESULT = 'sqs.send_message(QueueUrl=os.environ["RESULTS_QUEUE_URL"], MessageBody=json.dumps(process(order)))'
 MAX_POLLS = 100  # a burst's poller stops here even if producers keep the queue full
+
+
+def _order(message: dict[str, Any]) -> dict[str, Any]:
+    """The order a message carries, as the function's code reads it (json.loads of the body)."""
+    try:
+        order = json.loads(message.get("Body") or "")
+    except ValueError:
+        return {}
+    return order if isinstance(order, dict) else {}
 
 
 class QueueConsumer(Workload):
@@ -132,6 +142,8 @@ class QueueConsumer(Workload):
             ctx.spend(0.01)
             ctx.fail(facts["thrown"])
         ctx.info(f"Received {len(event)} messages")
+        if not app_error and any("items" not in _order(m) for m in event):
+            app_error = "KeyError: 'items'"  # an order the code cannot process fails the whole batch
         if app_error:
             ctx.spend(0.02)
             error_type, message = split_error(app_error, "Exception")
@@ -148,6 +160,14 @@ class QueueConsumer(Workload):
         ctx.peak(self.profile.peak_memory_mb)
         ctx.compute(self.profile.work_seconds_at_512mb)
         ctx.info(f"Processed {len(event)} orders")
+
+    def _record_processing_result(self, facts: dict[str, Any], outcomes: list[InvocationOutcome]) -> None:
+        """What Lambda reports as the mapping's LastProcessingResult after its polls: a batch the function failed
+        (an error or a timeout) is a problem; batches it processed are OK (throttled ones: neither)."""
+        if any(o.status in ("failed", "timed_out") for o in outcomes):
+            record_processing_result(facts["mapping"].uuid, "PROBLEM: Function call failed")
+        elif any(o.status == "succeeded" for o in outcomes):
+            record_processing_result(facts["mapping"].uuid, "OK")
 
     def _to_dead_letter_queue(self, facts: dict[str, Any], event: Any, outcome: InvocationOutcome) -> None:
         """What SQS and Lambda do with a batch whose messages cannot finish: sent back to the queue that
@@ -179,6 +199,7 @@ class QueueConsumer(Workload):
         if facts["mapping"] is None:
             return {}
         self._dead_letter_metrics(facts, start)
+        self._record_processing_result(facts, outcomes)
         attributes = self.clients.get("sqs").get_queue_attributes(
             QueueUrl=facts["queue_url"], AttributeNames=["ApproximateNumberOfMessages"]
         )["Attributes"]

@@ -1,0 +1,146 @@
+"""INVESTIGATING: get_lambda_config, the function's configuration as the diagnostics tool returns it (an
+allow-list of fields: the environment's values never leave the server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from incident_responder.account.compact import Compact
+from incident_responder.account.errors import AWS_ERRORS, describe_error
+from incident_responder.account.names import function_name_of
+from incident_responder.account.state import read_reserved_concurrency
+from incident_responder.core.aws import AwsClients
+
+
+# -- get_lambda_config ----------------------------------------------------------------------------
+class LambdaVpcConfig(Compact):
+    SubnetIds: list[str] = Field(default_factory=list)
+    SecurityGroupIds: list[str] = Field(default_factory=list)
+    VpcId: str | None = None
+
+
+class EventSourceMappingInfo(Compact):
+    UUID: str
+    EventSourceArn: str | None = None
+    State: str | None = Field(default=None, description="Enabled, Disabled, Enabling, Disabling, Updating, ...")
+    BatchSize: int | None = None
+    StateTransitionReason: str | None = None  # unset: a user's change
+    LastProcessingResult: str | None = None  # the last poll's; unset: OK, or no records processed
+
+
+# What a healthy mapping reports (left out of results): AWS's and the emulators' spellings.
+_ROUTINE_TRANSITIONS = {"User initiated", "USER_INITIATED"}
+_ROUTINE_RESULTS = {"OK", "No records processed"}
+
+
+class LambdaConfig(Compact):
+    FunctionName: str
+    FunctionArn: str | None = None
+    Qualifier: str | None = Field(default=None, description="the alias or version asked for (unset: $LATEST)")
+    Version: str | None = Field(default=None, description="the version the qualifier runs, whose settings these are")
+    Runtime: str | None = None
+    Handler: str | None = None
+    Role: str | None = None
+    MemorySize: int | None = None
+    Timeout: int | None = None
+    LastModified: str | None = None
+    State: str | None = None
+    LastUpdateStatus: str | None = None
+    ReservedConcurrentExecutions: int | None = Field(
+        default=None,
+        description="unset: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
+    )
+    VpcConfig: LambdaVpcConfig | None = None
+    KMSKeyArn: str | None = Field(
+        default=None, description="customer-managed key encrypting the environment (unset: an AWS-owned key)"
+    )
+    KMSKeyState: str | None = Field(
+        default=None, description="that key's KeyState: Enabled, Disabled, PendingDeletion, ... (Lambda needs Enabled)"
+    )
+    Layers: list[str] = Field(default_factory=list, description="the layer version ARNs, in order (unset: none)")
+    FileSystems: dict[str, str] = Field(default_factory=dict, description="EFS access point ARN -> local mount path")
+    SnapStart: str | None = None  # ApplyOn (OptimizationStatus); unset: SnapStart off
+    Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
+    EventSourceMappings: list[EventSourceMappingInfo] = Field(
+        default_factory=list, description="queues and streams that invoke the function"
+    )
+    read_errors: list[str] = Field(
+        default_factory=list, description="parts that could not be read (the rest of the result stands)"
+    )
+    error: str | None = None
+
+
+def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | None = None) -> LambdaConfig:
+    """The function's configuration; with a ``qualifier``, that of the version the alias (or version) names."""
+    name = function_name_of(lambda_name)
+    lam = clients.get("lambda")
+    try:
+        raw = lam.get_function_configuration(FunctionName=name, **({"Qualifier": qualifier} if qualifier else {}))
+        reserved = read_reserved_concurrency(clients, name)
+    except AWS_ERRORS as exc:
+        return LambdaConfig(FunctionName=name, error=describe_error(exc))
+    vpc = raw.get("VpcConfig") or {}
+    # Allow-list only: Environment (and anything else not named here) never leaves the server.
+    config = LambdaConfig(
+        FunctionName=raw["FunctionName"],
+        FunctionArn=raw.get("FunctionArn"),
+        Qualifier=qualifier,
+        Version=raw.get("Version") if qualifier else None,
+        Runtime=raw.get("Runtime"),
+        Handler=raw.get("Handler"),
+        Role=raw.get("Role"),
+        MemorySize=raw.get("MemorySize"),
+        Timeout=raw.get("Timeout"),
+        LastModified=raw.get("LastModified"),
+        State=raw.get("State"),
+        LastUpdateStatus=raw.get("LastUpdateStatus"),
+        ReservedConcurrentExecutions=reserved,
+        VpcConfig=LambdaVpcConfig(
+            SubnetIds=vpc.get("SubnetIds", []), SecurityGroupIds=vpc.get("SecurityGroupIds", []), VpcId=vpc.get("VpcId")
+        )
+        if vpc.get("SubnetIds") or vpc.get("SecurityGroupIds")
+        else None,
+        KMSKeyArn=raw.get("KMSKeyArn") or None,
+        Layers=[layer["Arn"] for layer in raw.get("Layers") or []],
+        FileSystems={f.get("Arn", ""): f.get("LocalMountPath", "") for f in raw.get("FileSystemConfigs") or []},
+        SnapStart=_snap_start(raw.get("SnapStart") or {}),
+    )
+    # Each further part is read on its own: one the server may not read leaves the others standing.
+    if config.KMSKeyArn:
+        try:
+            config.KMSKeyState = clients.get("kms").describe_key(KeyId=config.KMSKeyArn)["KeyMetadata"].get("KeyState")
+        except AWS_ERRORS as exc:
+            config.read_errors.append(f"KMSKeyState: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_aliases").paginate(FunctionName=name):
+            config.Aliases.update({a["Name"]: a["FunctionVersion"] for a in page["Aliases"]})
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"Aliases: {describe_error(exc)}")
+    try:
+        for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=name):
+            config.EventSourceMappings += [
+                EventSourceMappingInfo(
+                    UUID=m["UUID"],
+                    EventSourceArn=m.get("EventSourceArn"),
+                    State=m.get("State"),
+                    BatchSize=m.get("BatchSize"),
+                    StateTransitionReason=_unless(m.get("StateTransitionReason"), _ROUTINE_TRANSITIONS),
+                    LastProcessingResult=_unless(m.get("LastProcessingResult"), _ROUTINE_RESULTS),
+                )
+                for m in page["EventSourceMappings"]
+            ]
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
+    return config
+
+
+def _snap_start(config: dict[str, Any]) -> str | None:
+    if config.get("ApplyOn") in (None, "None"):
+        return None
+    return f"{config['ApplyOn']} (OptimizationStatus {config.get('OptimizationStatus')})"
+
+
+def _unless(value: str | None, routine: set[str]) -> str | None:
+    return None if value in routine else value
