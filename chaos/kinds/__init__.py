@@ -31,6 +31,7 @@ from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
+from chaos.kinds.resource_policy_missing import ResourcePolicyMissingKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
@@ -68,6 +69,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     RecursiveLoopKind,
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
+    ResourcePolicyMissingKind,
 )
 
 

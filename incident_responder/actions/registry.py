@@ -16,6 +16,7 @@ from incident_responder.actions.event_source_mapping import EnableEventSourceMap
 from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
 from incident_responder.actions.handler import RestoreHandler
 from incident_responder.actions.iam import RestoreIamPolicy
+from incident_responder.actions.invoke_permission import RestoreInvokePermission
 from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
@@ -35,6 +36,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreSecret(),
         RestoreQueueAttributes(),
         RestoreHandler(),
+        RestoreInvokePermission(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

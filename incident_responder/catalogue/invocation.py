@@ -83,10 +83,14 @@ INVOCATION: tuple[FailureMode, ...] = (
         cause="The function's resource-based policy does not grant that service or account permission to invoke it.",
         fix="Grant the service or account permission in the function's resource-based policy (AddPermission); an "
         "invoker in another account also needs permission to invoke functions from its own account.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="invoke_permission_lost",
+        action_type="restore_invoke_permission",
         handover="",
+        lab_note="The lab emulates API Gateway as orders-api's caller: Lambda checks the alias's resource-based policy "
+        "before each request, and a refused request reaches neither the function's logs nor its metrics (the "
+        "function's heartbeat alarm on Invocations fires); the caller's own log line is not written anywhere the "
+        "responder reads.",
         signatures=(),
         sources=(TS_INVOCATION, _API + "API_AddPermission.html"),
     ),

@@ -110,6 +110,15 @@ def _pools(world, baseline) -> dict:
         "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
         "visibility": [0, 1, 30, 180, 43200],
         "handlers": ["app.handler", "app.lambda_handler", "index.handler", "../app.handler"],
+        "statements": ["orders-api-gateway-invoke", f"{OTHER}-invoke", "new"],
+        "principals": ["apigateway.amazonaws.com", "s3.amazonaws.com", "*", "210987654321"],
+        "source_arns": [
+            None,
+            f"arn:aws:execute-api:{region}:{account}:k3m9x2p7qa/*/POST/orders",
+            "arn:aws:execute-api:*",
+            f"arn:aws:s3:::{OTHER}-bucket",
+        ],
+        "organizations": [None, "o-abcdefghij", "o-0000000000"],
     }
 
 
@@ -137,6 +146,11 @@ POOL_FOR_FIELD = {
     "queue_arn": "queues",
     "visibility_timeout": "visibility",
     "handler": "handlers",
+    "statement_id": "statements",
+    "qualifier": "aliases",
+    "principal": "principals",
+    "source_arn": "source_arns",
+    "principal_org_id": "organizations",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

@@ -252,6 +252,19 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     cfg,
                     *dated,
                 )
+        elif parts[0] == "invoke_permissions" and len(parts) == 2:
+            if before is not None and now is None:
+                principal = before.get("principal") if isinstance(before, dict) else None
+                b.fault(
+                    "invoke_permission_lost",
+                    f"the statement {parts[1]} of the function's resource-based policy, which let {principal} invoke "
+                    f"it, was removed{when}: Lambda refuses that caller before the function runs",
+                    ptr,
+                    *dated,
+                    mode="resource-policy-missing",
+                )
+            else:
+                b.gap(f"the function's resource-based policy statement {parts[1]} differs from the baseline")
         elif path in SETTING_FAULTS:
             _setting_changed(b, i, diff, when, dated, ptr)
         else:

@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    INVOKE_PERMISSION_LOST = "invoke_permission_lost"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +45,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_INVOKE_PERMISSION = "restore_invoke_permission"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -80,6 +82,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.ENABLE_KMS_KEY,
         "re-enable the customer-managed KMS key that encrypts the environment",
         r"kms|key_state",
+    ),
+    FaultRecord(
+        FaultType.INVOKE_PERMISSION_LOST,
+        ActionType.RESTORE_INVOKE_PERMISSION,
+        "put back the function's resource-based policy statement its caller invokes it under, from the baseline",
+        r"invoke_permissions|permission|polic|principal|invocations",
     ),
     FaultRecord(
         FaultType.DEPENDENCY_MISSING,

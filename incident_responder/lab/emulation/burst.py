@@ -26,6 +26,7 @@ import json
 import os
 import uuid
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from incident_responder.account.iam_policy import is_allowed
@@ -80,6 +81,10 @@ class Workload(LambdaTraces):
     default_function_name: ClassVar[str] = ""
     default_profile: ClassVar[WorkloadProfile] = WorkloadProfile()
     invoked_alias: ClassVar[str | None] = None  # callers invoke this alias when the function has it
+    # The AWS service that invokes the function under its resource-based policy (None: a caller with IAM rights of
+    # its own, or a poller using the execution role), and what it logs when Lambda refuses it.
+    invoked_by: ClassVar[str | None] = None
+    refused_caller_message: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -177,10 +182,20 @@ class Workload(LambdaTraces):
         else:
             runnable = min(len(events), config.reserved_concurrency)
         refused = self._service_error(view)
+        caller_denied = not self._caller_allowed(view)
         outcomes: list[InvocationOutcome] = []
         for index, event in enumerate(events):
             request_id = str(uuid.uuid4())
-            if index >= runnable:
+            if caller_denied:
+                # Lambda refuses the caller before invoking anything: the caller logs it, the function shows nothing.
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="failed",
+                    error_message=self.refused_caller_message,
+                    logged=False,
+                    reached=False,
+                )
+            elif index >= runnable:
                 outcome = InvocationOutcome(
                     request_id=request_id,
                     status="throttled",
@@ -205,8 +220,8 @@ class Workload(LambdaTraces):
                 outcome = outcome.model_copy(update={"logged": view.can_log})
             self.settle(view, facts, event, outcome)
             outcomes.append(outcome)
-        if outcomes:
-            self._put_metrics(outcomes, start)
+        if reached := [o for o in outcomes if o.reached]:
+            self._put_metrics(reached, start)
         extra = self.after_burst(view, facts, outcomes, start)
         result = BurstResult(function_name=self.function_name, invocations=outcomes, started_at=start, **extra)
         spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)
@@ -222,6 +237,29 @@ class Workload(LambdaTraces):
             Message=json.dumps(alert),
         )["MessageId"]
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
+
+    def _caller_allowed(self, view: AccountView) -> bool:
+        """Whether the function's resource-based policy lets its caller invoke what it invokes (the alias, else the
+        function): a statement for the caller's service on that qualifier whose source ARN matches the caller."""
+        if self.invoked_by is None:
+            return True
+        qualifier = self.invoked_alias if self.invoked_alias in {a.name for a in view.config.aliases} else None
+        source = self.caller_arn(view)
+        for permission in view.config.invoke_permissions:
+            if permission.qualifier != qualifier or permission.principal not in (self.invoked_by, "*"):
+                continue
+            if permission.action not in ("lambda:InvokeFunction", "lambda:*"):
+                continue
+            if permission.source_arn and not fnmatchcase(source, permission.source_arn):
+                continue
+            if permission.source_account and permission.source_account != view.account:
+                continue
+            return True
+        return False
+
+    def caller_arn(self, view: AccountView) -> str:
+        """The ARN the caller invokes as (its source ARN in the resource-based policy's condition)."""
+        return ""
 
     def _service_error(self, view: AccountView) -> tuple[str, str] | None:
         for key in view.config.kms_keys:
