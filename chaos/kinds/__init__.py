@@ -26,6 +26,7 @@ from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
+from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
@@ -70,6 +71,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
     ResourcePolicyMissingKind,
+    LogsNotDeliveredKind,
 )
 
 

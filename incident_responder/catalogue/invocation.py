@@ -106,10 +106,12 @@ INVOCATION: tuple[FailureMode, ...] = (
         fix="Add the managed policy AWSLambdaBasicExecutionRole to the execution role and make a trivial update to "
         "the function so that instances with outdated credentials are replaced; check the CloudWatch Logs quotas "
         "in the Service Quotas console and request an increase if needed.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="permission_loss",
+        action_type="restore_iam_policy",
         handover="",
+        lab_note="The lab reproduces the execution role losing its logs permissions; CloudWatch Logs throttling the "
+        "account and Lambda dropping logs above 2 MB/s are not emulated.",
         signatures=(),
         sources=(TS_EXECUTION,),
     ),

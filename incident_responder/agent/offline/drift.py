@@ -56,6 +56,9 @@ def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
 
 def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
     moved = {d["path"].split(".")[1] for d in drift if re.fullmatch(r"aliases\.[^.]+\.function_version", d["path"])}
+    # The role lost only what let it write its logs: the logs do not arrive (else the entry of the other permission).
+    role = [d for d in drift if d["path"].split(".")[0] == "role"]
+    logs_only = bool(role) and all(_logs_lost(d["path"], d.get("baseline"), d.get("current")) for d in role)
     for i, diff in enumerate(drift):
         path, before, now = diff["path"], diff.get("baseline"), diff.get("current")
         parts = path.split(".")
@@ -70,6 +73,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 ptr,
                 *denied,
                 *dated,
+                mode="logs-not-delivered" if logs_only else None,
             )
         elif path == "reserved_concurrency":
             cfg = b.point(
@@ -269,6 +273,16 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
             _setting_changed(b, i, diff, when, dated, ptr)
         else:
             b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
+
+
+# What lets a role write its logs: the actions, or the managed policies that grant them.
+_LOGS_GRANTS = re.compile(r"logs:(\*|PutLogEvents)|AWSLambda(Basic|VPCAccess)ExecutionRole", re.IGNORECASE)
+
+
+def _logs_lost(path: str, before: Any, now: Any) -> bool:
+    """Whether this change of the role took away what let it write its logs (CloudWatch Logs)."""
+    had = bool(_LOGS_GRANTS.search(path + json.dumps(before))) if before is not None else False
+    return had and not (now is not None and _LOGS_GRANTS.search(json.dumps(now)))
 
 
 def _function_timeout(obs: Observations) -> Any:
