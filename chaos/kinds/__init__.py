@@ -22,6 +22,7 @@ from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
+from chaos.kinds.function_not_found import FunctionNotFoundKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.kms_disable import KmsDisableKind
@@ -72,6 +73,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     HandlerNotFoundKind,
     ResourcePolicyMissingKind,
     LogsNotDeliveredKind,
+    FunctionNotFoundKind,
 )
 
 

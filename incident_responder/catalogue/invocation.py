@@ -124,10 +124,13 @@ INVOCATION: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="The caller names a function, version or alias that does not exist (or no longer does).",
         fix="Invoke a function and qualifier that exist.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="deployment_regression",
+        action_type="rollback_alias",
         handover="",
+        lab_note="The lab reproduces an alias deleted while its caller (API Gateway, for orders-api) still invokes it: "
+        "the caller gets ResourceNotFoundException and the function records nothing. A function, or a version, that "
+        "no longer exists has no baseline a restore could bring back.",
         signatures=(_code("ResourceNotFoundException"),),
         sources=(INVOKE,),
     ),

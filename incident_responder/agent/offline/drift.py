@@ -140,13 +140,30 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     ptr,
                     cfg,
                     *dated,
+                    mode="deployment-regression",
                 )
             elif alias in moved:  # the version's code hash: the same change, seen from the code
                 b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
             else:  # the code the alias runs changed though the version did not
-                b.fault("deployment_regression", f"the code behind alias {alias} changed{when}", ptr, *dated)
+                b.fault(
+                    "deployment_regression",
+                    f"the code behind alias {alias} changed{when}",
+                    ptr,
+                    *dated,
+                    mode="deployment-regression",
+                )
+        elif parts[0] == "aliases" and len(parts) == 2 and before is not None and now is None:
+            version = before.get("function_version") if isinstance(before, dict) else None
+            b.fault(
+                "deployment_regression",
+                f"alias {parts[1]} (version {version} in the baseline) was deleted{when}: callers naming it get "
+                "ResourceNotFoundException and the function is not invoked",
+                ptr,
+                *dated,
+                mode="function-not-found",
+            )
         elif parts[0] == "aliases":
-            b.gap(f"alias {parts[1]} was removed since the baseline: invocations through it fail")
+            b.gap(f"alias {parts[1]} differs from the baseline ({path})")
         elif parts[0] == "kms_keys" and parts[-1] == "key_state":
             key = path[len("kms_keys.") : -len(".key_state")]
             cfg = b.point("get_config_drift", f"differences[{i}].current", now, f"the key is {now} (baseline {before})")

@@ -183,10 +183,21 @@ class Workload(LambdaTraces):
             runnable = min(len(events), config.reserved_concurrency)
         refused = self._service_error(view)
         caller_denied = not self._caller_allowed(view)
+        # The caller names the alias: once it is gone, Lambda answers that it does not exist (the Invoke API's words).
+        missing = self.invoked_by is not None and self.invoked_alias not in {a.name for a in view.config.aliases}
         outcomes: list[InvocationOutcome] = []
         for index, event in enumerate(events):
             request_id = str(uuid.uuid4())
-            if caller_denied:
+            if missing:
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="failed",
+                    error_type="ResourceNotFoundException",
+                    error_message="The resource specified in the request does not exist.",
+                    logged=False,
+                    reached=False,
+                )
+            elif caller_denied:
                 # Lambda refuses the caller before invoking anything: the caller logs it, the function shows nothing.
                 outcome = InvocationOutcome(
                     request_id=request_id,
