@@ -382,3 +382,29 @@ def test_new_kinds_that_do_not_apply(clients, orders, consumer):
         with pytest.raises(ChaosError):
             inject(clients, function, kind)
     assert QueueConsumer(clients).invoke(1).healthy and OrdersApi(clients).invoke(1).healthy
+
+
+def test_a_caller_the_resource_based_policy_no_longer_allows_is_refused_before_the_function_runs(clients, orders):
+    inject(clients, "orders-api", "resource_policy_missing")
+    result = OrdersApi(clients).invoke(3)
+    assert [(o.status, o.reached, o.logged) for o in result.invocations] == [("failed", False, False)] * 3
+    assert "Invalid permissions on Lambda function" in (result.invocations[0].error_message or "")
+    assert messages(clients, "orders-api") == []  # nothing ran: no log line, no metric
+    assert metric_sum(clients, "AWS/Lambda", "Invocations", {"FunctionName": "orders-api"}) is None
+    assert result.alert["AlarmName"] == "orders-api-no-invocations"
+    assert result.alert["Trigger"]["TreatMissingData"] == "breaching"
+    assert_nothing_names_the_fault(clients, "orders-api", result)
+
+    restore(clients, "orders-api")
+    assert OrdersApi(clients).invoke(2).healthy
+
+
+def test_a_deleted_alias_its_caller_invokes_is_not_found(clients, orders):
+    inject(clients, "orders-api", "function_not_found")
+    result = OrdersApi(clients).invoke(2)
+    assert {(o.error_type, o.reached) for o in result.invocations} == {("ResourceNotFoundException", False)}
+    assert result.alert["AlarmName"] == "orders-api-no-invocations"
+
+    restore(clients, "orders-api")
+    again = OrdersApi(clients).invoke(2)
+    assert again.healthy and {o.executed_version for o in again.invocations} == {"1"}
