@@ -57,6 +57,11 @@ class ResourcePolicyMissingKind(ChaosKind[ResourcePolicyMissing]):
         return done
 
     def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
+        name = target.function_name
+        present = read_invoke_permissions(target.clients, name, read_aliases(target.clients, name))
+        if any(permission_key(p) == slot.removeprefix("invoke_permission.") for p in present):
+            # Put back already (the responder's restore): granting it twice would be refused as a conflict.
+            return f"statement {original['statement_id']} is in {name}'s policy already"
         optional = {
             "Qualifier": original.get("qualifier"),
             "SourceArn": original.get("source_arn"),

@@ -408,3 +408,24 @@ def test_a_deleted_alias_its_caller_invokes_is_not_found(clients, orders):
     restore(clients, "orders-api")
     again = OrdersApi(clients).invoke(2)
     assert again.healthy and {o.executed_version for o in again.invocations} == {"1"}
+
+
+def test_the_removed_statement_put_back_by_the_responder_is_not_granted_twice_by_the_restore(clients, orders):
+    from incident_responder.account.state import read_function_configuration
+
+    baseline = read_function_configuration(clients, "orders-api").invoke_permissions
+    inject(clients, "orders-api", "resource_policy_missing")
+    (statement,) = baseline
+    clients.get("lambda").add_permission(
+        FunctionName="orders-api",
+        Qualifier=statement.qualifier,
+        StatementId=statement.statement_id,
+        Action=statement.action,
+        Principal=statement.principal,
+        SourceArn=statement.source_arn,
+    )
+    restore(clients, "orders-api")
+    policy = json.loads(clients.get("lambda").get_policy(FunctionName="orders-api", Qualifier="live")["Policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == [statement.statement_id]
+    inject(clients, "orders-api", "resource_policy_missing")  # and the next injection removes it
+    assert not OrdersApi(clients).invoke(1).healthy
