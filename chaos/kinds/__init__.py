@@ -27,18 +27,21 @@ from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
 from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
+from chaos.kinds.function_not_found import FunctionNotFoundKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
+from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
+from chaos.kinds.resource_policy_missing import ResourcePolicyMissingKind
 from chaos.kinds.response_not_serializable import ResponseNotSerializableKind
 from chaos.kinds.runtime_exited import RuntimeExitedKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
@@ -92,6 +95,9 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     EniLimitReachedKind,
     DnsTcpConnectionLimitKind,
     EventSourceFunctionCallFailedKind,
+    ResourcePolicyMissingKind,
+    LogsNotDeliveredKind,
+    FunctionNotFoundKind,
 )
 
 

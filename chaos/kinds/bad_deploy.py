@@ -59,7 +59,11 @@ class BadDeployKind(ChaosKind[BadDeploy]):
     def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
         name = slot.removeprefix("alias.")
         version = original["function_version"]
-        target.lambda_client.update_alias(FunctionName=target.function_name, Name=name, FunctionVersion=version)
+        lam = target.lambda_client
+        try:
+            lam.update_alias(FunctionName=target.function_name, Name=name, FunctionVersion=version)
+        except lam.exceptions.ResourceNotFoundException:  # deleted (function_not_found records the same slot)
+            lam.create_alias(FunctionName=target.function_name, Name=name, FunctionVersion=version)
         return f"alias {name} routes to version {version} again"
 
 

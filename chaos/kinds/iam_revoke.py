@@ -62,7 +62,10 @@ class IamRevokeKind(ChaosKind[IamRevoke]):
     def inject(self, target: FaultTarget, params: IamRevoke) -> list[str]:
         if params.target not in IAM_TARGET_SERVICES:
             raise ChaosError(f"iam_revoke target must be one of {sorted(IAM_TARGET_SERVICES)}, not {params.target!r}")
-        services = IAM_TARGET_SERVICES[params.target]
+        return self.revoke(target, IAM_TARGET_SERVICES[params.target], {"kind": "iam_revoke", "target": params.target})
+
+    def revoke(self, target: FaultTarget, services: set[str], fault: dict[str, Any]) -> list[str]:
+        """Remove the role's permissions for ``services`` (recording each original) and record ``fault``."""
         iam = target.clients.get("iam")
         role = read_role(target.clients, target.config()["Role"])
         changes = []
@@ -87,8 +90,8 @@ class IamRevokeKind(ChaosKind[IamRevoke]):
                 target.store.remember(f"iam.attached.{arn}", True)
                 iam.detach_role_policy(RoleName=role.role_name, PolicyArn=arn)
                 changes.append(f"detached managed policy {arn}")
-        target.store.record_fault({"kind": "iam_revoke", "target": params.target})
-        return changes or [f"role {role.role_name} already grants no {params.target} permissions"]
+        target.store.record_fault(fault)
+        return changes or [f"role {role.role_name} already grants no {'/'.join(sorted(services))} permissions"]
 
     def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
         iam = target.clients.get("iam")

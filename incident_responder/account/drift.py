@@ -14,7 +14,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, Field
 
-from incident_responder.account.state import FunctionConfiguration
+from incident_responder.account.state import FunctionConfiguration, permission_key
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.encoding import canonical, iso
 
@@ -45,6 +45,9 @@ def _comparable(configuration: FunctionConfiguration) -> dict[str, Any]:
     data["kms_keys"] = {k.pop("key_arn"): k for k in data["kms_keys"]}
     data["event_source_mappings"] = {m.pop("uuid"): m for m in data["event_source_mappings"]}
     data["secrets"] = {s.pop("secret_arn"): s for s in data["secrets"]}
+    data["invoke_permissions"] = {
+        permission_key(p): data["invoke_permissions"][i] for i, p in enumerate(configuration.invoke_permissions)
+    }
     return data
 
 
@@ -121,6 +124,7 @@ _TRAIL_EVENTS = {
     "key_policy": ("PutKeyPolicy", "CreateGrant", "RevokeGrant", "RetireGrant"),
     "queue": ("SetQueueAttributes",),
     "secret": ("DeleteSecret", "RestoreSecret", "UpdateSecret", "PutSecretValue"),
+    "function_policy": ("AddPermission", "RemovePermission"),
 }
 # At most this many LookupEvents calls per drift check (CloudTrail allows 2 a second per account and region).
 MAX_TRAIL_LOOKUPS = 6
@@ -158,6 +162,8 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "role", configuration.role.role_name if configuration else None
     if head == "reserved_concurrency":
         return "reserved_concurrency", None
+    if head == "invoke_permissions":
+        return "function_policy", None  # AddPermission / RemovePermission name the function
     if head in ("timeout", "memory_size", "ephemeral_storage", "environment") or len(parts) == 1:
         return "function", None  # a setting of the function itself (UpdateFunctionConfiguration)
     if head == "secrets":
@@ -290,7 +296,9 @@ def date_differences(
     dated = []
     for difference in differences:
         kind, resource = _subject(difference.path, current)
-        trail_resource = function_name if kind in ("function", "reserved_concurrency", "alias") else resource
+        trail_resource = (
+            function_name if kind in ("function", "reserved_concurrency", "alias", "function_policy") else resource
+        )
         candidates: list[tuple[datetime | None, str]] = []
         if hit := clock.trail(kind, trail_resource):
             candidates.append((hit[0], f"cloudtrail:{hit[1]}"))

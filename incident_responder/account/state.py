@@ -10,6 +10,7 @@ the AWS APIs so that a restore can hand them back unchanged.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -29,6 +30,25 @@ class AliasState(BaseModel):
     name: str
     function_version: str
     code_sha256: str | None = Field(default=None, description="CodeSha256 of the version the alias points to")
+
+
+class InvokePermission(BaseModel):
+    """One statement of the function's resource-based policy: who may invoke it (AddPermission's own fields)."""
+
+    statement_id: str
+    qualifier: str | None = Field(default=None, description="the alias or version it grants on (None: the function)")
+    action: str = "lambda:InvokeFunction"
+    principal: str = Field(description="a service (apigateway.amazonaws.com), an account or ARN, or *")
+    source_arn: str | None = None
+    source_account: str | None = None
+    principal_org_id: str | None = None
+    # Any other condition, as the policy states it (a restore puts back only what AddPermission can express).
+    other_conditions: bool = False
+
+
+def permission_key(permission: InvokePermission) -> str:
+    """How drift names a statement: ``<qualifier>:<statement id>``, or the statement id on the function itself."""
+    return f"{permission.qualifier}:{permission.statement_id}" if permission.qualifier else permission.statement_id
 
 
 class FunctionConfiguration(BaseModel):
@@ -52,6 +72,9 @@ class FunctionConfiguration(BaseModel):
     secrets: list[SecretState] = Field(default_factory=list)
     handler: str | None = Field(default=None, description="file.method the runtime calls (None: a container image)")
     layers: list[str] | None = Field(default=None, description="the layer version ARNs, in order ([]: no layers)")
+    invoke_permissions: list[InvokePermission] = Field(
+        default_factory=list, description="the function's resource-based policy (GetPolicy of it and each alias)"
+    )
 
 
 def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
@@ -75,6 +98,55 @@ def read_aliases(clients: AwsClients, function_name: str) -> list[AliasState]:
     return sorted(aliases, key=lambda a: a.name)
 
 
+def _permission(statement: dict[str, Any]) -> InvokePermission:
+    principal = statement.get("Principal")
+    if isinstance(principal, dict):
+        principal = next(iter(principal.values()), None)
+    if isinstance(principal, list):
+        principal = ",".join(sorted(principal))
+    resource = str(statement.get("Resource", ""))
+    parts = resource.split(":")
+    found: dict[str, str] = {}
+    other = False
+    for operator, pairs in (statement.get("Condition") or {}).items():
+        for key, value in pairs.items():
+            field = {
+                ("ArnLike", "aws:sourcearn"): "source_arn",
+                ("StringEquals", "aws:sourceaccount"): "source_account",
+                ("StringEquals", "aws:principalorgid"): "principal_org_id",
+            }.get((operator, key.lower()))
+            if field and isinstance(value, str):
+                found[field] = value
+            else:
+                other = True
+    action = statement.get("Action", "lambda:InvokeFunction")
+    return InvokePermission(
+        statement_id=str(statement.get("Sid", "")),
+        qualifier=parts[7] if len(parts) > 7 else None,
+        action=action if isinstance(action, str) else ",".join(sorted(action)),
+        principal=str(principal or ""),
+        other_conditions=other,
+        **found,
+    )
+
+
+def read_invoke_permissions(
+    clients: AwsClients, function_name: str, aliases: list[AliasState]
+) -> list[InvokePermission]:
+    """The statements of the function's resource-based policy and of each alias's (GetPolicy; none: no policy)."""
+    lam = clients.get("lambda")
+    found: dict[tuple[str, str | None], InvokePermission] = {}
+    for qualifier in [None, *(a.name for a in aliases)]:
+        try:
+            policy = lam.get_policy(FunctionName=function_name, **({"Qualifier": qualifier} if qualifier else {}))
+        except lam.exceptions.ResourceNotFoundException:
+            continue
+        for statement in json.loads(policy.get("Policy") or "{}").get("Statement", []):
+            permission = _permission(statement)
+            found[(permission.statement_id, permission.qualifier)] = permission
+    return sorted(found.values(), key=lambda p: (p.qualifier or "", p.statement_id))
+
+
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
     """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
@@ -86,6 +158,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
     name = config["FunctionName"]
     role = read_role(clients, config["Role"])
     variables = (config.get("Environment") or {}).get("Variables") or {}
+    aliases = read_aliases(clients, name)
     return FunctionConfiguration(
         function_name=name,
         role=role,
@@ -93,7 +166,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         timeout=config["Timeout"],
         memory_size=config["MemorySize"],
         network=read_network(clients, config.get("VpcConfig")),
-        aliases=read_aliases(clients, name),
+        aliases=aliases,
         kms_keys=read_kms_keys(clients, config, role),
         event_source_mappings=read_event_source_mappings(clients, name),
         environment={k: value_digest(v) for k, v in sorted(variables.items())},
@@ -101,4 +174,5 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         secrets=read_secrets(clients, variables),
         handler=config.get("Handler"),
         layers=[layer["Arn"] for layer in config.get("Layers") or []],
+        invoke_permissions=read_invoke_permissions(clients, name, aliases),
     )

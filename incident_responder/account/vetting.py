@@ -18,11 +18,12 @@ from typing import Any
 from pydantic import BaseModel
 
 from incident_responder.account.iam_policy import statements
-from incident_responder.account.state import FunctionConfiguration
+from incident_responder.account.state import FunctionConfiguration, permission_key
 from incident_responder.core.contracts import (
     ActionType,
     RemediationAction,
     RestoreIamPolicyParams,
+    RestoreInvokePermissionParams,
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
 )
@@ -93,6 +94,13 @@ def administrator_policy(policy_arn: str) -> bool:
     return len(parts) >= 6 and parts[4] == "aws" and parts[5].rsplit("/", 1)[-1] in ADMINISTRATOR_POLICIES
 
 
+def open_permission(
+    principal: str, source_arn: str | None, source_account: str | None, principal_org_id: str | None
+) -> bool:
+    """A resource-based policy statement that lets anyone invoke the function: principal * without a condition."""
+    return principal.strip() == "*" and not (source_arn or source_account or principal_org_id)
+
+
 def vet(
     configuration: FunctionConfiguration, managed_documents: Mapping[str, Any] | None = None
 ) -> list[NotRestorable]:
@@ -111,6 +119,19 @@ def vet(
             out.append(NotRestorable(path=path, reason="an administrator policy"))
         if arn in documents:
             out += [NotRestorable(path=path, reason=reason) for reason in broad_grants(documents[arn])]
+    for permission in configuration.invoke_permissions:
+        if (
+            open_permission(
+                permission.principal, permission.source_arn, permission.source_account, permission.principal_org_id
+            )
+            and not permission.other_conditions
+        ):
+            out.append(
+                NotRestorable(
+                    path=f"invoke_permissions.{permission_key(permission)}",
+                    reason="a statement open to any principal (*) without a condition lets anyone invoke the function",
+                )
+            )
     if configuration.reserved_concurrency == 0:
         out.append(NotRestorable(path="reserved_concurrency", reason="reserved concurrency 0 stops every invocation"))
     if configuration.timeout < TIMEOUT_FLOOR_SECONDS:
@@ -146,6 +167,12 @@ def _paths(p: BaseModel | None) -> list[str]:
         return [f"role.inline_policies.{p.policy_name}"]
     if isinstance(p, UpdateConcurrencyParams):
         return ["reserved_concurrency"]
+    if isinstance(p, RestoreInvokePermissionParams):
+        return [
+            f"invoke_permissions.{p.qualifier}:{p.statement_id}"
+            if p.qualifier
+            else f"invoke_permissions.{p.statement_id}"
+        ]
     if isinstance(p, UpdateFunctionConfigurationParams):
         return [path for path, value in (("timeout", p.timeout), ("memory_size", p.memory_size)) if value is not None]
     return []
@@ -166,6 +193,10 @@ def refusals(action: RemediationAction, not_restorable: Mapping[str, str] | None
             reasons += [
                 f"the policy document: {why}: never granted by the responder" for why in broad_grants(p.policy_document)
             ]
+    if isinstance(p, RestoreInvokePermissionParams) and open_permission(
+        p.principal, p.source_arn, p.source_account, p.principal_org_id
+    ):
+        reasons.append("a statement open to any principal (*) without a condition: never granted by the responder")
     if isinstance(p, UpdateConcurrencyParams) and p.reserved_concurrent_executions == 0:
         reasons.append("reserved concurrency 0 stops every invocation: never set by the responder")
     if isinstance(p, UpdateFunctionConfigurationParams):

@@ -78,9 +78,6 @@ def _alias_restore_info(
             baseline_code_sha256=base.code_sha256,
         )
         restores.append(restore)
-        if alias is None:
-            restore.refused = "the alias no longer exists: re-creating it is not an action the responder takes"
-            continue
         restore.baseline_version_code_sha256_now = version_code_sha256(clients, name, base.function_version)
         if restore.baseline_version_code_sha256_now is None:
             restore.refused = f"baseline version {base.function_version} no longer exists: nothing to roll back to"
@@ -101,8 +98,12 @@ def _alias_restore_info(
                 parameters=RollbackAliasParams(
                     function_name=name, alias_name=base.name, function_version=base.function_version
                 ),
-                reasoning=f"alias {base.name} routes to version {alias.function_version}; the baseline version is "
-                f"{base.function_version} (same code hash as recorded)",
+                reasoning=(
+                    f"alias {base.name} routes to version {alias.function_version}"
+                    if alias
+                    else f"alias {base.name} was deleted: callers naming it get ResourceNotFoundException"
+                )
+                + f"; the baseline version is {base.function_version} (same code hash as recorded)",
             )
         )
     recorded = {a.name for a in baseline.configuration.aliases}
@@ -120,7 +121,8 @@ def _alias_restore_info(
 
 
 class _AliasVersion(_Change):
-    """UpdateAlias FunctionVersion (weighted routing, which the baseline does not record, is left as it is)."""
+    """UpdateAlias FunctionVersion (weighted routing, which the baseline does not record, is left as it is); an alias
+    deleted since the baseline is created again (CreateAlias), and its undo deletes what it created."""
 
     def resources(self, p: RollbackAliasParams) -> list[str]:
         return [f"alias:{p.function_name}:{p.alias_name}"]
@@ -129,12 +131,12 @@ class _AliasVersion(_Change):
         return bool(state["function_version"] == p.function_version)
 
     def capture(self, clients: AwsClients, p: RollbackAliasParams) -> dict[str, Any]:
-        alias = clients.get("lambda").get_alias(FunctionName=p.function_name, Name=p.alias_name)
-        return {
-            "function_name": p.function_name,
-            "alias_name": p.alias_name,
-            "function_version": alias["FunctionVersion"],
-        }
+        lam = clients.get("lambda")
+        try:
+            version = lam.get_alias(FunctionName=p.function_name, Name=p.alias_name)["FunctionVersion"]
+        except lam.exceptions.ResourceNotFoundException:
+            version = None  # deleted
+        return {"function_name": p.function_name, "alias_name": p.alias_name, "function_version": version}
 
     def apply(self, clients: AwsClients, p: RollbackAliasParams) -> str:
         return self._point(clients, p, p.function_version)
@@ -142,11 +144,19 @@ class _AliasVersion(_Change):
     def restore(self, clients: AwsClients, p: RollbackAliasParams, prior: dict[str, Any]) -> None:
         self._point(clients, p, prior["function_version"])
 
-    def _point(self, clients: AwsClients, p: RollbackAliasParams, version: str) -> str:
+    def _point(self, clients: AwsClients, p: RollbackAliasParams, version: str | None) -> str:
         what = f"alias {p.alias_name} of {p.function_name}"
-        if self.capture(clients, p)["function_version"] == version:
-            return f"{what} already routes to version {version}"
-        clients.get("lambda").update_alias(FunctionName=p.function_name, Name=p.alias_name, FunctionVersion=version)
+        now = self.capture(clients, p)["function_version"]
+        lam = clients.get("lambda")
+        if now == version:
+            return f"{what} already routes to version {version}" if version else f"{what} does not exist"
+        if version is None:  # the undo of a re-creation: the alias did not exist
+            lam.delete_alias(FunctionName=p.function_name, Name=p.alias_name)
+            return f"deleted {what}"
+        if now is None:
+            lam.create_alias(FunctionName=p.function_name, Name=p.alias_name, FunctionVersion=version)
+            return f"created {what} again at version {version}"
+        lam.update_alias(FunctionName=p.function_name, Name=p.alias_name, FunctionVersion=version)
         return f"pointed {what} at version {version}"
 
 
@@ -179,14 +189,12 @@ def _check_alias(
         known = ", ".join(sorted(recorded)) or "none"
         return [f"alias {p.alias_name} is not one of the function's aliases recorded in the baseline ({known})"]
     now = next((a for a in current.aliases if a.name == p.alias_name), None)
-    if now is None:
-        return [f"alias {p.alias_name} no longer exists: there is nothing to point back"]
     if p.function_version != base.function_version:
         return [
             f"version {p.function_version} is not alias {p.alias_name}'s baseline version {base.function_version}: "
             "anything else is not a restore"
         ]
-    if now.function_version == base.function_version:
+    if now is not None and now.function_version == base.function_version:
         return [
             f"alias {p.alias_name} already routes to its baseline version {base.function_version}: nothing to restore"
         ]
@@ -203,12 +211,13 @@ def _check_alias(
 
 
 class RollbackAlias(Action):
-    """An alias pointed back at the version it routed to in the baseline (still the same code). Medium risk: it
-    changes what runs."""
+    """An alias pointed back at the version it routed to in the baseline (still the same code), or created again at
+    it when deleted since the baseline (catalogue entry function-not-found). Medium risk: it changes what runs."""
 
     action_type = ActionType.ROLLBACK_ALIAS
     risk = "medium"
-    iam_writes = frozenset({"lambda:UpdateAlias"})
+    # CreateAlias re-creates an alias deleted since the baseline; DeleteAlias only undoes that re-creation.
+    iam_writes = frozenset({"lambda:UpdateAlias", "lambda:CreateAlias", "lambda:DeleteAlias"})
     # The lookup's field that shows a fault already at the baseline (the offline critic's no-op check).
     no_drift = {
         FaultType.DEPLOYMENT_REGRESSION: ("drifted", "the alias already routes to the baseline version"),
@@ -216,8 +225,9 @@ class RollbackAlias(Action):
     lookup_tool = "get_alias_restore_info"
     lookup_model = AliasRestoreInfo
     lookup_description = (
-        "Aliases routing to another version than recorded, with both versions' code hashes, and the rollback to the "
-        "baseline version (refused when that version is gone or its code hash is not the recorded one)."
+        "Aliases routing to another version than recorded (or deleted since), with both versions' code hashes, and "
+        "the rollback to the baseline version (refused when that version is gone or its code hash is not the "
+        "recorded one)."
     )
     change = _AliasVersion()
 

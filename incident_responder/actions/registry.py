@@ -16,6 +16,7 @@ from incident_responder.actions.event_source_mapping import EnableEventSourceMap
 from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
 from incident_responder.actions.handler import RestoreHandler
 from incident_responder.actions.iam import RestoreIamPolicy
+from incident_responder.actions.invoke_permission import RestoreInvokePermission
 from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.layers import RestoreLayers
 from incident_responder.actions.network import RestoreNetworkEgress
@@ -39,6 +40,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreHandler(),
         RestoreLayers(),
         RestoreVpcConfiguration(),
+        RestoreInvokePermission(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

@@ -83,10 +83,14 @@ INVOCATION: tuple[FailureMode, ...] = (
         cause="The function's resource-based policy does not grant that service or account permission to invoke it.",
         fix="Grant the service or account permission in the function's resource-based policy (AddPermission); an "
         "invoker in another account also needs permission to invoke functions from its own account.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="invoke_permission_lost",
+        action_type="restore_invoke_permission",
         handover="",
+        lab_note="The lab emulates API Gateway as orders-api's caller: Lambda checks the alias's resource-based policy "
+        "before each request, and a refused request reaches neither the function's logs nor its metrics (the "
+        "function's heartbeat alarm on Invocations fires); the caller's own log line is not written anywhere the "
+        "responder reads.",
         signatures=(),
         sources=(TS_INVOCATION, _API + "API_AddPermission.html"),
     ),
@@ -102,10 +106,12 @@ INVOCATION: tuple[FailureMode, ...] = (
         fix="Add the managed policy AWSLambdaBasicExecutionRole to the execution role and make a trivial update to "
         "the function so that instances with outdated credentials are replaced; check the CloudWatch Logs quotas "
         "in the Service Quotas console and request an increase if needed.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="permission_loss",
+        action_type="restore_iam_policy",
         handover="",
+        lab_note="The lab reproduces the execution role losing its logs permissions; CloudWatch Logs throttling the "
+        "account and Lambda dropping logs above 2 MB/s are not emulated.",
         signatures=(),
         sources=(TS_EXECUTION,),
     ),
@@ -118,10 +124,13 @@ INVOCATION: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="The caller names a function, version or alias that does not exist (or no longer does).",
         fix="Invoke a function and qualifier that exist.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="deployment_regression",
+        action_type="rollback_alias",
         handover="",
+        lab_note="The lab reproduces an alias deleted while its caller (API Gateway, for orders-api) still invokes it: "
+        "the caller gets ResourceNotFoundException and the function records nothing. A function, or a version, that "
+        "no longer exists has no baseline a restore could bring back.",
         signatures=(_code("ResourceNotFoundException"),),
         sources=(INVOKE,),
     ),

@@ -118,6 +118,15 @@ def _pools(world, baseline) -> dict:
         ],
         "subnet_lists": [[sample.subnet_id], [other.subnet_id], [sample.subnet_id, other.subnet_id], ["subnet-0000"]],
         "group_lists": [[sample.security_group_id], [other.security_group_id], ["sg-0000"]],
+        "statements": ["orders-api-gateway-invoke", f"{OTHER}-invoke", "new"],
+        "principals": ["apigateway.amazonaws.com", "s3.amazonaws.com", "*", "210987654321"],
+        "source_arns": [
+            None,
+            f"arn:aws:execute-api:{region}:{account}:k3m9x2p7qa/*/POST/orders",
+            "arn:aws:execute-api:*",
+            f"arn:aws:s3:::{OTHER}-bucket",
+        ],
+        "organizations": [None, "o-abcdefghij", "o-0000000000"],
     }
 
 
@@ -148,6 +157,11 @@ POOL_FOR_FIELD = {
     "layers": "layers",
     "subnet_ids": "subnet_lists",
     "security_group_ids": "group_lists",
+    "statement_id": "statements",
+    "qualifier": "aliases",
+    "principal": "principals",
+    "source_arn": "source_arns",
+    "principal_org_id": "organizations",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

@@ -422,3 +422,50 @@ def test_new_kinds_that_do_not_apply(clients, orders, consumer):
         with pytest.raises(ChaosError):
             inject(clients, function, kind)
     assert QueueConsumer(clients).invoke(1).healthy and OrdersApi(clients).invoke(1).healthy
+
+
+def test_a_caller_the_resource_based_policy_no_longer_allows_is_refused_before_the_function_runs(clients, orders):
+    inject(clients, "orders-api", "resource_policy_missing")
+    result = OrdersApi(clients).invoke(3)
+    assert [(o.status, o.reached, o.logged) for o in result.invocations] == [("failed", False, False)] * 3
+    assert "Invalid permissions on Lambda function" in (result.invocations[0].error_message or "")
+    assert messages(clients, "orders-api") == []  # nothing ran: no log line, no metric
+    assert metric_sum(clients, "AWS/Lambda", "Invocations", {"FunctionName": "orders-api"}) is None
+    assert result.alert["AlarmName"] == "orders-api-no-invocations"
+    assert result.alert["Trigger"]["TreatMissingData"] == "breaching"
+    assert_nothing_names_the_fault(clients, "orders-api", result)
+
+    restore(clients, "orders-api")
+    assert OrdersApi(clients).invoke(2).healthy
+
+
+def test_a_deleted_alias_its_caller_invokes_is_not_found(clients, orders):
+    inject(clients, "orders-api", "function_not_found")
+    result = OrdersApi(clients).invoke(2)
+    assert {(o.error_type, o.reached) for o in result.invocations} == {("ResourceNotFoundException", False)}
+    assert result.alert["AlarmName"] == "orders-api-no-invocations"
+
+    restore(clients, "orders-api")
+    again = OrdersApi(clients).invoke(2)
+    assert again.healthy and {o.executed_version for o in again.invocations} == {"1"}
+
+
+def test_the_removed_statement_put_back_by_the_responder_is_not_granted_twice_by_the_restore(clients, orders):
+    from incident_responder.account.state import read_function_configuration
+
+    baseline = read_function_configuration(clients, "orders-api").invoke_permissions
+    inject(clients, "orders-api", "resource_policy_missing")
+    (statement,) = baseline
+    clients.get("lambda").add_permission(
+        FunctionName="orders-api",
+        Qualifier=statement.qualifier,
+        StatementId=statement.statement_id,
+        Action=statement.action,
+        Principal=statement.principal,
+        SourceArn=statement.source_arn,
+    )
+    restore(clients, "orders-api")
+    policy = json.loads(clients.get("lambda").get_policy(FunctionName="orders-api", Qualifier="live")["Policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == [statement.statement_id]
+    inject(clients, "orders-api", "resource_policy_missing")  # and the next injection removes it
+    assert not OrdersApi(clients).invoke(1).healthy

@@ -6,7 +6,7 @@ import pytest
 
 from incident_responder.account.network import NetworkState
 from incident_responder.account.role import RoleState
-from incident_responder.account.state import FunctionConfiguration
+from incident_responder.account.state import FunctionConfiguration, InvokePermission
 from incident_responder.account.vetting import administrator_policy, broad_grants, refusals, vet
 from incident_responder.core.contracts import RemediationAction
 
@@ -84,7 +84,11 @@ def test_vet_names_each_value_with_its_path():
     assert said.path == "role.attached_policy_arns.arn:aws:iam::1:policy/p"
 
 
-FAULT = {"update_concurrency": "throttling", "update_function_configuration": "timeout"}
+FAULT = {
+    "update_concurrency": "throttling",
+    "update_function_configuration": "timeout",
+    "restore_invoke_permission": "invoke_permission_lost",
+}
 
 
 def action(action_type, **parameters):
@@ -118,3 +122,22 @@ def test_refusals_judge_the_action_itself_whatever_the_baseline():
     )
     assert refusals(ok) == []
     assert "not restorable (why)" in refusals(ok, {"role.inline_policies.p": "why"})[0]
+
+
+def test_a_resource_policy_statement_open_to_anyone_without_a_condition_is_never_restored():
+    anyone = InvokePermission(statement_id="public", qualifier="live", principal="*")
+    scoped = InvokePermission(statement_id="api", principal="*", source_arn="arn:aws:execute-api:us-east-1:1:a/*")
+    (said,) = vet(configuration(invoke_permissions=[anyone, scoped]))
+    assert said.path == "invoke_permissions.live:public"
+    opened = action("restore_invoke_permission", function_name="f", statement_id="public", principal="*")
+    assert "never granted" in refusals(opened)[0]
+    service = action(
+        "restore_invoke_permission",
+        function_name="f",
+        qualifier="live",
+        statement_id="api",
+        principal="apigateway.amazonaws.com",
+        source_arn="arn:aws:execute-api:us-east-1:123456789012:a/*/POST/orders",
+    )
+    assert refusals(service) == []
+    assert "not restorable" in refusals(service, {"invoke_permissions.live:api": "why"})[0]

@@ -101,6 +101,9 @@ def _when(b: _Builder, i: int, diff: dict[str, Any]) -> tuple[str, list[int]]:
 
 def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
     moved = {d["path"].split(".")[1] for d in drift if re.fullmatch(r"aliases\.[^.]+\.function_version", d["path"])}
+    # The role lost only what let it write its logs: the logs do not arrive (else the entry of the other permission).
+    role = [d for d in drift if d["path"].split(".")[0] == "role"]
+    logs_only = bool(role) and all(_logs_lost(d["path"], d.get("baseline"), d.get("current")) for d in role)
     for i, diff in enumerate(drift):
         path, before, now = diff["path"], diff.get("baseline"), diff.get("current")
         parts = path.split(".")
@@ -120,7 +123,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 ptr,
                 *denied,
                 *dated,
-                mode="vpc-permissions-missing" if enis else None,
+                mode="vpc-permissions-missing" if enis else ("logs-not-delivered" if logs_only else None),
             )
         elif path == "reserved_concurrency":
             cfg = b.point(
@@ -189,13 +192,30 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     ptr,
                     cfg,
                     *dated,
+                    mode="deployment-regression",
                 )
             elif alias in moved:  # the version's code hash: the same change, seen from the code
                 b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
             else:  # the code the alias runs changed though the version did not
-                b.fault("deployment_regression", f"the code behind alias {alias} changed{when}", ptr, *dated)
+                b.fault(
+                    "deployment_regression",
+                    f"the code behind alias {alias} changed{when}",
+                    ptr,
+                    *dated,
+                    mode="deployment-regression",
+                )
+        elif parts[0] == "aliases" and len(parts) == 2 and before is not None and now is None:
+            version = before.get("function_version") if isinstance(before, dict) else None
+            b.fault(
+                "deployment_regression",
+                f"alias {parts[1]} (version {version} in the baseline) was deleted{when}: callers naming it get "
+                "ResourceNotFoundException and the function is not invoked",
+                ptr,
+                *dated,
+                mode="function-not-found",
+            )
         elif parts[0] == "aliases":
-            b.gap(f"alias {parts[1]} was removed since the baseline: invocations through it fail")
+            b.gap(f"alias {parts[1]} differs from the baseline ({path})")
         elif parts[0] == "kms_keys" and parts[-1] == "found":
             key = path[len("kms_keys.") : -len(".found")]
             if before is True and now is False:
@@ -321,10 +341,33 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     cfg,
                     *dated,
                 )
+        elif parts[0] == "invoke_permissions" and len(parts) == 2:
+            if before is not None and now is None:
+                principal = before.get("principal") if isinstance(before, dict) else None
+                b.fault(
+                    "invoke_permission_lost",
+                    f"the statement {parts[1]} of the function's resource-based policy, which let {principal} invoke "
+                    f"it, was removed{when}: Lambda refuses that caller before the function runs",
+                    ptr,
+                    *dated,
+                    mode="resource-policy-missing",
+                )
+            else:
+                b.gap(f"the function's resource-based policy statement {parts[1]} differs from the baseline")
         elif path in SETTING_FAULTS:
             _setting_changed(b, i, diff, when, dated, ptr)
         else:
             b.gap(f"{path} differs from the baseline ({json.dumps(before)[:60]} -> {json.dumps(now)[:60]})")
+
+
+# What lets a role write its logs: the actions, or the managed policies that grant them.
+_LOGS_GRANTS = re.compile(r"logs:(\*|PutLogEvents)|AWSLambda(Basic|VPCAccess)ExecutionRole", re.IGNORECASE)
+
+
+def _logs_lost(path: str, before: Any, now: Any) -> bool:
+    """Whether this change of the role took away what let it write its logs (CloudWatch Logs)."""
+    had = bool(_LOGS_GRANTS.search(path + json.dumps(before))) if before is not None else False
+    return had and not (now is not None and _LOGS_GRANTS.search(json.dumps(now)))
 
 
 def _function_timeout(obs: Observations) -> Any:

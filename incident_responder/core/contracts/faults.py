@@ -43,6 +43,7 @@ class FaultType(StrEnum):
     SNAPSTART_FAILURE = "snapstart_failure"
     FUNCTION_NOT_READY = "function_not_ready"
     RATE_LIMITED = "rate_limited"
+    INVOKE_PERMISSION_LOST = "invoke_permission_lost"
     UNKNOWN = "unknown"
 
 
@@ -59,6 +60,7 @@ class ActionType(StrEnum):
     RESTORE_HANDLER = "restore_handler"
     RESTORE_LAYERS = "restore_layers"
     RESTORE_VPC_CONFIGURATION = "restore_vpc_configuration"
+    RESTORE_INVOKE_PERMISSION = "restore_invoke_permission"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -95,6 +97,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.ENABLE_KMS_KEY,
         "re-enable the customer-managed KMS key that encrypts the environment",
         r"kms|key_state",
+    ),
+    FaultRecord(
+        FaultType.INVOKE_PERMISSION_LOST,
+        ActionType.RESTORE_INVOKE_PERMISSION,
+        "put back the function's resource-based policy statement its caller invokes it under, from the baseline",
+        r"invoke_permissions|permission|polic|principal|invocations",
     ),
     FaultRecord(
         FaultType.DEPENDENCY_MISSING,

@@ -152,6 +152,23 @@ class RestoreVpcConfigurationParams(Contract):
     )
 
 
+class RestoreInvokePermissionParams(Contract):
+    """AddPermission: a statement of the function's resource-based policy the baseline recorded, put back (who may
+    invoke the function or its alias, under the conditions it was granted with)."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    qualifier: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9_-]{1,128}$", description="the alias or version (None: the function)"
+    )
+    statement_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,100}$")
+    action: str = Field(default="lambda:InvokeFunction", pattern=r"^lambda:[A-Za-z]{1,64}$")
+    principal: str = Field(pattern=r"^[^\s]{1,256}$", description="the service, account or ARN granted")
+    source_arn: str | None = Field(default=None, pattern=r"^arn:[^\s]{1,1024}$")
+    source_account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    principal_org_id: str | None = Field(default=None, pattern=r"^o-[a-z0-9]{10,32}$")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -165,4 +182,5 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_HANDLER: RestoreHandlerParams,
     ActionType.RESTORE_LAYERS: RestoreLayersParams,
     ActionType.RESTORE_VPC_CONFIGURATION: RestoreVpcConfigurationParams,
+    ActionType.RESTORE_INVOKE_PERMISSION: RestoreInvokePermissionParams,
 }

@@ -1,4 +1,5 @@
-"""SETUP: ``orders-api``: Node.js, invoked through its alias ``live`` with published versions, a PROVISIONED
+"""SETUP: ``orders-api``: Node.js, invoked by API Gateway through its alias ``live`` (under the function's
+resource-based policy) with published versions, a PROVISIONED
 DynamoDB table, its environment encrypted with a customer-managed KMS key."""
 
 from __future__ import annotations
@@ -9,7 +10,13 @@ from dataclasses import dataclass
 
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account.resources import _create_role, _logs_policy
-from incident_responder.lab.account.sources import ORDERS_API, ORDERS_API_SOURCE, deployment_package
+from incident_responder.lab.account.sources import (
+    ORDERS_API,
+    ORDERS_API_GATEWAY,
+    ORDERS_API_PERMISSION,
+    ORDERS_API_SOURCE,
+    deployment_package,
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,16 @@ def create_orders_api(
     _wait_updated(clients, function_name)
     version = lam.publish_version(FunctionName=function_name, Description="initial release")["Version"]
     alias_arn = lam.create_alias(FunctionName=function_name, Name="live", FunctionVersion=version)["AliasArn"]
+    # Its caller, API Gateway, invokes the alias under the function's resource-based policy (as the console grants it).
+    api_id, _, route = ORDERS_API_GATEWAY
+    lam.add_permission(
+        FunctionName=function_name,
+        Qualifier="live",
+        StatementId=ORDERS_API_PERMISSION,
+        Action="lambda:InvokeFunction",
+        Principal="apigateway.amazonaws.com",
+        SourceArn=f"arn:aws:execute-api:{region}:{account}:{api_id}/*/{route}",
+    )
     return OrdersApiResources(
         function_name=function_name,
         function_arn=function_arn,

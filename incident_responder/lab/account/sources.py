@@ -15,6 +15,9 @@ import zipfile
 FUNCTION_NAME = "data-processor"
 ORDERS_API = "orders-api"
 QUEUE_CONSUMER = "queue-consumer"
+# The REST API (its id, stage and route) that invokes orders-api's alias live under its resource-based policy.
+ORDERS_API_GATEWAY = ("k3m9x2p7qa", "prod", "POST/orders")
+ORDERS_API_PERMISSION = "orders-api-gateway-invoke"
 SAMPLE_WORKLOADS = (FUNCTION_NAME, ORDERS_API, QUEUE_CONSUMER)
 INCIDENT_TOPIC = "incident-alerts"
 INPUT_KEY = "incoming/orders-0001.json"

@@ -27,10 +27,10 @@ import json
 import os
 import uuid
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from typing import Any, ClassVar
 
 from incident_responder.account.iam_policy import is_allowed
-from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA, count_vpc_network_interfaces, read_routing
 from incident_responder.account.role import managed_policy_documents
 from incident_responder.account.state import read_function_configuration
 from incident_responder.core.aws import AwsClients
@@ -45,6 +45,7 @@ from incident_responder.lab.emulation.invocation import (
     InvocationOutcome,
     WorkloadProfile,
 )
+from incident_responder.lab.emulation.refusals import service_error
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
 from incident_responder.lab.layers import extension_error, layer_import_error
 from incident_responder.lab.runtimes import (
@@ -56,61 +57,6 @@ from incident_responder.lab.runtimes import (
     thrown_error,
 )
 
-# What the Lambda service answers when it cannot decrypt the function's environment (the function never runs).
-KMS_ERRORS = {
-    "Disabled": (
-        "KMSDisabledException",
-        "Lambda was unable to decrypt the environment variables because the KMS key used is disabled. "
-        "Please check the function's KMS key settings.",
-    ),
-    "denied": (
-        "KMSAccessDeniedException",
-        "Lambda was unable to decrypt the environment variables because KMS access was denied. Please check the "
-        "function's KMS key settings. KMS Exception: AccessDeniedExceptionKMS Message: User: {principal} is not "
-        "authorized to perform: kms:Decrypt on resource: {key} because no resource-based policy allows the "
-        "kms:Decrypt action",
-    ),
-    "not_found": (
-        "KMSNotFoundException",
-        "Lambda couldn't decrypt the environment variables because the KMS key was not found. Check the function's "
-        "KMS key settings.",
-    ),
-    "other": (
-        "KMSInvalidStateException",
-        "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
-        "for Decrypt. Please check the function's KMS key settings.",
-    ),
-}
-
-
-# What the Lambda service answers when the function's VPC configuration names a subnet or group EC2 does not know
-# (the Invoke API reference's descriptions; HTTP 502).
-VPC_ERRORS = {
-    "subnet-": (
-        "InvalidSubnetIDException",
-        "The subnet ID provided in the Lambda function VPC configuration is not valid.",
-    ),
-    "sg-": (
-        "InvalidSecurityGroupIDException",
-        "The security group ID provided in the Lambda function VPC configuration is not valid.",
-    ),
-}
-
-
-# What the Lambda service answers when it must create the function's network interfaces and the execution role may
-# not (the Invoke API reference's description; HTTP 502).
-EC2_ACCESS_DENIED = ("EC2AccessDeniedException", "Need additional permissions to configure VPC settings.")
-
-
-# What the Lambda service answers when the function's subnets or VPC have no room for its network interfaces (the
-# Invoke API reference's descriptions; HTTP 502).
-SUBNET_FULL = (
-    "SubnetIPAddressLimitReachedException",
-    "AWS Lambda couldn't set up VPC access for the Lambda function because one or more configured subnets has no "
-    "available IP addresses.",
-)
-ENI_LIMIT = ("ENILimitReachedException", "The elastic network interface limit was reached for the function's VPC.")
-
 
 class Workload(LambdaTraces):
     """Invokes a sample function as Lambda would, against the account behind ``clients``."""
@@ -118,6 +64,10 @@ class Workload(LambdaTraces):
     default_function_name: ClassVar[str] = ""
     default_profile: ClassVar[WorkloadProfile] = WorkloadProfile()
     invoked_alias: ClassVar[str | None] = None  # callers invoke this alias when the function has it
+    # The AWS service that invokes the function under its resource-based policy (None: a caller with IAM rights of
+    # its own, or a poller using the execution role), and what it logs when Lambda refuses it.
+    invoked_by: ClassVar[str | None] = None
+    refused_caller_message: ClassVar[str] = ""
 
     def __init__(
         self,
@@ -222,10 +172,31 @@ class Workload(LambdaTraces):
         else:
             runnable = min(len(events), config.reserved_concurrency)
         refused = self._service_error(view)
+        caller_denied = not self._caller_allowed(view)
+        # The caller names the alias: once it is gone, Lambda answers that it does not exist (the Invoke API's words).
+        missing = self.invoked_by is not None and self.invoked_alias not in {a.name for a in view.config.aliases}
         outcomes: list[InvocationOutcome] = []
         for index, event in enumerate(events):
             request_id = str(uuid.uuid4())
-            if index >= runnable:
+            if missing:
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="failed",
+                    error_type="ResourceNotFoundException",
+                    error_message="The resource specified in the request does not exist.",
+                    logged=False,
+                    reached=False,
+                )
+            elif caller_denied:
+                # Lambda refuses the caller before invoking anything: the caller logs it, the function shows nothing.
+                outcome = InvocationOutcome(
+                    request_id=request_id,
+                    status="failed",
+                    error_message=self.refused_caller_message,
+                    logged=False,
+                    reached=False,
+                )
+            elif index >= runnable:
                 outcome = InvocationOutcome(
                     request_id=request_id,
                     status="throttled",
@@ -250,8 +221,8 @@ class Workload(LambdaTraces):
                 outcome = outcome.model_copy(update={"logged": view.can_log})
             self.settle(view, facts, event, outcome)
             outcomes.append(outcome)
-        if outcomes:
-            self._put_metrics(outcomes, start)
+        if reached := [o for o in outcomes if o.reached]:
+            self._put_metrics(reached, start)
         extra = self.after_burst(view, facts, outcomes, start)
         result = BurstResult(function_name=self.function_name, invocations=outcomes, started_at=start, **extra)
         spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)
@@ -268,33 +239,31 @@ class Workload(LambdaTraces):
         )["MessageId"]
         return result.model_copy(update={"alert": alert, "alert_message_id": message_id})
 
+    def _caller_allowed(self, view: AccountView) -> bool:
+        """Whether the function's resource-based policy lets its caller invoke what it invokes (the alias, else the
+        function): a statement for the caller's service on that qualifier whose source ARN matches the caller."""
+        if self.invoked_by is None:
+            return True
+        qualifier = self.invoked_alias if self.invoked_alias in {a.name for a in view.config.aliases} else None
+        source = self.caller_arn(view)
+        for permission in view.config.invoke_permissions:
+            if permission.qualifier != qualifier or permission.principal not in (self.invoked_by, "*"):
+                continue
+            if permission.action not in ("lambda:InvokeFunction", "lambda:*"):
+                continue
+            if permission.source_arn and not fnmatchcase(source, permission.source_arn):
+                continue
+            if permission.source_account and permission.source_account != view.account:
+                continue
+            return True
+        return False
+
+    def caller_arn(self, view: AccountView) -> str:
+        """The ARN the caller invokes as (its source ARN in the resource-based policy's condition)."""
+        return ""
+
     def _service_error(self, view: AccountView) -> tuple[str, str] | None:
-        for missing in view.config.network.missing:
-            for prefix, error in VPC_ERRORS.items():
-                if missing.startswith(prefix):
-                    return error
-        # Each burst comes after the function was idle: Lambda recreates its network interfaces with its role, in
-        # its subnets, within the VPC's quota of interfaces.
-        network = view.config.network
-        if network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
-            return EC2_ACCESS_DENIED
-        if network.in_vpc and network.vpc_id:
-            routing = read_routing(self.clients, [s.subnet_id for s in network.subnets])
-            if any(r.available_ip_address_count == 0 for r in routing):
-                return SUBNET_FULL
-            if count_vpc_network_interfaces(self.clients, network.vpc_id) >= VPC_NETWORK_INTERFACE_QUOTA:
-                return ENI_LIMIT
-        for key in view.config.kms_keys:
-            if not key.found:
-                return KMS_ERRORS["not_found"]
-            if key.key_state not in (None, "Enabled"):
-                return KMS_ERRORS.get(key.key_state, KMS_ERRORS["other"])
-            if key.role_may_decrypt is False:
-                error_type, message = KMS_ERRORS["denied"]
-                role = view.role_arn.rsplit("/", 1)[-1]
-                principal = f"arn:aws:sts::{view.account}:assumed-role/{role}/{self.function_name}"
-                return error_type, message.format(principal=principal, key=key.key_arn)
-        return None
+        return service_error(self.clients, view, self.function_name)
 
     def _run_one(
         self,

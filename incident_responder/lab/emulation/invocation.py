@@ -36,6 +36,11 @@ class InvocationOutcome(BaseModel):
     duration_ms: float = 0.0
     logged: bool = Field(description="whether the invocation's log lines reached CloudWatch Logs")
     executed_version: str | None = Field(default=None, description="the version that ran ($LATEST or a number)")
+    reached: bool = Field(
+        default=True,
+        description="False: Lambda refused the caller before invoking the function (its resource-based policy does "
+        "not allow it): no metric of the function counts the request",
+    )
 
 
 class BurstResult(BaseModel):

@@ -105,11 +105,25 @@ class LambdaTraces:
 
     def _lambda_alarm(self, result: BurstResult, view: AccountView) -> AlarmSpec | None:
         """Which of the function's standard alarms fires on this burst, if any."""
-        ran = [o for o in result.invocations if o.status != "throttled"]
+        reached = [o for o in result.invocations if o.reached]
+        ran = [o for o in reached if o.status != "throttled"]
         errors = sum(o.status != "succeeded" for o in ran)
-        throttles = len(result.invocations) - len(ran)
+        throttles = len(reached) - len(ran)
         fn = self.function_name
         by_function = [{"value": fn, "name": "FunctionName"}]
+        if result.invocations and not reached:
+            # Lambda refused every caller: no invocation is recorded, and the heartbeat alarm on Invocations fires.
+            return AlarmSpec(
+                name=f"{fn}-no-invocations",
+                description=f"{fn} Invocations heartbeat alarm",
+                metric="Invocations",
+                namespace="AWS/Lambda",
+                value=0,
+                dimensions=by_function,
+                operator="LessThanThreshold",
+                threshold=1.0,
+                missing="breaching",
+            )
         if errors:
             return AlarmSpec(
                 name=f"{fn}-errors",

@@ -1,4 +1,8 @@
-"""EMULATING ``orders-api`` (Node.js, invoked through its alias ``live``).
+"""EMULATING ``orders-api`` (Node.js, invoked by API Gateway through its alias ``live``).
+
+Lambda lets API Gateway invoke the alias only while the function's resource-based policy allows it (a statement for
+apigateway.amazonaws.com on ``live`` whose source ARN matches the API's route); otherwise every request is refused
+before the function runs: API Gateway logs the refusal and answers 500, and the function records nothing.
 
 It runs the code of the version ``live`` routes to (a version whose code throws fails every invocation with that
 error), reads and writes its DynamoDB table (its role must allow GetItem and PutItem; a table whose latest consumed
@@ -18,7 +22,7 @@ from typing import Any
 
 from incident_responder.account.environment import read_secrets
 from incident_responder.core.aws import AwsClients
-from incident_responder.lab.account.sources import ORDERS_API
+from incident_responder.lab.account.sources import ORDERS_API, ORDERS_API_GATEWAY
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.emulation.invocation import AccountView, Invocation, InvocationOutcome, WorkloadProfile
 from incident_responder.lab.runtimes import Frame, NodeRuntime, RaisedError, locate, split_error
@@ -76,6 +80,13 @@ class OrdersApi(Workload):
         work_seconds_at_512mb=0.7, peak_memory_mb=150, init_seconds=0.18, base_memory_mb=82
     )
     invoked_alias = "live"
+    invoked_by = "apigateway.amazonaws.com"
+    # What API Gateway's execution log says when the function's resource-based policy does not let it invoke.
+    refused_caller_message = "Execution failed due to configuration error: Invalid permissions on Lambda function"
+
+    def caller_arn(self, view: AccountView) -> str:
+        api_id, stage, route = ORDERS_API_GATEWAY
+        return f"arn:aws:execute-api:{view.region}:{view.account}:{api_id}/{stage}/{route}"
 
     def facts(self, view: AccountView) -> dict[str, Any]:
         table = view.environment.get("TABLE_NAME", "")
