@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 from pydantic import Field
 
 from chaos.errors import ChaosError
+from chaos.kinds.async_events_dropped import AsyncEventsDroppedKind
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
@@ -68,6 +69,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     RecursiveLoopKind,
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
+    AsyncEventsDroppedKind,
 )
 
 

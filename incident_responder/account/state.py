@@ -51,6 +51,12 @@ class FunctionConfiguration(BaseModel):
     ephemeral_storage: int | None = Field(default=None, description="the /tmp size in MB (EphemeralStorage.Size)")
     secrets: list[SecretState] = Field(default_factory=list)
     handler: str | None = Field(default=None, description="file.method the runtime calls (None: a container image)")
+    # Asynchronous invocation (GetFunctionEventInvokeConfig; None: no configuration, Lambda's defaults of 2 retries
+    # and 6 hours) and where failed events go.
+    async_retry_attempts: int | None = Field(default=None, description="MaximumRetryAttempts")
+    async_max_event_age: int | None = Field(default=None, description="MaximumEventAgeInSeconds")
+    async_on_failure: str | None = Field(default=None, description="DestinationConfig.OnFailure.Destination")
+    dead_letter_target: str | None = Field(default=None, description="DeadLetterConfig.TargetArn")
 
 
 def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
@@ -74,6 +80,15 @@ def read_aliases(clients: AwsClients, function_name: str) -> list[AliasState]:
     return sorted(aliases, key=lambda a: a.name)
 
 
+def read_event_invoke_config(clients: AwsClients, function_name: str) -> dict[str, Any]:
+    """The function's asynchronous invocation configuration (unqualified); empty when it has none."""
+    lam = clients.get("lambda")
+    try:
+        return lam.get_function_event_invoke_config(FunctionName=function_name)
+    except lam.exceptions.ResourceNotFoundException:
+        return {}
+
+
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
     """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
@@ -85,6 +100,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
     name = config["FunctionName"]
     role = read_role(clients, config["Role"])
     variables = (config.get("Environment") or {}).get("Variables") or {}
+    invoke = read_event_invoke_config(clients, name)
     return FunctionConfiguration(
         function_name=name,
         role=role,
@@ -99,4 +115,8 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
         secrets=read_secrets(clients, variables),
         handler=config.get("Handler"),
+        async_retry_attempts=invoke.get("MaximumRetryAttempts"),
+        async_max_event_age=invoke.get("MaximumEventAgeInSeconds"),
+        async_on_failure=((invoke.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination") or None,
+        dead_letter_target=(config.get("DeadLetterConfig") or {}).get("TargetArn") or None,
     )

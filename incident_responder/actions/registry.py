@@ -12,6 +12,7 @@ from typing import Any
 from incident_responder.actions.alias import RollbackAlias
 from incident_responder.actions.base import Action
 from incident_responder.actions.concurrency import UpdateConcurrency
+from incident_responder.actions.event_invoke_config import RestoreEventInvokeConfig
 from incident_responder.actions.event_source_mapping import EnableEventSourceMapping
 from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
 from incident_responder.actions.handler import RestoreHandler
@@ -35,6 +36,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreSecret(),
         RestoreQueueAttributes(),
         RestoreHandler(),
+        RestoreEventInvokeConfig(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

@@ -348,6 +348,8 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
         "lambda:DeleteFunctionConcurrency",
         "lambda:UpdateFunctionConfiguration",
         "lambda:UpdateAlias",
+        "lambda:PutFunctionEventInvokeConfig",
+        "lambda:DeleteFunctionEventInvokeConfig",  # the undo of a first event invoke configuration
         "lambda:UpdateEventSourceMapping",
         "kms:EnableKey",
         "kms:DisableKey",

@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    ASYNC_CONFIG_CHANGED = "async_config_changed"
     UNKNOWN = "unknown"
 
 
@@ -44,6 +45,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_EVENT_INVOKE_CONFIG = "restore_event_invoke_config"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -66,8 +68,8 @@ class FaultRecord:
 
 
 # In the order faults are fixed: access first (the role, then the key that decrypts its environment; nothing
-# works without them), then capacity and delivery, network, the code that runs, and finally the function's own
-# limits; then the faults a person fixes.
+# works without them), then capacity and delivery, network, the code that runs, the function's own limits, and
+# where its failed events go; then the faults a person fixes.
 FAULTS: tuple[FaultRecord, ...] = (
     FaultRecord(
         FaultType.PERMISSION_LOSS,
@@ -140,6 +142,14 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.UPDATE_FUNCTION_CONFIGURATION,
         "restore the function's ephemeral storage (/tmp) from the baseline",
         r"ephemeral|storage|no space left|enospc|/tmp",
+    ),
+    # Where an asynchronously invoked function's failed events go: fixed last, as they change no invocation's fate.
+    FaultRecord(
+        FaultType.ASYNC_CONFIG_CHANGED,
+        ActionType.RESTORE_EVENT_INVOKE_CONFIG,
+        "restore the function's asynchronous invocation retries, maximum event age and on-failure destination from "
+        "the baseline",
+        r"async|retry|event_age|on_failure|destination|dropped",
     ),
     # A key policy, another function's load, code that writes to its own trigger and a removed environment
     # variable's value (the baseline keeps names and digests only) are a person's changes.
