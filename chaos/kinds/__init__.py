@@ -19,6 +19,7 @@ from chaos.errors import ChaosError
 from chaos.kinds.async_events_dropped import AsyncEventsDroppedKind
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
@@ -70,6 +71,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     # Catalogue kinds: named after the failure catalogue entry they reproduce.
     HandlerNotFoundKind,
     AsyncEventsDroppedKind,
+    DeadLetterDeliveryFailedKind,
 )
 
 

@@ -31,6 +31,7 @@ class FaultType(StrEnum):
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
     ASYNC_CONFIG_CHANGED = "async_config_changed"
+    DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
     UNKNOWN = "unknown"
 
 
@@ -46,6 +47,7 @@ class ActionType(StrEnum):
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
     RESTORE_EVENT_INVOKE_CONFIG = "restore_event_invoke_config"
+    RESTORE_DEAD_LETTER_CONFIG = "restore_dead_letter_config"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -150,6 +152,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         "restore the function's asynchronous invocation retries, maximum event age and on-failure destination from "
         "the baseline",
         r"async|retry|event_age|on_failure|destination|dropped",
+    ),
+    FaultRecord(
+        FaultType.DEAD_LETTER_MISCONFIGURED,
+        ActionType.RESTORE_DEAD_LETTER_CONFIG,
+        "restore the function's dead-letter queue from the baseline",
+        r"dead.?letter",
     ),
     # A key policy, another function's load, code that writes to its own trigger and a removed environment
     # variable's value (the baseline keeps names and digests only) are a person's changes.

@@ -145,6 +145,14 @@ class RestoreEventInvokeConfigParams(Contract):
     )
 
 
+class RestoreDeadLetterConfigParams(Contract):
+    """UpdateFunctionConfiguration DeadLetterConfig.TargetArn back to the baseline's queue or topic."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    target_arn: str = Field(pattern=DEAD_LETTER_ARN_PATTERN, description="the dead-letter queue the baseline recorded")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -157,4 +165,5 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
     ActionType.RESTORE_HANDLER: RestoreHandlerParams,
     ActionType.RESTORE_EVENT_INVOKE_CONFIG: RestoreEventInvokeConfigParams,
+    ActionType.RESTORE_DEAD_LETTER_CONFIG: RestoreDeadLetterConfigParams,
 }
