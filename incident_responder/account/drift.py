@@ -108,6 +108,11 @@ _TRAIL_EVENTS = {
     "role": ("PutRolePolicy", "DeleteRolePolicy", "AttachRolePolicy", "DetachRolePolicy", "UpdateAssumeRolePolicy"),
     "reserved_concurrency": ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
     "function": ("UpdateFunctionConfiguration",),
+    "event_invoke_config": (
+        "PutFunctionEventInvokeConfig",
+        "UpdateFunctionEventInvokeConfig",
+        "DeleteFunctionEventInvokeConfig",
+    ),
     "security_group": ("AuthorizeSecurityGroupEgress", "RevokeSecurityGroupEgress", "ModifySecurityGroupRules"),
     "network_acl": (
         "CreateNetworkAclEntry",
@@ -158,6 +163,8 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "role", configuration.role.role_name if configuration else None
     if head == "reserved_concurrency":
         return "reserved_concurrency", None
+    if head.startswith("async_"):  # the asynchronous invocation configuration (PutFunctionEventInvokeConfig)
+        return "event_invoke_config", None
     if head in ("timeout", "memory_size", "ephemeral_storage", "environment") or len(parts) == 1:
         return "function", None  # a setting of the function itself (UpdateFunctionConfiguration)
     if head == "secrets":
@@ -290,7 +297,9 @@ def date_differences(
     dated = []
     for difference in differences:
         kind, resource = _subject(difference.path, current)
-        trail_resource = function_name if kind in ("function", "reserved_concurrency", "alias") else resource
+        trail_resource = (
+            function_name if kind in ("function", "reserved_concurrency", "alias", "event_invoke_config") else resource
+        )
         candidates: list[tuple[datetime | None, str]] = []
         if hit := clock.trail(kind, trail_resource):
             candidates.append((hit[0], f"cloudtrail:{hit[1]}"))
