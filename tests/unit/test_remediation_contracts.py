@@ -143,7 +143,11 @@ def test_the_proposer_is_offered_only_the_action_types_of_the_diagnosed_faults()
         return {v["properties"]["action_type"]["const"] for v in items.get("oneOf", [items])}
 
     assert submission_for(None) is ProposalSubmission
-    assert submission_for(["application_error"]) is ProposalSubmission  # nothing to fix: every type, as before
+    nothing = submission_for(["application_error"])  # no action fixes it: an empty list, no action type offered
+    assert nothing.model_validate({"actions": []}).actions == []
+    with pytest.raises(ValidationError):
+        nothing.model_validate({"actions": [{"action_type": "update_concurrency"}]})
+    assert "oneOf" not in str(model_tool_schema(nothing))
     assert submission_for(["timeout"]).model_validate({"actions": []}).actions == []
     assert offered(["timeout", "application_error"]) == {"update_function_configuration"}
     assert offered(["permission_loss", "async_config_changed"]) == {"restore_iam_policy", "restore_event_invoke_config"}
