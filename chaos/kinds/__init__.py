@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 from pydantic import Field
 
 from chaos.errors import ChaosError
+from chaos.kinds.async_events_dropped import AsyncEventsDroppedKind
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
@@ -98,6 +100,8 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     ResourcePolicyMissingKind,
     LogsNotDeliveredKind,
     FunctionNotFoundKind,
+    AsyncEventsDroppedKind,
+    DeadLetterDeliveryFailedKind,
 )
 
 

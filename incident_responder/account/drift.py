@@ -111,6 +111,11 @@ _TRAIL_EVENTS = {
     "role": ("PutRolePolicy", "DeleteRolePolicy", "AttachRolePolicy", "DetachRolePolicy", "UpdateAssumeRolePolicy"),
     "reserved_concurrency": ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
     "function": ("UpdateFunctionConfiguration",),
+    "event_invoke_config": (
+        "PutFunctionEventInvokeConfig",
+        "UpdateFunctionEventInvokeConfig",
+        "DeleteFunctionEventInvokeConfig",
+    ),
     "security_group": ("AuthorizeSecurityGroupEgress", "RevokeSecurityGroupEgress", "ModifySecurityGroupRules"),
     "network_acl": (
         "CreateNetworkAclEntry",
@@ -164,6 +169,8 @@ def _subject(path: str, configuration: FunctionConfiguration | None) -> tuple[st
         return "reserved_concurrency", None
     if head == "invoke_permissions":
         return "function_policy", None  # AddPermission / RemovePermission name the function
+    if head.startswith("async_"):  # the asynchronous invocation configuration (PutFunctionEventInvokeConfig)
+        return "event_invoke_config", None
     if head in ("timeout", "memory_size", "ephemeral_storage", "environment") or len(parts) == 1:
         return "function", None  # a setting of the function itself (UpdateFunctionConfiguration)
     if head == "secrets":
@@ -297,7 +304,9 @@ def date_differences(
     for difference in differences:
         kind, resource = _subject(difference.path, current)
         trail_resource = (
-            function_name if kind in ("function", "reserved_concurrency", "alias", "function_policy") else resource
+            function_name
+            if kind in ("function", "reserved_concurrency", "alias", "function_policy", "event_invoke_config")
+            else resource
         )
         candidates: list[tuple[datetime | None, str]] = []
         if hit := clock.trail(kind, trail_resource):

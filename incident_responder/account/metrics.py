@@ -32,12 +32,20 @@ FUNCTION_METRICS: tuple[tuple[str, str], ...] = (
     ("ConcurrentExecutions", "Maximum"),
     ("IteratorAge", "Maximum"),
     ("DeadLetterErrors", "Sum"),
+    ("DestinationDeliveryFailures", "Sum"),
     ("AsyncEventsDropped", "Sum"),
     ("RecursiveInvocationsDropped", "Sum"),
 )
 # Normally zero: any point above zero departs (after a zero or absent start), as does a jump above twice normal.
 ZERO_NORMAL = frozenset(
-    {"Errors", "Throttles", "DeadLetterErrors", "AsyncEventsDropped", "RecursiveInvocationsDropped"}
+    {
+        "Errors",
+        "Throttles",
+        "DeadLetterErrors",
+        "DestinationDeliveryFailures",
+        "AsyncEventsDropped",
+        "RecursiveInvocationsDropped",
+    }
 )
 
 

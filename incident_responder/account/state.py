@@ -75,6 +75,12 @@ class FunctionConfiguration(BaseModel):
     invoke_permissions: list[InvokePermission] = Field(
         default_factory=list, description="the function's resource-based policy (GetPolicy of it and each alias)"
     )
+    # Asynchronous invocation (GetFunctionEventInvokeConfig; None: no configuration, Lambda's defaults of 2 retries
+    # and 6 hours) and where failed events go.
+    async_retry_attempts: int | None = Field(default=None, description="MaximumRetryAttempts")
+    async_max_event_age: int | None = Field(default=None, description="MaximumEventAgeInSeconds")
+    async_on_failure: str | None = Field(default=None, description="DestinationConfig.OnFailure.Destination")
+    dead_letter_target: str | None = Field(default=None, description="DeadLetterConfig.TargetArn")
 
 
 def read_reserved_concurrency(clients: AwsClients, function_name: str) -> int | None:
@@ -147,6 +153,15 @@ def read_invoke_permissions(
     return sorted(found.values(), key=lambda p: (p.qualifier or "", p.statement_id))
 
 
+def read_event_invoke_config(clients: AwsClients, function_name: str) -> dict[str, Any]:
+    """The function's asynchronous invocation configuration (unqualified); empty when it has none."""
+    lam = clients.get("lambda")
+    try:
+        return lam.get_function_event_invoke_config(FunctionName=function_name)
+    except lam.exceptions.ResourceNotFoundException:
+        return {}
+
+
 def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
     """The current values of everything the baseline records, read fresh from the account."""
     name = function_name_of(name_or_arn)
@@ -159,6 +174,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
     role = read_role(clients, config["Role"])
     variables = (config.get("Environment") or {}).get("Variables") or {}
     aliases = read_aliases(clients, name)
+    invoke = read_event_invoke_config(clients, name)
     return FunctionConfiguration(
         function_name=name,
         role=role,
@@ -175,4 +191,8 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         handler=config.get("Handler"),
         layers=[layer["Arn"] for layer in config.get("Layers") or []],
         invoke_permissions=read_invoke_permissions(clients, name, aliases),
+        async_retry_attempts=invoke.get("MaximumRetryAttempts"),
+        async_max_event_age=invoke.get("MaximumEventAgeInSeconds"),
+        async_on_failure=((invoke.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination") or None,
+        dead_letter_target=(config.get("DeadLetterConfig") or {}).get("TargetArn") or None,
     )

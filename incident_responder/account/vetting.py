@@ -27,6 +27,10 @@ from incident_responder.core.contracts import (
     UpdateConcurrencyParams,
     UpdateFunctionConfigurationParams,
 )
+from incident_responder.core.contracts.parameters import (
+    RestoreDeadLetterConfigParams,
+    RestoreEventInvokeConfigParams,
+)
 
 # Lambda's default timeout and its smallest memory: a restore never goes below them.
 TIMEOUT_FLOOR_SECONDS = 3
@@ -146,6 +150,13 @@ def vet(
                 path="memory_size", reason=f"{configuration.memory_size} MB of memory is below {MEMORY_FLOOR_MB} MB"
             )
         )
+    # Where failed events (their payloads) go: never restored to a queue or topic of another account.
+    account = configuration.role.role_arn.split(":")[4] if configuration.role.role_arn.count(":") >= 5 else None
+    for path in ("dead_letter_target", "async_on_failure"):
+        target = getattr(configuration, path)
+        if target and account and target.count(":") >= 5 and target.split(":")[4] != account:
+            reason = f"{target} is outside the function's account {account}: its failed events would leave it"
+            out.append(NotRestorable(path=path, reason=reason))
     return out
 
 
@@ -173,6 +184,10 @@ def _paths(p: BaseModel | None) -> list[str]:
             if p.qualifier
             else f"invoke_permissions.{p.statement_id}"
         ]
+    if isinstance(p, RestoreDeadLetterConfigParams):
+        return ["dead_letter_target"]
+    if isinstance(p, RestoreEventInvokeConfigParams):
+        return ["async_on_failure"] if p.on_failure_destination else []
     if isinstance(p, UpdateFunctionConfigurationParams):
         return [path for path, value in (("timeout", p.timeout), ("memory_size", p.memory_size)) if value is not None]
     return []

@@ -12,6 +12,8 @@ from typing import Any
 from incident_responder.actions.alias import RollbackAlias
 from incident_responder.actions.base import Action
 from incident_responder.actions.concurrency import UpdateConcurrency
+from incident_responder.actions.dead_letter import RestoreDeadLetterConfig
+from incident_responder.actions.event_invoke_config import RestoreEventInvokeConfig
 from incident_responder.actions.event_source_mapping import EnableEventSourceMapping
 from incident_responder.actions.function_configuration import UpdateFunctionConfiguration
 from incident_responder.actions.handler import RestoreHandler
@@ -41,6 +43,8 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreLayers(),
         RestoreVpcConfiguration(),
         RestoreInvokePermission(),
+        RestoreEventInvokeConfig(),
+        RestoreDeadLetterConfig(),
     )
 }
 # Set by policy, never by the model: what an action could break if it were wrong (each module says why).

@@ -21,12 +21,17 @@ ASYNC_INVOCATION: tuple[FailureMode, ...] = (
         fix="Look at the `Errors` metric for function errors and the `Throttles` metric for concurrency issues; "
         "configure a dead-letter queue or an `OnFailure` destination so that events go there before they are "
         "dropped.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="async_config_changed",
+        action_type="restore_event_invoke_config",
         handover="",
         signatures=(),
         sources=(METRICS, _DG + "invocation-async.html"),
+        lab_note="The lab settles a failed event at the end of its burst, when the alarm is raised: an event given up "
+        "at once (no retry left, or too old for the next one) is sent to the dead-letter queue and on-failure "
+        "destination and counted in `AsyncEventsDropped`; one with a retry left is still queued, and its later "
+        "attempts are not run. The function's failure itself comes from another fault or the scenario's "
+        "application error.",
     ),
     FailureMode(
         id="dead-letter-delivery-failed",
@@ -38,12 +43,17 @@ ASYNC_INVOCATION: tuple[FailureMode, ...] = (
         "unsupported type, such as an Amazon SQS FIFO queue or an Amazon SNS FIFO topic.",
         fix="Give the execution role permission to send to the queue or topic, point the function at an existing "
         "resource of a supported type, and keep events within its size limit.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="dead_letter_misconfigured",
+        action_type="restore_dead_letter_config",
         handover="",
         signatures=(),
         sources=(METRICS, _DG + "invocation-async-retain-records.html"),
+        lab_note="The lab reproduces a dead-letter queue that is not there or that the role may not send to (the "
+        "role losing `sqs:SendMessage` is `permission_loss`, fixed by restoring its policy); it does not emulate an "
+        "event over the queue's size limit or a FIFO queue or topic. `DeadLetterErrors` and "
+        "`DestinationDeliveryFailures` show for the events Lambda gives up by the burst's end (see "
+        "async-events-dropped).",
     ),
     FailureMode(
         id="recursive-loop-stopped",

@@ -23,6 +23,7 @@ from incident_responder.core.contracts import (
     Incident,
     ProposalSubmission,
     RemediationProposal,
+    submission_for,
 )
 from incident_responder.investigation.investigator import diagnosis_facts, incident_blocks
 
@@ -64,7 +65,8 @@ def proposer_spec(
 ) -> AgentSpec:
     """The proposer: the model submits a :class:`ProposalSubmission`; it becomes the incident's
     :class:`RemediationProposal`, which ``guard`` (the deterministic guardrails) judges. ``faults``: the
-    diagnosed faults, whose lookups alone are bound (every lookup when None)."""
+    diagnosed faults, whose lookups alone are bound and whose action types alone the submission's schema offers
+    (every one when None)."""
     tools = lookups_for(faults)
 
     def post_submit(
@@ -81,7 +83,7 @@ def proposer_spec(
             "Submit the remediation proposal: typed actions (each action_type has its own parameters) and the "
             "faults no action can fix. Ends the run."
         ),
-        payload_model=ProposalSubmission,
+        payload_model=submission_for(faults),
         result_model=RemediationProposal,
         post_submit=post_submit,
         tool_filter=lambda spec: spec.name in tools,

@@ -162,6 +162,8 @@ POOL_FOR_FIELD = {
     "principal": "principals",
     "source_arn": "source_arns",
     "principal_org_id": "organizations",
+    "on_failure_destination": "queues",
+    "target_arn": "queues",
 }
 # Fields that name a resource: each needs a pool with other functions' and accounts' resources in it, or the fuzzing
 # would never try to reach outside the incident (test_every_resource_parameter_has_a_pool).

@@ -141,3 +141,11 @@ def test_a_resource_policy_statement_open_to_anyone_without_a_condition_is_never
     )
     assert refusals(service) == []
     assert "not restorable" in refusals(service, {"invoke_permissions.live:api": "why"})[0]
+
+
+def test_a_baseline_sending_failed_events_to_another_account_is_not_restorable():
+    own, other = "arn:aws:sqs:us-east-1:1:f-dlq", "arn:aws:sqs:us-east-1:999999999999:collector"
+    assert vet(configuration(dead_letter_target=own, async_on_failure=own)) == []
+    found = {n.path: n.reason for n in vet(configuration(dead_letter_target=other, async_on_failure=other))}
+    assert set(found) == {"dead_letter_target", "async_on_failure"}
+    assert "outside the function's account 1" in found["dead_letter_target"]

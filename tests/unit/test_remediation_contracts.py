@@ -131,3 +131,23 @@ def test_a_null_reservation_survives_into_the_stored_proposal():
     proposal = submission.to_proposal("i-1")
     stored = RemediationProposal.model_validate(proposal.model_dump(mode="json"))
     assert stored.actions[0].parameters == {"function_name": "f", "reserved_concurrent_executions": None}
+
+
+def test_the_proposer_is_offered_only_the_action_types_of_the_diagnosed_faults():
+    from incident_responder.agent.spec import model_tool_schema
+    from incident_responder.core.contracts import ProposalSubmission, submission_for
+    from incident_responder.proposal.proposer import proposer_spec
+
+    def offered(faults) -> set[str]:
+        items = model_tool_schema(proposer_spec(None, "i-1", faults).payload_model)["properties"]["actions"]["items"]
+        return {v["properties"]["action_type"]["const"] for v in items.get("oneOf", [items])}
+
+    assert submission_for(None) is ProposalSubmission
+    nothing = submission_for(["application_error"])  # no action fixes it: an empty list, no action type offered
+    assert nothing.model_validate({"actions": []}).actions == []
+    with pytest.raises(ValidationError):
+        nothing.model_validate({"actions": [{"action_type": "update_concurrency"}]})
+    assert "oneOf" not in str(model_tool_schema(nothing))
+    assert submission_for(["timeout"]).model_validate({"actions": []}).actions == []
+    assert offered(["timeout", "application_error"]) == {"update_function_configuration"}
+    assert offered(["permission_loss", "async_config_changed"]) == {"restore_iam_policy", "restore_event_invoke_config"}

@@ -354,6 +354,8 @@ def test_the_remediate_role_writes_only_what_the_actions_need_on_onboarded_resou
         "lambda:UpdateAlias",
         "lambda:CreateAlias",  # an alias deleted since the baseline, created again at its baseline version
         "lambda:DeleteAlias",  # the undo of that re-creation
+        "lambda:PutFunctionEventInvokeConfig",
+        "lambda:DeleteFunctionEventInvokeConfig",  # the undo of a first event invoke configuration
         "lambda:UpdateEventSourceMapping",
         "kms:EnableKey",
         "kms:DisableKey",

@@ -64,6 +64,10 @@ EXPLAINING_PATHS = (
     "event_source_mappings",
     "ephemeral_storage",
     "secrets",
+    "async_retry_attempts",
+    "async_max_event_age",
+    "async_on_failure",
+    "dead_letter_target",
 )
 
 

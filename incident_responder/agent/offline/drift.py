@@ -22,6 +22,15 @@ LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
 SETTING_FAULTS = {
     "handler": ("handler_misconfigured", "the handler setting"),
     "layers": ("layers_changed", "the function's layers"),
+    "async_retry_attempts": ("async_config_changed", "the asynchronous invocation's maximum retry attempts"),
+    "async_max_event_age": ("async_config_changed", "the asynchronous invocation's maximum event age"),
+    "async_on_failure": ("async_config_changed", "the asynchronous invocation's on-failure destination"),
+    "dead_letter_target": ("dead_letter_misconfigured", "the dead-letter queue"),
+}
+# What the function's metrics show of a setting's fault when its logs print nothing of it (Lambda's, not the code's).
+SETTING_METRICS = {
+    "async_config_changed": ("AsyncEventsDropped", "DestinationDeliveryFailures"),
+    "dead_letter_misconfigured": ("DeadLetterErrors",),
 }
 
 
@@ -36,6 +45,15 @@ def _setting_changed(b: _Builder, i: int, diff: dict[str, Any], when: str, dated
         b.explained.add((str(error.error_type), str(error.message)))
     points = b.error_points(errors[0], f"the runtime fails on {what}") if errors else []
     mode = str(errors[0].failure_mode) if errors else None
+    if not errors and len(modes) == 1:
+        # Lambda prints nothing of it to the function's logs: its one entry, borne out by the configuration and
+        # by its metric where it shows.
+        (mode,) = modes
+        series = (b.obs.results.get("get_function_metrics") or {}).get("series") or {}
+        for metric in SETTING_METRICS.get(fault, ()):
+            total = (series.get(metric) or {}).get("total")
+            if total:
+                points.append(b.point("get_function_metrics", f"series.{metric}.total", total, f"{metric} above 0"))
     b.fault(fault, f"{what} changed from {before} to {now}{when}", ptr, cfg, *points, *dated, mode=mode)
 
 

@@ -63,6 +63,7 @@ from incident_responder.core.contracts.submission import (
     ProposalSubmission,
     ProposedAction,
     proposed,
+    submission_for,
 )
 from incident_responder.core.contracts.usage import TokenUsage
 from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, ActionVerdict, ReviewSubmission, Verdict
@@ -96,6 +97,7 @@ __all__ = [
     "Incident",
     "NaclEntry",
     "ProposalSubmission",
+    "submission_for",
     "PROPOSED_FOR_ACTION",
     "ProposedAction",
     "proposed",

@@ -44,6 +44,8 @@ class FaultType(StrEnum):
     FUNCTION_NOT_READY = "function_not_ready"
     RATE_LIMITED = "rate_limited"
     INVOKE_PERMISSION_LOST = "invoke_permission_lost"
+    ASYNC_CONFIG_CHANGED = "async_config_changed"
+    DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
     UNKNOWN = "unknown"
 
 
@@ -61,6 +63,8 @@ class ActionType(StrEnum):
     RESTORE_LAYERS = "restore_layers"
     RESTORE_VPC_CONFIGURATION = "restore_vpc_configuration"
     RESTORE_INVOKE_PERMISSION = "restore_invoke_permission"
+    RESTORE_EVENT_INVOKE_CONFIG = "restore_event_invoke_config"
+    RESTORE_DEAD_LETTER_CONFIG = "restore_dead_letter_config"
 
 
 # -- one record per fault type -------------------------------------------------------------------------
@@ -83,8 +87,8 @@ class FaultRecord:
 
 
 # In the order faults are fixed: access first (the role, then the key that decrypts its environment; nothing
-# works without them), then capacity and delivery, network, the code that runs, and finally the function's own
-# limits; then the faults a person fixes.
+# works without them), then capacity and delivery, network, the code that runs, the function's own limits, and
+# where its failed events go; then the faults a person fixes.
 FAULTS: tuple[FaultRecord, ...] = (
     FaultRecord(
         FaultType.PERMISSION_LOSS,
@@ -175,6 +179,20 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.UPDATE_FUNCTION_CONFIGURATION,
         "restore the function's ephemeral storage (/tmp) from the baseline",
         r"ephemeral|storage|no space left|enospc|/tmp",
+    ),
+    # Where an asynchronously invoked function's failed events go: fixed last, as they change no invocation's fate.
+    FaultRecord(
+        FaultType.ASYNC_CONFIG_CHANGED,
+        ActionType.RESTORE_EVENT_INVOKE_CONFIG,
+        "restore the function's asynchronous invocation retries, maximum event age and on-failure destination from "
+        "the baseline",
+        r"async|retry|event_age|on_failure|destination|dropped",
+    ),
+    FaultRecord(
+        FaultType.DEAD_LETTER_MISCONFIGURED,
+        ActionType.RESTORE_DEAD_LETTER_CONFIG,
+        "restore the function's dead-letter queue from the baseline",
+        r"dead.?letter",
     ),
     # A key policy, another function's load, code that writes to its own trigger and a removed environment
     # variable's value (the baseline keeps names and digests only) are a person's changes.

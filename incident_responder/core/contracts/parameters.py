@@ -169,6 +169,35 @@ class RestoreInvokePermissionParams(Contract):
     principal_org_id: str | None = Field(default=None, pattern=r"^o-[a-z0-9]{10,32}$")
 
 
+# Where Lambda sends an asynchronous invocation's failed event: an SQS queue or SNS topic (a dead-letter queue), or
+# also a function, an event bus or an S3 bucket (an on-failure destination).
+DESTINATION_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:(sqs|sns|lambda|events|s3):[a-z0-9-]*:\d{0,12}:[A-Za-z0-9_./:$-]{1,256}$"
+DEAD_LETTER_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:(sqs|sns):[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$"
+
+
+class RestoreEventInvokeConfigParams(Contract):
+    """PutFunctionEventInvokeConfig back to the baseline's retries, maximum event age and on-failure destination
+    (the on-success destination is kept as it is)."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    maximum_retry_attempts: int | None = Field(default=None, ge=0, le=2, description="as the baseline recorded")
+    maximum_event_age_in_seconds: int | None = Field(
+        default=None, ge=60, le=21600, description="as the baseline recorded"
+    )
+    on_failure_destination: str | None = Field(
+        default=None, pattern=DESTINATION_ARN_PATTERN, description="as the baseline recorded (None: none)"
+    )
+
+
+class RestoreDeadLetterConfigParams(Contract):
+    """UpdateFunctionConfiguration DeadLetterConfig.TargetArn back to the baseline's queue or topic."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    target_arn: str = Field(pattern=DEAD_LETTER_ARN_PATTERN, description="the dead-letter queue the baseline recorded")
+
+
 PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_IAM_POLICY: RestoreIamPolicyParams,
     ActionType.UPDATE_CONCURRENCY: UpdateConcurrencyParams,
@@ -183,4 +212,6 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_LAYERS: RestoreLayersParams,
     ActionType.RESTORE_VPC_CONFIGURATION: RestoreVpcConfigurationParams,
     ActionType.RESTORE_INVOKE_PERMISSION: RestoreInvokePermissionParams,
+    ActionType.RESTORE_EVENT_INVOKE_CONFIG: RestoreEventInvokeConfigParams,
+    ActionType.RESTORE_DEAD_LETTER_CONFIG: RestoreDeadLetterConfigParams,
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -96,3 +98,34 @@ class ProposalSubmission(Contract):
             chain_of_thought=self.chain_of_thought,
             unresolvable_faults=self.unresolvable_faults,
         )
+
+
+def submission_for(faults: Iterable[Any] | None) -> type[ProposalSubmission]:
+    """:class:`ProposalSubmission` whose actions are only the action types that fix these faults (the diagnosed
+    ones): the schema published to the proposer model stays the size of the incident, not of the action registry.
+    Every action type when ``faults`` is None; none (an empty list of actions) when no fault it names has one."""
+    if faults is None:
+        return ProposalSubmission
+    fixable = {ACTION_FOR_FAULT[FaultType(str(f))] for f in faults if str(f) in set(ACTION_FOR_FAULT)}
+    return _submission_of(tuple(t for t in PROPOSED_FOR_ACTION if t in fixable))
+
+
+@lru_cache(maxsize=256)
+def _submission_of(types: tuple[ActionType, ...]) -> type[ProposalSubmission]:
+    if len(types) == len(PROPOSED_FOR_ACTION):
+        return ProposalSubmission
+    if not types:
+        empty: Any = Field(default_factory=list, max_length=0, description="no diagnosed fault has an action: none")
+        return create_model(
+            "ProposalSubmission", __base__=ProposalSubmission, __module__=__name__, actions=(list[Any], empty)
+        )
+    variants = tuple(PROPOSED_FOR_ACTION[t] for t in types)
+    item: Any = (
+        variants[0] if len(variants) == 1 else Annotated[Union[variants], Field(discriminator="action_type")]  # noqa: UP007 - a union from a table
+    )
+    return create_model(
+        "ProposalSubmission",
+        __base__=ProposalSubmission,
+        __module__=__name__,
+        actions=(list[item], Field(default_factory=list)),
+    )

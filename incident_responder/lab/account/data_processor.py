@@ -1,8 +1,10 @@
 """SETUP: ``data-processor`` and the responder's own resources.
 
 ``create_sample_account`` builds, in whatever account the clients reach (normally the lab):
-an S3 bucket with an input object, the function's role with inline S3 and CloudWatch Logs policies,
-its log group, a VPC path (a private subnet routed out through a NAT gateway, security group, custom NACL), the function ``data-processor``
+an S3 bucket with an input object, the function's role with inline S3, CloudWatch Logs and SQS policies,
+its dead-letter queue and on-failure destination (S3 event notifications invoke it asynchronously),
+its log group, a VPC path (a private subnet routed out through a NAT gateway, security group, custom NACL), the
+function ``data-processor``
 itself with reserved concurrency, timeout and memory, the incidents SNS topic, the baseline table
 and the MCP API key.
 """
@@ -91,6 +93,13 @@ def create_sample_account(
     orders = [{"order_id": f"o-{i}", "items": [{"price": 9.5, "qty": i + 1}]} for i in range(20)]
     s3.put_object(Bucket=bucket, Key=INPUT_KEY, Body=json.dumps(orders).encode())
 
+    sqs = clients.get("sqs")
+    dead_letter_arn, failure_destination_arn = (
+        sqs.get_queue_attributes(QueueUrl=sqs.create_queue(QueueName=name)["QueueUrl"], AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
+        for name in (f"{function_name}-dlq", f"{function_name}-failed-events")
+    )
     policies = {
         "s3-access": {
             "Version": "2012-10-17",
@@ -104,6 +113,19 @@ def create_sample_account(
             ],
         },
         "cloudwatch-logs": _logs_policy(region, account, log_group),
+        # Where asynchronous invocations that fail every attempt go: the dead-letter queue and the on-failure
+        # destination (Lambda sends to both with the execution role's permissions).
+        "failed-events": {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "SendFailedEvents",
+                    "Effect": "Allow",
+                    "Action": "sqs:SendMessage",
+                    "Resource": [dead_letter_arn, failure_destination_arn],
+                }
+            ],
+        },
         "vpc-access": {
             "Version": "2012-10-17",
             "Statement": [
@@ -162,8 +184,16 @@ def create_sample_account(
         VpcConfig={"SubnetIds": [subnet_id], "SecurityGroupIds": [group_id]},
         Environment={"Variables": variables},
         EphemeralStorage={"Size": DATA_PROCESSOR_TMP_MB},
+        DeadLetterConfig={"TargetArn": dead_letter_arn},
     )["FunctionArn"]
     clients.get("lambda").put_function_concurrency(FunctionName=function_name, ReservedConcurrentExecutions=10)
+    # S3 event notifications invoke it asynchronously: retries, the events' maximum age and where failures go.
+    clients.get("lambda").put_function_event_invoke_config(
+        FunctionName=function_name,
+        MaximumRetryAttempts=2,
+        MaximumEventAgeInSeconds=3600,
+        DestinationConfig={"OnFailure": {"Destination": failure_destination_arn}},
+    )
 
     table = baseline_table_name()
     context_table = StoreSettings.current().incident_context_table

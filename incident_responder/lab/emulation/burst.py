@@ -11,6 +11,8 @@ what Lambda itself does around that, once for every workload:
   ``InvalidSubnetIDException``, ``InvalidSecurityGroupIDException``; no log line at all),
 * the platform's lines (START, END, REPORT, ``Task timed out``, ``Runtime.ExitError`` when the
   function needs more memory than it has), in the runtime's own format (lab/runtimes.py),
+* an asynchronously invoked function's failed events given up: sent to its dead-letter queue and on-failure
+  destination, counted dropped (asynchronous.py),
 * writing the lines to ``/aws/lambda/<name>`` (none when the role cannot write logs), one stream per
   execution environment, ``AWS/Lambda`` metrics, and the CloudWatch alarm notification the function's
   standard alarms would send to the incidents topic (traces.py).
@@ -36,6 +38,7 @@ from incident_responder.account.state import read_function_configuration
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab.account.sources import INCIDENT_TOPIC, SHIPPED_SOURCES
 from incident_responder.lab.concurrency import in_use_by_others, unreserved_limit
+from incident_responder.lab.emulation.asynchronous import settle_failed_events
 from incident_responder.lab.emulation.errors import Failure, Killed
 from incident_responder.lab.emulation.invocation import (
     AccountView,
@@ -102,6 +105,11 @@ class Workload(LambdaTraces):
     ) -> None:
         """The handler's steps: log with ``ctx.info``, spend time, ``ctx.fail`` with what the code raises."""
         raise NotImplementedError
+
+    def async_event(self, view: AccountView, facts: dict[str, Any]) -> dict[str, Any] | None:
+        """The event a service invokes the function with asynchronously (None: its callers wait for the answer):
+        Lambda retries it when it fails, then sends it to the dead-letter queue and on-failure destination."""
+        return None
 
     def settle(self, view: AccountView, facts: dict[str, Any], event: Any, outcome: InvocationOutcome) -> None:
         """After each invocation (a poller deletes what succeeded)."""
@@ -223,6 +231,10 @@ class Workload(LambdaTraces):
             outcomes.append(outcome)
         if reached := [o for o in outcomes if o.reached]:
             self._put_metrics(reached, start)
+        if outcomes:
+            async_event = self.async_event(view, facts)
+            if async_event is not None:
+                settle_failed_events(self.clients, view, outcomes, start, async_event)
         extra = self.after_burst(view, facts, outcomes, start)
         result = BurstResult(function_name=self.function_name, invocations=outcomes, started_at=start, **extra)
         spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)

@@ -1,7 +1,7 @@
 """SERVING the lab: every patch of moto's internals, one module per moto service, applied once by Lab.start.
 
 pinned         the moto version the patches were verified against; apply() checks it, then applies each patch
-awslambda      GetAccountSettings, EphemeralStorage kept, SNS deliveries handed to the lab's dispatcher
+awslambda      GetAccountSettings, EphemeralStorage and DeadLetterConfig kept, event invoke configs replaced, SNS deliveries handed to the lab's dispatcher
 backends       moto's server lists its services once
 cloudwatch     ListMetrics by dimension name
 dynamodb       conditional writes applied one at a time

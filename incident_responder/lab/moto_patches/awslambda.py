@@ -107,3 +107,52 @@ def record_processing_result(uuid: str, result: str) -> None:
             mapping = backend._event_source_mappings.get(uuid)
             if mapping is not None:
                 mapping.lab_last_processing_result = result
+
+
+def keep_dead_letter_config() -> None:
+    """moto drops a function's ``DeadLetterConfig`` (CreateFunction, UpdateFunctionConfiguration): keep it and
+    return it in the configuration, as Lambda does (an empty ``TargetArn`` removes it)."""
+    from moto.awslambda.models import LambdaFunction
+
+    if getattr(LambdaFunction.get_configuration, "_keeps_dead_letter_config", False):
+        return
+    init, update, get = LambdaFunction.__init__, LambdaFunction.update_configuration, LambdaFunction.get_configuration
+
+    def __init__(self: Any, account_id: str, spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        init(self, account_id, spec, *args, **kwargs)
+        self.dead_letter_target = (spec.get("DeadLetterConfig") or {}).get("TargetArn") or None
+
+    def update_configuration(self: Any, config_updates: dict[str, Any]) -> Any:
+        if "DeadLetterConfig" in config_updates:
+            self.dead_letter_target = (config_updates["DeadLetterConfig"] or {}).get("TargetArn") or None
+        return update(self, config_updates)
+
+    def get_configuration(self: Any, *args: Any, **kwargs: Any) -> Any:
+        config = get(self, *args, **kwargs)
+        target = getattr(self, "dead_letter_target", None)
+        if target:
+            config["DeadLetterConfig"] = {"TargetArn": target}
+        return config
+
+    get_configuration._keeps_dead_letter_config = True  # type: ignore[attr-defined]
+    update_configuration.__dict__.update(update.__dict__)  # an earlier patch's mark (keep_ephemeral_storage's)
+    LambdaFunction.__init__ = __init__  # type: ignore[method-assign]
+    LambdaFunction.update_configuration = update_configuration  # type: ignore[method-assign]
+    LambdaFunction.get_configuration = get_configuration  # type: ignore[method-assign]
+
+
+def replace_event_invoke_config() -> None:
+    """moto's PutFunctionEventInvokeConfig appends a configuration and GetFunctionEventInvokeConfig reads the first:
+    a put replaces the function's configuration, as Lambda's does (settings left out are removed)."""
+    from moto.awslambda.models import LambdaBackend
+
+    if getattr(LambdaBackend.put_function_event_invoke_config, "_replaces", False):
+        return
+    original = LambdaBackend.put_function_event_invoke_config
+
+    def put_function_event_invoke_config(self: Any, function_name: str, config: dict[str, Any]) -> Any:
+        self.get_function(function_name).event_invoke_config = []
+        return original(self, function_name, config)
+
+    put_function_event_invoke_config._replaces = True  # type: ignore[attr-defined]
+    LambdaBackend.put_function_event_invoke_config = put_function_event_invoke_config  # type: ignore[method-assign]

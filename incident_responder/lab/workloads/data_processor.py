@@ -1,6 +1,7 @@
-"""EMULATING ``data-processor`` (Python, in a VPC): reads an object from S3 and writes the result back. Its network
-path (security groups, NACLs, and a route out of the VPC: a NAT or internet gateway, or a gateway endpoint) must
-reach S3; its role must allow GetObject and PutObject."""
+"""EMULATING ``data-processor`` (Python, in a VPC): reads an object from S3 and writes the result back, invoked
+asynchronously by S3 event notifications (failed events retried, then sent to its dead-letter queue and on-failure
+destination). Its network path (security groups, NACLs, and a route out of the VPC: a NAT or internet gateway, or a
+gateway endpoint) must reach S3; its role must allow GetObject and PutObject."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from incident_responder.account.network import NetworkState, read_routing, vpc_resolves_names
 from incident_responder.lab.account.sources import INPUT_KEY
+from incident_responder.lab.emulation.asynchronous import s3_event
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.emulation.invocation import AccountView, Invocation, WorkloadProfile
 from incident_responder.lab.runtimes import Frame, RaisedError, locate
@@ -104,6 +106,9 @@ class DataProcessor(Workload):
             "role_arn": view.role_arn,
             "bucket": bucket,
         }
+
+    def async_event(self, view: AccountView, facts: dict[str, Any]) -> dict[str, Any] | None:
+        return s3_event(facts["bucket"], view.region)  # S3 event notifications invoke it asynchronously
 
     def handle(
         self,
