@@ -62,7 +62,8 @@ def _failure_modes(ids: list[str]) -> str:
         if mode is None:
             items.append(f"<li><code>{_e(mode_id)}</code></li>")
             continue
-        pages = ", ".join(f'<a href="{_e(url)}">{_e(url.rsplit("/", 1)[-1] or url)}</a>' for url in mode.sources)
+        # As text, not links: the report links nowhere outside itself.
+        pages = ", ".join(f"<code>{_e(url)}</code>" for url in mode.sources)
         items.append(f"<li><code>{_e(mode.id)}</code>: {_e(mode.title)} <span class='muted'>({pages})</span></li>")
     return "<ul>" + "".join(items) + "</ul>" if items else "-"
 

@@ -35,7 +35,7 @@ def test_healthy_function_every_tool(clients, sample):
     assert any("Processed 20 orders" in e.message for e in logs.events)
     iam = diagnostics.get_iam_state(clients, FN)
     assert iam.role_name == "data-processor-role"
-    assert set(iam.inline_policies) == {"s3-access", "cloudwatch-logs", "vpc-access"}
+    assert set(iam.inline_policies) == {"s3-access", "cloudwatch-logs", "vpc-access", "failed-events"}
     assert iam.inline_policies["s3-access"]["Statement"][0]["Action"] == ["s3:GetObject", "s3:PutObject"]
     config = diagnostics.get_lambda_config(clients, FN)
     assert (config.MemorySize, config.Timeout, config.ReservedConcurrentExecutions) == (512, 30, 10)

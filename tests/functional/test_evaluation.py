@@ -45,7 +45,6 @@ def features(path: Path) -> set[tuple[str, str]]:
         return areas | {("lifecycle", k) for k in scenario.lifecycle.model_fields_set}
     found = {("kind", f.kind) for f in scenario.faults} | {("workload", scenario.workload.function)}
     found |= {("fault_type", t) for t in scenario.expect.fault_types} | {("action", a) for a in scenario.expect.actions}
-    found |= {("failure_mode", m) for m in scenario.expect.failure_modes or []}
     found |= {("status", scenario.expect.status)} | {("faults", str(min(len(scenario.faults), 3)))}
     found |= {("lifecycle", k) for k in scenario.lifecycle.model_fields_set}
     found |= {("app_error", "yes")} if scenario.workload.app_error else set()

@@ -10,6 +10,7 @@ import anyio
 import httpx
 import pytest
 
+from incident_responder.actions.registry import REMEDIATION_TOOLS
 from incident_responder.lab.workloads.data_processor import DataProcessor
 from incident_responder.mcp_transport.app import load_server
 from incident_responder.mcp_transport.app import start_server_process as start_mcp_server
@@ -263,17 +264,7 @@ def test_remediation_server_lists_its_lookups_and_needs_the_key(clients):
             return (await session.list_tools()).tools
 
     tools = {t.name: t for t in anyio.run(go)}
-    assert set(tools) == {
-        "get_iam_restore_info",
-        "get_concurrency_restore_info",
-        "get_network_restore_info",
-        "get_function_config_restore_info",
-        "get_alias_restore_info",
-        "get_kms_restore_info",
-        "get_event_source_restore_info",
-        "get_secret_restore_info",
-        "get_queue_restore_info",
-    }
+    assert set(tools) == REMEDIATION_TOOLS  # one lookup per action type in the registry
     assert all(t.outputSchema and t.annotations.readOnlyHint for t in tools.values())
     response = call_raw(
         build_remediation(clients), None, tool_call("get_iam_restore_info", {"lambda_name": "data-processor"})
