@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -193,6 +193,7 @@ def test_every_resource_parameter_has_a_pool():
     assert not unpooled, f"give these a pool of right, neighbouring and hostile values: {sorted(unpooled)}"
 
 
+@settings(deadline=None, max_examples=20)  # no test depends on the machine's speed
 @given(data=st.data())
 def test_every_action_type_in_the_registry_is_drawn_from_its_own_model(data):
     pools = {name: [f"{name}-value"] for name in set(POOL_FOR_FIELD.values())}

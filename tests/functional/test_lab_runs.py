@@ -139,15 +139,6 @@ def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
     assert "proposer down" in page.read_text()
 
 
-def test_eval_of_one_scenario_file_runs_it(tmp_path):
-    """Defect: `responder eval FILE.yaml` said "no scenario files"; one file is a corpus of one."""
-    scenario = str(REPO / "scenarios" / "s3-policy-revoked.yaml")
-    out = responder("eval", scenario, "--json", env=clean_env(tmp_path), timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    report = json.loads(out.stdout)
-    assert [s["name"] for s in report["scenarios"]] == ["s3-policy-revoked"] and report["summary"]["passed"] == 1
-
-
 def _descendants(pid: int) -> list[int]:
     """Every process ``pid`` started, and theirs, whichever process group or session they are in."""
     from tests.lab_cli import children_of

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +199,16 @@ def test_a_workload_that_raised_no_alarm_is_the_reason_the_scenario_failed():
     assert quiet.no_alert == "the workload raised no alarm (3 invocations: 3 succeeded): no incident to follow"
     scored = score(Scenario.model_validate({"name": "healthy"}), quiet, None)
     assert not scored.passed and scored.failures == [quiet.no_alert]
+
+
+def test_a_scenario_file_given_as_the_corpus_is_a_corpus_of_one(tmp_path):
+    """Defect: `responder eval FILE.yaml` said "no scenario files"; one file is a corpus of one (the corpus run
+    in tests/functional/test_evaluation.py starts `responder eval` on a folder)."""
+    from incident_responder.lab.evaluation import load_corpus
+
+    path = Path(__file__).parents[2] / "scenarios" / "s3-policy-revoked.yaml"
+    ((found, scenario),) = load_corpus(path)
+    assert found == path and scenario.name == "s3-policy-revoked"
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "one.yaml").write_text(path.read_text().replace("s3-policy-revoked", "one"))
+    assert [s.name for _, s in load_corpus(tmp_path)] == ["one"]  # a folder's subfolders too
