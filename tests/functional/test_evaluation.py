@@ -123,8 +123,9 @@ def test_the_corpus_passes_through_the_lifecycle_with_the_offline_model(tmp_path
         (page,) = (tmp_path / "out" / s["name"]).glob("*/report.html")
         assert_report(page.read_text(), s["status"])
     summary = report["summary"]
-    assert summary["alert_to_remediated_ms_p50"] is not None
-    assert 0 < summary["alert_to_remediated_ms_p50"] <= summary["alert_to_remediated_ms_p95"]
+    if any(s["status"] == "REMEDIATED" for s in report["scenarios"]):  # a shard may hold no remediated incident
+        assert summary["alert_to_remediated_ms_p50"] is not None
+        assert 0 < summary["alert_to_remediated_ms_p50"] <= summary["alert_to_remediated_ms_p95"]
     by_name = {s["name"]: s for s in report["scenarios"]}
     if "loop-approval-link-replayed" in by_name:
         assert by_name["loop-approval-link-replayed"]["approval"]["approver"]["replay_status"] == 409
