@@ -267,9 +267,10 @@ def start_stuck_in_investigating(clients, lifecycle, dispatcher, error_type: str
     arn = sfn.start_execution(
         stateMachineArn=machine, name=incident.incident_id, input=json.dumps(execution_input(incident))
     )["executionArn"]
-    for _ in range(100):
-        if (get_incident_state(clients, STATE_TABLE, incident.incident_id) or {}).get("status") == "INVESTIGATING":
-            break
+    # However long a loaded machine takes to get there (a fixed number of tries once stopped it earlier, FAILED).
+    deadline = time.monotonic() + 120
+    while (get_incident_state(clients, STATE_TABLE, incident.incident_id) or {}).get("status") != "INVESTIGATING":
+        assert time.monotonic() < deadline, "the execution never reached INVESTIGATING"
         time.sleep(0.05)
     return incident, arn, release
 
