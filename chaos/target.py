@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from chaos.errors import ChaosError
 from chaos.snapshots import SnapshotStore
 from incident_responder.core.aws import AwsClients
 
@@ -21,6 +22,13 @@ class FaultTarget:
     @property
     def lambda_client(self) -> Any:
         return self.clients.get("lambda")
+
+    def refuse_if_aliased(self, why: str) -> None:
+        """ChaosError when callers invoke the function through an alias: its published version keeps its code and
+        configuration, so a change to $LATEST reaches them only with a new version (``why`` says what would not)."""
+        aliases = self.lambda_client.list_aliases(FunctionName=self.function_name)["Aliases"]
+        if aliases:
+            raise ChaosError(f"{self.function_name} is invoked through an alias ({aliases[0]['Name']}){why}")
 
     def config(self) -> dict[str, Any]:
         return self.lambda_client.get_function_configuration(FunctionName=self.function_name)

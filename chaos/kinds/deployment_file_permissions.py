@@ -9,7 +9,6 @@ import zipfile
 from typing import Any, Literal
 
 from chaos.code import deployed_package
-from chaos.errors import ChaosError
 from chaos.kinds.base import DATA_PROCESSOR, QUEUE_CONSUMER, ChaosKind, KindParameters
 from chaos.target import FaultTarget
 from incident_responder.core.contracts import FaultType
@@ -44,16 +43,10 @@ class DeploymentFilePermissionsKind(ChaosKind[DeploymentFilePermissions]):
     help = "deploy the function's package again with files readable by their owner only (mode 600)"
 
     def inject(self, target: FaultTarget, params: DeploymentFilePermissions) -> list[str]:
-        lam = target.lambda_client
-        aliases = lam.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}): a new package reaches "
-                "its callers only as a new version (use bad_deploy)"
-            )
+        target.refuse_if_aliased(": a new package reaches its callers only as a new version (use bad_deploy)")
         original = deployed_package(target.clients, target.function_name)
         target.store.remember("code", base64.b64encode(original).decode())
-        lam.update_function_code(FunctionName=target.function_name, ZipFile=owner_only(original))
+        target.lambda_client.update_function_code(FunctionName=target.function_name, ZipFile=owner_only(original))
         target.wait_updated()
         target.store.record_fault({"kind": "deployment_file_permissions"})
         return ["deployed the function's package again with its files' modes 600"]

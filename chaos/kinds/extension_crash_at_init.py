@@ -51,12 +51,9 @@ class ExtensionCrashAtInitKind(ChaosKind[ExtensionCrashAtInit]):
     example = {"extension": "log-shipper"}
 
     def inject(self, target: FaultTarget, params: ExtensionCrashAtInit) -> list[str]:
-        aliases = target.lambda_client.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}) whose version keeps its "
-                "layers: a layer change reaches its callers only with a new version"
-            )
+        target.refuse_if_aliased(
+            " whose version keeps its layers: a layer change reaches its callers only with a new version"
+        )
         config = target.config()
         layers = [layer["Arn"] for layer in config.get("Layers") or []]
         if len(layers) >= 5:

@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chaos.errors import ChaosError
 from chaos.kinds.base import DATA_PROCESSOR, QUEUE_CONSUMER, ChaosKind, KindParameters
 from chaos.target import FaultTarget
 from incident_responder.core.contracts import FaultType
@@ -36,12 +35,9 @@ class HandlerNotFoundKind(ChaosKind[HandlerNotFound]):
     example = {"method": "main"}
 
     def inject(self, target: FaultTarget, params: HandlerNotFound) -> list[str]:
-        aliases = target.lambda_client.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}) whose version keeps its "
-                "handler: a handler change reaches its callers only with a new version (use bad_deploy)"
-            )
+        target.refuse_if_aliased(
+            " whose version keeps its handler: a handler change reaches its callers only with a new version (use bad_deploy)"
+        )
         handler = target.config()["Handler"]
         module = handler.rsplit(".", 1)[0]
         target.store.remember("handler", handler)

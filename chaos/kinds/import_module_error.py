@@ -48,12 +48,9 @@ class ImportModuleErrorKind(ChaosKind[ImportModuleError]):
     example = {"module": "botocore"}
 
     def inject(self, target: FaultTarget, params: ImportModuleError) -> list[str]:
-        aliases = target.lambda_client.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}) whose version keeps its "
-                "layers: a layer change reaches its callers only with a new version"
-            )
+        target.refuse_if_aliased(
+            " whose version keeps its layers: a layer change reaches its callers only with a new version"
+        )
         config = target.config()
         if not str(config.get("Runtime", "")).startswith("python"):
             raise ChaosError(f"{target.function_name} does not run Python: a python/ layer is not on its path")

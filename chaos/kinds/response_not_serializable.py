@@ -40,13 +40,7 @@ class ResponseNotSerializableKind(ChaosKind[ResponseNotSerializable]):
     help = "deploy a handler that returns bytes, which the runtime cannot serialise (Runtime.MarshalError)"
 
     def inject(self, target: FaultTarget, params: ResponseNotSerializable) -> list[str]:
-        lam = target.lambda_client
-        aliases = lam.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}): new code reaches its "
-                "callers only as a new version (use bad_deploy)"
-            )
+        target.refuse_if_aliased(": new code reaches its callers only as a new version (use bad_deploy)")
         config = target.config()
         if not str(config.get("Runtime", "")).startswith("python"):
             raise ChaosError(f"{target.function_name} does not run Python")
@@ -54,7 +48,7 @@ class ResponseNotSerializableKind(ChaosKind[ResponseNotSerializable]):
         original = deployed_package(target.clients, target.function_name)
         target.store.remember("code", base64.b64encode(original).decode())
         package = one_file_package(module.replace(".", "/") + ".py", bytes_returning_source(function))
-        lam.update_function_code(FunctionName=target.function_name, ZipFile=package)
+        target.lambda_client.update_function_code(FunctionName=target.function_name, ZipFile=package)
         target.wait_updated()
         target.store.record_fault({"kind": "response_not_serializable"})
         return [f"deployed code whose {config['Handler']} returns bytes (base64 output left undecoded)"]

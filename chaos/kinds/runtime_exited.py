@@ -48,13 +48,7 @@ class RuntimeExitedKind(ChaosKind[RuntimeExited]):
     example = {"status": 2}
 
     def inject(self, target: FaultTarget, params: RuntimeExited) -> list[str]:
-        lam = target.lambda_client
-        aliases = lam.list_aliases(FunctionName=target.function_name)["Aliases"]
-        if aliases:
-            raise ChaosError(
-                f"{target.function_name} is invoked through an alias ({aliases[0]['Name']}): new code reaches its "
-                "callers only as a new version (use bad_deploy)"
-            )
+        target.refuse_if_aliased(": new code reaches its callers only as a new version (use bad_deploy)")
         config = target.config()
         if not str(config.get("Runtime", "")).startswith("python"):
             raise ChaosError(f"{target.function_name} does not run Python")
@@ -62,7 +56,7 @@ class RuntimeExitedKind(ChaosKind[RuntimeExited]):
         original = deployed_package(target.clients, target.function_name)
         target.store.remember("code", base64.b64encode(original).decode())
         package = one_file_package(module.replace(".", "/") + ".py", exiting_source(function, params.status))
-        lam.update_function_code(FunctionName=target.function_name, ZipFile=package)
+        target.lambda_client.update_function_code(FunctionName=target.function_name, ZipFile=package)
         target.wait_updated()
         target.store.record_fault({"kind": "runtime_exited", "status": params.status})
         return [f"deployed code whose {config['Handler']} calls sys.exit({params.status})"]
