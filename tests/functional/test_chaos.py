@@ -29,22 +29,24 @@ def injector(clients) -> FaultInjector:
     return FaultInjector.for_function("data-processor", clients=clients)
 
 
-@pytest.mark.parametrize("kind, params", FAULTS, ids=[f"{k}-{v}" for k, v in FAULTS])
-def test_fault_changes_state_is_idempotent_and_restores_exactly(clients, sample, kind, params):
-    before = read_function_configuration(clients, "data-processor")
-    getattr(injector(clients), kind)(**params)
-    after_once = read_function_configuration(clients, "data-processor")
-    assert diff_configurations(before, after_once), "the fault changed nothing"
-    snapshot = dict(injector(clients).store.slots)
+def test_fault_changes_state_is_idempotent_and_restores_exactly(clients, sample, subtests):
+    # One account for every fault: each restores exactly, so the next starts from the baseline again.
+    for kind, params in FAULTS:
+        with subtests.test(f"{kind}-{params}"):
+            before = read_function_configuration(clients, "data-processor")
+            getattr(injector(clients), kind)(**params)
+            after_once = read_function_configuration(clients, "data-processor")
+            assert diff_configurations(before, after_once), "the fault changed nothing"
+            snapshot = dict(injector(clients).store.slots)
 
-    getattr(injector(clients), kind)(**params)  # again, from a new process's point of view
-    assert read_function_configuration(clients, "data-processor") == after_once
-    assert injector(clients).store.slots == snapshot
+            getattr(injector(clients), kind)(**params)  # again, from a new process's point of view
+            assert read_function_configuration(clients, "data-processor") == after_once
+            assert injector(clients).store.slots == snapshot
 
-    injector(clients).restore()
-    assert diff_configurations(before, read_function_configuration(clients, "data-processor")) == []
-    assert injector(clients).store.slots == {}
-    assert not get_config_drift(clients, "data-processor").drifted
+            injector(clients).restore()
+            assert diff_configurations(before, read_function_configuration(clients, "data-processor")) == []
+            assert injector(clients).store.slots == {}
+            assert not get_config_drift(clients, "data-processor").drifted
 
 
 def test_iam_revoke_s3_removes_only_s3_permissions(clients, sample):

@@ -49,22 +49,25 @@ def injector(clients, function: str) -> FaultInjector:
     return FaultInjector.for_function(function, clients=clients)
 
 
-@pytest.mark.parametrize("function, kind, params", CASES, ids=[f"{f}-{k}-{p}" for f, k, p in CASES])
-def test_fault_changes_state_is_idempotent_and_restores_exactly(clients, workloads, function, kind, params):
-    before = read_function_configuration(clients, function)
-    getattr(injector(clients, function), kind)(**params)
-    after_once = read_function_configuration(clients, function)
-    assert diff_configurations(before, after_once), "the fault changed nothing"
-    snapshot = dict(injector(clients, function).store.slots)
+def test_fault_changes_state_is_idempotent_and_restores_exactly(clients, workloads, subtests):
+    # One account for every case: each restores exactly, so the next starts from the baseline again (and a
+    # case that did not would fail its own drift check, and the next case's).
+    for function, kind, params in CASES:
+        with subtests.test(f"{function}-{kind}-{params}"):
+            before = read_function_configuration(clients, function)
+            getattr(injector(clients, function), kind)(**params)
+            after_once = read_function_configuration(clients, function)
+            assert diff_configurations(before, after_once), "the fault changed nothing"
+            snapshot = dict(injector(clients, function).store.slots)
 
-    getattr(injector(clients, function), kind)(**params)  # again, from a new process's point of view
-    assert read_function_configuration(clients, function) == after_once
-    assert injector(clients, function).store.slots == snapshot
+            getattr(injector(clients, function), kind)(**params)  # again, from a new process's point of view
+            assert read_function_configuration(clients, function) == after_once
+            assert injector(clients, function).store.slots == snapshot
 
-    injector(clients, function).restore()
-    assert diff_configurations(before, read_function_configuration(clients, function)) == []
-    assert injector(clients, function).store.slots == {}
-    assert not get_config_drift(clients, function).drifted
+            injector(clients, function).restore()
+            assert diff_configurations(before, read_function_configuration(clients, function)) == []
+            assert injector(clients, function).store.slots == {}
+            assert not get_config_drift(clients, function).drifted
 
 
 def test_bad_deploy_publishes_a_throwing_version_and_rollback_keeps_it(clients, workloads):
@@ -154,14 +157,18 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize("function, kind, message", REFUSALS, ids=[f"{f}-{k}" for f, k, _ in REFUSALS])
-def test_kinds_that_do_not_apply_change_nothing(clients, workloads, function, kind, message):
-    before = read_function_configuration(clients, function)
-    with pytest.raises(ChaosError, match=message):
-        injector(clients, function).inject(kind, **KINDS[kind].example)
-    assert read_function_configuration(clients, function) == before
-    assert injector(clients, function).store.slots == {}
-    assert injector(clients, function).store.faults == []
+def test_kinds_that_do_not_apply_change_nothing(clients, workloads, subtests):
+    # One account for every refusal (each one changing nothing is what is checked, case by case): an account per
+    # case cost more than the rest of the file.
+    assert REFUSALS
+    for function, kind, message in REFUSALS:
+        with subtests.test(f"{function}-{kind}"):
+            before = read_function_configuration(clients, function)
+            with pytest.raises(ChaosError, match=message):
+                injector(clients, function).inject(kind, **KINDS[kind].example)
+            assert read_function_configuration(clients, function) == before
+            assert injector(clients, function).store.slots == {}
+            assert injector(clients, function).store.faults == []
 
 
 def test_stacked_new_and_old_faults_restore_to_the_first_original(clients, workloads):

@@ -80,17 +80,19 @@ def test_every_kind_the_scenario_format_names_is_a_chaos_fault():
         assert scenario.faults[0].kind in REGISTRY
 
 
-@pytest.mark.parametrize("function, kind, params, path", CASES, ids=[f"{f}-{k}" for f, k, _, _ in CASES])
-def test_fault_drifts_is_idempotent_and_restores_exactly(clients, workloads, function, kind, params, path):
-    before = read_function_configuration(clients, function)
-    getattr(injector(clients, function), kind)(**params)
-    after = read_function_configuration(clients, function)
-    drifted = [d.path for d in diff_configurations(before, after)]
-    assert any(p.startswith(path) for p in drifted), drifted
-    getattr(injector(clients, function), kind)(**params)  # again: nothing more changes
-    assert read_function_configuration(clients, function) == after
-    injector(clients, function).restore()
-    assert diff_configurations(before, read_function_configuration(clients, function)) == []
+def test_fault_drifts_is_idempotent_and_restores_exactly(clients, workloads, subtests):
+    # One account for every case: each restores exactly, so the next starts from the baseline again.
+    for function, kind, params, path in CASES:
+        with subtests.test(f"{function}-{kind}"):
+            before = read_function_configuration(clients, function)
+            getattr(injector(clients, function), kind)(**params)
+            after = read_function_configuration(clients, function)
+            drifted = [d.path for d in diff_configurations(before, after)]
+            assert any(p.startswith(path) for p in drifted), drifted
+            getattr(injector(clients, function), kind)(**params)  # again: nothing more changes
+            assert read_function_configuration(clients, function) == after
+            injector(clients, function).restore()
+            assert diff_configurations(before, read_function_configuration(clients, function)) == []
 
 
 def test_env_var_removed_fails_at_init_as_the_python_runtime_prints_it(clients, workloads):

@@ -47,93 +47,95 @@ def _baseline_doc(clients):
 
 
 # -- rejections, each with its reason -------------------------------------------------------------
-@pytest.mark.parametrize(
-    "make_action, reason",
-    [
-        (
-            lambda doc: _iam(
-                {
-                    **doc,
-                    "Statement": doc["Statement"]
-                    + [
-                        {
-                            "Effect": "Allow",
-                            "Action": "s3:DeleteObject",
-                            "Resource": "arn:aws:s3:::data-processor-input-123456789012/*",
-                        }
-                    ],
-                }
-            ),
-            "not in the baseline",
+_CASES = [
+    (
+        lambda doc: _iam(
+            {
+                **doc,
+                "Statement": doc["Statement"]
+                + [
+                    {
+                        "Effect": "Allow",
+                        "Action": "s3:DeleteObject",
+                        "Resource": "arn:aws:s3:::data-processor-input-123456789012/*",
+                    }
+                ],
+            }
         ),
-        (lambda doc: _iam({**doc, "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}), "wildcard"),
-        (lambda doc: _iam(doc, role="other-function-role"), "not the function's role"),
-        (
-            lambda doc: {
-                "fault_type": "permission_loss",
-                "action_type": "restore_iam_policy",
-                "target_resource": ROLE,
-                "parameters": {"role_name": ROLE, "attach_policy_arn": "arn:aws:iam::aws:policy/AdministratorAccess"},
+        "not in the baseline",
+    ),
+    (lambda doc: _iam({**doc, "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}), "wildcard"),
+    (lambda doc: _iam(doc, role="other-function-role"), "not the function's role"),
+    (
+        lambda doc: {
+            "fault_type": "permission_loss",
+            "action_type": "restore_iam_policy",
+            "target_resource": ROLE,
+            "parameters": {"role_name": ROLE, "attach_policy_arn": "arn:aws:iam::aws:policy/AdministratorAccess"},
+        },
+        "was not attached in the baseline",
+    ),
+    (lambda doc: _iam(doc, policy="brand-new-policy"), "not in the baseline"),
+    (lambda doc: _concurrency(500), "must equal the baseline (10)"),
+    # Harmful "restores": below the baseline is not a restore either.
+    (lambda doc: _concurrency(0), "must equal the baseline (10)"),
+    (lambda doc: _concurrency(5), "must equal the baseline (10)"),
+    (lambda doc: _concurrency(None), "must equal the baseline (10)"),
+    (lambda doc: _config(timeout=900), "timeout 900 s must equal the baseline 30 s"),
+    (lambda doc: _config(timeout=1), "timeout 1 s must equal the baseline 30 s"),
+    (lambda doc: _config(fault="memory_exhaustion", memory_size=128), "memory 128 MB must equal the baseline 512"),
+    (lambda doc: _config(target="x", function="payments", timeout=30), "not the incident's function"),
+    # The target names another function while the parameters change this one.
+    (lambda doc: _config(target="payments", timeout=30), "target_resource payments does not name"),
+    (
+        lambda doc: _concurrency(10, target="arn:aws:lambda:us-east-1:123456789012:function:payments"),
+        "does not name",
+    ),
+    (lambda doc: _iam(doc, target="arn:aws:iam::123456789012:role/admin"), "does not name"),
+    (
+        lambda doc: {
+            "fault_type": "network_block",
+            "action_type": "restore_network_egress",
+            "target_resource": "sg-0",
+            "parameters": {
+                "security_group_id": "sg-0123456789",
+                "ip_permissions": [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}],
             },
-            "was not attached in the baseline",
-        ),
-        (lambda doc: _iam(doc, policy="brand-new-policy"), "not in the baseline"),
-        (lambda doc: _concurrency(500), "must equal the baseline (10)"),
-        # Harmful "restores": below the baseline is not a restore either.
-        (lambda doc: _concurrency(0), "must equal the baseline (10)"),
-        (lambda doc: _concurrency(5), "must equal the baseline (10)"),
-        (lambda doc: _concurrency(None), "must equal the baseline (10)"),
-        (lambda doc: _config(timeout=900), "timeout 900 s must equal the baseline 30 s"),
-        (lambda doc: _config(timeout=1), "timeout 1 s must equal the baseline 30 s"),
-        (lambda doc: _config(fault="memory_exhaustion", memory_size=128), "memory 128 MB must equal the baseline 512"),
-        (lambda doc: _config(target="x", function="payments", timeout=30), "not the incident's function"),
-        # The target names another function while the parameters change this one.
-        (lambda doc: _config(target="payments", timeout=30), "target_resource payments does not name"),
-        (
-            lambda doc: _concurrency(10, target="arn:aws:lambda:us-east-1:123456789012:function:payments"),
-            "does not name",
-        ),
-        (lambda doc: _iam(doc, target="arn:aws:iam::123456789012:role/admin"), "does not name"),
-        (
-            lambda doc: {
-                "fault_type": "network_block",
-                "action_type": "restore_network_egress",
-                "target_resource": "sg-0",
-                "parameters": {
-                    "security_group_id": "sg-0123456789",
-                    "ip_permissions": [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}],
-                },
-            },
-            "is not the function's",
-        ),
-    ],
-    ids=[
-        "extra-statement",
-        "wildcard",
-        "other-role",
-        "admin-attach",
-        "new-policy",
-        "concurrency-above",
-        "concurrency-zero",
-        "concurrency-below",
-        "concurrency-unreserve",
-        "timeout-above",
-        "timeout-one-second",
-        "memory-128",
-        "other-function",
-        "target-other-function",
-        "target-other-function-arn",
-        "target-other-role",
-        "other-sg",
-    ],
-)
-def test_guardrails_reject_with_reasons(clients, sample, make_action, reason):
+        },
+        "is not the function's",
+    ),
+]
+_IDS = [
+    "extra-statement",
+    "wildcard",
+    "other-role",
+    "admin-attach",
+    "new-policy",
+    "concurrency-above",
+    "concurrency-zero",
+    "concurrency-below",
+    "concurrency-unreserve",
+    "timeout-above",
+    "timeout-one-second",
+    "memory-128",
+    "other-function",
+    "target-other-function",
+    "target-other-function-arn",
+    "target-other-role",
+    "other-sg",
+]
+
+
+def test_guardrails_reject_with_reasons(clients, sample, subtests):
+    # One faulted account for every case: checking a proposal changes nothing.
     inject(clients, ("iam_revoke", {"target": "s3"}), ("throttle", {"reserved_concurrency": 1}))
     inject(clients, ("timeout", {"seconds": 3}), ("memory", {"mb": 256}))
-    checked = guard(clients, make_action(_baseline_doc(clients)))
-    assert checked.actions == []
-    (rejected,) = checked.rejected_actions
-    assert any(reason in r for r in rejected.reasons), rejected.reasons
+    for case_id, (make_action, reason) in zip(_IDS, _CASES, strict=True):
+        with subtests.test(case_id):
+            checked = guard(clients, make_action(_baseline_doc(clients)))
+            assert checked.actions == []
+            (rejected,) = checked.rejected_actions
+            assert any(reason in r for r in rejected.reasons), rejected.reasons
 
 
 @pytest.mark.parametrize(

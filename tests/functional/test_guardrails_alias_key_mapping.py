@@ -211,61 +211,63 @@ def faulted(world):
     world.disable_mapping()
 
 
-@pytest.mark.parametrize(
-    "make, function, reason",
-    [
-        (lambda w: rollback(version="2"), ORDERS, "version 2 is not alias live's baseline version 1"),
-        (lambda w: rollback(version="3"), ORDERS, "version 3 is not alias live's baseline version 1"),
-        (
-            lambda w: rollback(alias="canary", target=f"{w.orders_arn}:canary"),
-            ORDERS,
-            "alias canary is not one of the function's aliases recorded in the baseline (live)",
-        ),
-        (lambda w: rollback(function=CONSUMER), ORDERS, "targets function queue-consumer, not the incident's"),
-        (
-            lambda w: rollback(target=f"arn:aws:lambda:us-east-1:123456789012:function:{CONSUMER}:live"),
-            ORDERS,
-            "does not name the function or its alias live",
-        ),
-        (lambda w: rollback(target=f"{w.orders_arn}:prod"), ORDERS, "does not name the function or its alias live"),
-        (lambda w: enable_key(w.other_key_arn), ORDERS, "is not the key the function's configuration names"),
-        (lambda w: enable_key(w.key_arn, target=w.other_key_arn), ORDERS, "does not name the key"),
-        (lambda w: enable_key(w.key_arn), CONSUMER, "is not the key the function's configuration names (none"),
-        (
-            lambda w: enable_mapping(w.mapping_uuid, function=CONSUMER),
-            ORDERS,
-            "targets function queue-consumer, not the incident's function orders-api",
-        ),
-        (
-            lambda w: enable_mapping("00000000-0000-0000-0000-000000000000"),
-            CONSUMER,
-            "is not one of the function's mappings recorded in the baseline",
-        ),
-        (
-            lambda w: enable_mapping(w.mapping_uuid, target="11111111-1111-1111-1111-111111111111"),
-            CONSUMER,
-            "does not name the event source mapping",
-        ),
-    ],
-    ids=[
-        "version-not-the-baseline",
-        "version-that-never-was",
-        "another-alias",
-        "another-functions-alias",
-        "target-another-functions-alias",
-        "target-another-qualifier",
-        "another-key",
-        "target-another-key",
-        "a-key-of-another-function",
-        "another-functions-mapping",
-        "unknown-mapping",
-        "target-another-mapping",
-    ],
-)
-def test_guardrails_reject_what_is_not_the_baseline_restore(world, make, function, reason):
+_CASES = [
+    (lambda w: rollback(version="2"), ORDERS, "version 2 is not alias live's baseline version 1"),
+    (lambda w: rollback(version="3"), ORDERS, "version 3 is not alias live's baseline version 1"),
+    (
+        lambda w: rollback(alias="canary", target=f"{w.orders_arn}:canary"),
+        ORDERS,
+        "alias canary is not one of the function's aliases recorded in the baseline (live)",
+    ),
+    (lambda w: rollback(function=CONSUMER), ORDERS, "targets function queue-consumer, not the incident's"),
+    (
+        lambda w: rollback(target=f"arn:aws:lambda:us-east-1:123456789012:function:{CONSUMER}:live"),
+        ORDERS,
+        "does not name the function or its alias live",
+    ),
+    (lambda w: rollback(target=f"{w.orders_arn}:prod"), ORDERS, "does not name the function or its alias live"),
+    (lambda w: enable_key(w.other_key_arn), ORDERS, "is not the key the function's configuration names"),
+    (lambda w: enable_key(w.key_arn, target=w.other_key_arn), ORDERS, "does not name the key"),
+    (lambda w: enable_key(w.key_arn), CONSUMER, "is not the key the function's configuration names (none"),
+    (
+        lambda w: enable_mapping(w.mapping_uuid, function=CONSUMER),
+        ORDERS,
+        "targets function queue-consumer, not the incident's function orders-api",
+    ),
+    (
+        lambda w: enable_mapping("00000000-0000-0000-0000-000000000000"),
+        CONSUMER,
+        "is not one of the function's mappings recorded in the baseline",
+    ),
+    (
+        lambda w: enable_mapping(w.mapping_uuid, target="11111111-1111-1111-1111-111111111111"),
+        CONSUMER,
+        "does not name the event source mapping",
+    ),
+]
+_IDS = [
+    "version-not-the-baseline",
+    "version-that-never-was",
+    "another-alias",
+    "another-functions-alias",
+    "target-another-functions-alias",
+    "target-another-qualifier",
+    "another-key",
+    "target-another-key",
+    "a-key-of-another-function",
+    "another-functions-mapping",
+    "unknown-mapping",
+    "target-another-mapping",
+]
+
+
+def test_guardrails_reject_what_is_not_the_baseline_restore(world, subtests):
+    # One faulted world for every case: checking a proposal changes nothing.
     faulted(world)
-    reasons = reasons_of(guard(world.clients, make(world), function=function))
-    assert any(reason in r for r in reasons), reasons
+    for case_id, (make, function, reason) in zip(_IDS, _CASES, strict=True):
+        with subtests.test(case_id):
+            reasons = reasons_of(guard(world.clients, make(world), function=function))
+            assert any(reason in r for r in reasons), reasons
 
 
 def test_latest_is_never_a_rollback_target(world):

@@ -22,8 +22,9 @@ from incident_responder.lab.converse.backends import OfflineBackend
 from incident_responder.lab.converse.gateway import ConverseGateway
 
 REPO = Path(__file__).parents[2]
-# Investigation, proposal and review each talk to the model; one ends REMEDIATED, one REJECTED by its person.
-SCENARIOS = ("s3-policy-revoked", "loop-approval-rejected")
+# Investigation, proposal and review each talk to the model. One scenario recorded (each costs a lab run); the replay
+# adds an edited copy, so cassettes are still looked up per scenario.
+SCENARIOS = ("s3-policy-revoked",)
 USER_KEY, USER_SECRET = "AKIAUSERKEY00000002", "the-users-own-secret"
 
 
