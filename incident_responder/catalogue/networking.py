@@ -16,6 +16,8 @@ from incident_responder.catalogue.failure_mode import (
     _network,
 )
 
+STATES = _DG + "functions-states.html"
+
 NETWORKING: tuple[FailureMode, ...] = (
     # -- networking ----------------------------------------------------------------------------------
     FailureMode(
@@ -105,7 +107,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         title="The VPC's network interface limit is reached",
         symptom="`ENILimitReachedException: The elastic network interface limit was reached for the function's "
         "VPC.` (Invoke: HTTP 502)",
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="Lambda creates a network interface for each combination of subnet and security group attached to a "
         "function; the default quota is 250 network interfaces per VPC.",
         fix="Request a quota increase in the Service Quotas console.",
@@ -119,9 +121,10 @@ NETWORKING: tuple[FailureMode, ...] = (
         "Lambda sets up its interfaces at the next invocation.",
         lab_note="The lab counts every network interface of the VPC against the default quota of 250 and its Lambda "
         "answers Invoke with ENILimitReachedException when it must recreate an idle function's interfaces (no log "
-        "line); the function's State and StateReasonCode (EniLimitExceeded) are not emulated.",
+        "line), and sets the function Inactive with StateReasonCode EniLimitExceeded (its StateReason, whose words "
+        "AWS does not document, is left unset).",
         signatures=(_code("ENILimitReachedException"),),
-        sources=(TS_NETWORKING, INVOKE),
+        sources=(TS_NETWORKING, INVOKE, STATES),
     ),
     FailureMode(
         id="subnet-out-of-addresses",
@@ -130,7 +133,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         symptom="`SubnetIPAddressLimitReachedException` (HTTP 502; the API reference: \"AWS Lambda couldn't set up "
         "VPC access for the Lambda function because one or more configured subnets has no available IP "
         'addresses.")',
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="One or more of the function's subnets has no available IP address.",
         fix="The API reference names the cause only: the configured subnets need available IP addresses.",
         responder="handed_over",
@@ -143,10 +146,11 @@ NETWORKING: tuple[FailureMode, ...] = (
         "(UpdateFunctionConfiguration). 3. Invoke the function again: Lambda sets up its interfaces at the next "
         "invocation.",
         lab_note="The lab's Lambda answers Invoke with SubnetIPAddressLimitReachedException when it must recreate an "
-        "idle function's interfaces in a subnet with no free address (no log line); the function's State and "
-        "StateReasonCode (SubnetOutOfIPAddresses) are not emulated.",
+        "idle function's interfaces in a subnet with no free address (no log line), and sets the function Inactive "
+        "with StateReasonCode SubnetOutOfIPAddresses (its StateReason, whose words AWS does not document, is left "
+        "unset).",
         signatures=(_code("SubnetIPAddressLimitReachedException"),),
-        sources=(INVOKE,),
+        sources=(INVOKE, STATES),
     ),
     FailureMode(
         id="ec2-throttled-during-setup",
@@ -172,7 +176,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         title="The execution role may not manage network interfaces",
         symptom='`EC2AccessDeniedException` (HTTP 502; the API reference: "Need additional permissions to configure '
         'VPC settings.")',
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="The execution role lacks the Amazon EC2 permissions Lambda uses to create and manage the function's "
         "network interfaces (those of the managed policy AWSLambdaVPCAccessExecutionRole).",
         fix="Give the execution role the network interface permissions, for example with the managed policy "
@@ -183,10 +187,11 @@ NETWORKING: tuple[FailureMode, ...] = (
         handover="",
         lab_note="A function keeps the network interfaces it has: the permissions are needed only to create them. The "
         "lab's function is invoked after idling, when Lambda recreates them, so Invoke fails with "
-        "EC2AccessDeniedException (no log line); the function's State and StateReasonCode "
-        "(InsufficientRolePermissions) are not emulated (moto reports Active).",
+        "EC2AccessDeniedException (no log line) and the function is Inactive with StateReasonCode "
+        "InsufficientRolePermissions until an invocation can set them up (its StateReason, whose words AWS does not "
+        "document, is left unset).",
         signatures=(_code("EC2AccessDeniedException"),),
-        sources=(INVOKE, _DG + "configuration-vpc.html"),
+        sources=(INVOKE, _DG + "configuration-vpc.html", STATES),
     ),
     FailureMode(
         id="invalid-subnet-or-security-group",
@@ -224,7 +229,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         action_type=None,
         handover="",
         signatures=(_code("ENINotReadyException"), _code("ResourceNotReadyException")),
-        sources=(INVOKE, _DG + "functions-states.html"),
+        sources=(INVOKE, STATES),
     ),
     FailureMode(
         id="dns-tcp-connection-limit",
