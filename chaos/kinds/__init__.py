@@ -30,6 +30,7 @@ from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
 from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.function_not_found import FunctionNotFoundKind
+from chaos.kinds.function_pending import FunctionPendingKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
@@ -102,6 +103,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     FunctionNotFoundKind,
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
+    FunctionPendingKind,
 )
 
 

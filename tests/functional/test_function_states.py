@@ -86,3 +86,22 @@ def test_an_endpoint_without_the_lab_route_is_refused(clients, sample, tmp_path)
     target = FaultTarget(Elsewhere(), FN, store=None)  # type: ignore[arg-type]
     with pytest.raises(ChaosError, match="only the lab"):
         hold(target, "ec2_throttled")
+
+
+def test_a_pending_function_is_not_invoked_and_says_so(clients, sample):
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    chaos.function_pending()
+    config = clients.get("lambda").get_function_configuration(FunctionName=FN)
+    assert (config["State"], config["StateReason"], config["StateReasonCode"]) == (
+        "Pending",
+        "The function is being created.",
+        "Creating",
+    )
+    outcomes = burst(clients)
+    assert {i.error_type for i in outcomes} == {"ResourceConflictException"}
+    assert outcomes[0].error_message.endswith("The function is currently in the following state: Pending")
+    assert not any(i.reached or i.logged for i in outcomes)
+    assert state(clients) == ("Pending", "Creating")  # it stays Pending
+    chaos.restore()
+    assert state(clients) == ("Active", None)
+    assert {i.status for i in burst(clients)} == {"succeeded"}
