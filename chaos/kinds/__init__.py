@@ -51,6 +51,7 @@ from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletion
 from chaos.kinds.subnet_out_of_addresses import SubnetOutOfAddressesKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
+from chaos.kinds.vpc_connection_not_ready import VpcConnectionNotReadyKind
 from chaos.kinds.vpc_permissions_missing import VpcPermissionsMissingKind
 from incident_responder.core.contracts import FaultType
 
@@ -104,6 +105,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
     FunctionPendingKind,
+    VpcConnectionNotReadyKind,
 )
 
 

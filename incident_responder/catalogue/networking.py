@@ -224,10 +224,21 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="Lambda is still creating the function's network interface, or the function went inactive and its "
         "VPC connection is being re-established.",
         fix="Wait a few moments and try the request again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="Lambda's own work, not a setting the baseline restores: 1. get_lambda_config's State Inactive "
+        "(StateReasonCode Idle) or Pending (StateReasonCode Restoring) says Lambda reclaimed the idle function's "
+        "network interfaces and is re-establishing its VPC connection: wait a few moments and invoke it again "
+        "(callers retry ResourceNotReadyException and ENINotReadyException). 2. If it stays Inactive with another "
+        "StateReasonCode, that reason keeps Lambda from recreating the interfaces (EniLimitExceeded, "
+        "SubnetOutOfIPAddresses, InsufficientRolePermissions: their own entries); resolve it and redeploy the "
+        "function to bring it back to Active.",
+        lab_note="Lab only: Lambda reclaims an idle function's interfaces and re-establishes them by itself, so the "
+        "chaos kind has the lab's Lambda reclaim them (Inactive, StateReasonCode Idle) and not finish recreating "
+        "them until it is restored. The first invocations are answered ResourceNotReadyException and the function "
+        "turns Pending (StateReasonCode Restoring), later ones ENINotReadyException; nothing is logged. StateReason, "
+        "whose words AWS does not document for these codes, is left unset.",
         signatures=(_code("ENINotReadyException"), _code("ResourceNotReadyException")),
         sources=(INVOKE, STATES),
     ),

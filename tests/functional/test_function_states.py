@@ -105,3 +105,15 @@ def test_a_pending_function_is_not_invoked_and_says_so(clients, sample):
     chaos.restore()
     assert state(clients) == ("Active", None)
     assert {i.status for i in burst(clients)} == {"succeeded"}
+
+
+def test_a_reclaimed_vpc_connection_fails_then_is_restored_slowly(clients, sample):
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    chaos.vpc_connection_not_ready()
+    assert state(clients) == ("Inactive", "Idle")
+    assert {i.error_type for i in burst(clients)} == {"ResourceNotReadyException"}
+    assert state(clients) == ("Pending", "Restoring")
+    assert {i.error_type for i in burst(clients)} == {"ENINotReadyException"}
+    chaos.restore()
+    assert {i.status for i in burst(clients)} == {"succeeded"}
+    assert state(clients) == ("Active", None)

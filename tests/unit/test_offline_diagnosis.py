@@ -661,6 +661,8 @@ def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttl
 # (State, StateReasonCode) get_lambda_config shows, the catalogue entry and fault it is.
 STATES = [
     ("Pending", "Creating", "function-pending", "function_not_ready"),
+    ("Pending", "Restoring", "vpc-connection-not-ready", "function_not_ready"),
+    ("Inactive", "Idle", "vpc-connection-not-ready", "function_not_ready"),
 ]
 
 

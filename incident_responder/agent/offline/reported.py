@@ -14,7 +14,11 @@ from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
 
 # A state Lambda reports that is no fault of the account's settings, with its reason code (None: any), and the
 # catalogue entry it is; the first that matches names it.
-_STATES: tuple[tuple[str, str | None, str], ...] = (("Pending", "Creating", "function-pending"),)
+_STATES: tuple[tuple[str, str | None, str], ...] = (
+    ("Pending", "Creating", "function-pending"),
+    ("Pending", "Restoring", "vpc-connection-not-ready"),
+    ("Inactive", "Idle", "vpc-connection-not-ready"),
+)
 
 
 def _from_function_state(b: _Builder) -> None:
