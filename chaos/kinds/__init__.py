@@ -23,6 +23,7 @@ from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
+from chaos.kinds.ec2_throttled_during_setup import Ec2ThrottledDuringSetupKind
 from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
@@ -106,6 +107,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     DeadLetterDeliveryFailedKind,
     FunctionPendingKind,
     VpcConnectionNotReadyKind,
+    Ec2ThrottledDuringSetupKind,
 )
 
 

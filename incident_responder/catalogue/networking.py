@@ -156,19 +156,33 @@ NETWORKING: tuple[FailureMode, ...] = (
         id="ec2-throttled-during-setup",
         area="networking",
         title="Amazon EC2 throttles Lambda while it sets up the VPC connection",
-        symptom='`EC2ThrottledException` (HTTP 502; the API reference: "Amazon EC2 throttled AWS Lambda during '
-        'Lambda function initialization using the execution role provided for the function."), or `EC2UnexpectedException` (HTTP '
-        "502): Lambda received an unexpected Amazon EC2 client exception while setting up the function.",
-        shows_in=("Invoke response (synchronous callers)",),
+        symptom='`EC2ThrottledException` (HTTP 502; the API reference: "Amazon EC2 throttled Lambda during Lambda '
+        'function initialization using the execution role provided for the function."), or `EC2UnexpectedException` '
+        "(HTTP 502): Lambda received an unexpected Amazon EC2 client exception while setting up the function. The "
+        "function's State is Inactive, StateReasonCode `EC2RequestLimitExceeded`.",
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="The Amazon EC2 calls Lambda makes with the function's execution role, to set up its network "
         "interfaces, were throttled or failed.",
-        fix="The API reference names the cause only; the request can be retried later.",
-        responder="not_yet",
-        fault_type=None,
+        fix="The API reference names the cause only; the request can be retried later. Amazon EC2 throttles API "
+        "requests for each account on a per-Region basis (RequestLimitExceeded): calls retried with exponential "
+        "backoff, or a higher limit requested.",
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="EC2's request rate, not a setting the baseline restores: 1. get_lambda_config's State Inactive with "
+        "StateReasonCode EC2RequestLimitExceeded says Amazon EC2 throttled the calls Lambda makes with the "
+        "function's execution role to set up its network interfaces. 2. Find what else calls the EC2 API at a high "
+        "rate in the function's account and Region (CloudTrail events from ec2.amazonaws.com with errorCode "
+        "RequestLimitExceeded) and slow it down (backoff, fewer polls), or request a higher EC2 API limit from AWS "
+        "Support. 3. Invoke the function again: Lambda sets up its interfaces at the next invocation.",
+        lab_note="Lab only: EC2's request rate is AWS's side, so the chaos kind has the lab's Lambda see its network "
+        "interface calls for the function throttled until it is restored: Invoke fails with EC2ThrottledException "
+        "(no log line) and the function is Inactive with StateReasonCode EC2RequestLimitExceeded, as "
+        "functions-states.html says of resources Lambda fails to recreate (a function whose creation or update is "
+        "throttled is Failed instead; not emulated). EC2UnexpectedException is not emulated; StateReason, whose "
+        "words AWS does not document for this code, is left unset.",
         signatures=(_code("EC2ThrottledException"), _code("EC2UnexpectedException")),
-        sources=(INVOKE,),
+        sources=(INVOKE, STATES, "https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html"),
     ),
     FailureMode(
         id="vpc-permissions-missing",

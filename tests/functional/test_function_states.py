@@ -117,3 +117,16 @@ def test_a_reclaimed_vpc_connection_fails_then_is_restored_slowly(clients, sampl
     chaos.restore()
     assert {i.status for i in burst(clients)} == {"succeeded"}
     assert state(clients) == ("Active", None)
+
+
+def test_ec2_throttling_lambda_leaves_the_function_inactive_with_ec2_request_limit_exceeded(clients, sample):
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    chaos.ec2_throttled_during_setup()
+    assert state(clients) == ("Active", None)  # nothing shows before Lambda sets the interfaces up again
+    outcomes = burst(clients)
+    assert {i.error_type for i in outcomes} == {"EC2ThrottledException"}
+    assert all(i.reached and not i.logged for i in outcomes)
+    assert state(clients) == ("Inactive", "EC2RequestLimitExceeded")
+    chaos.restore()
+    assert {i.status for i in burst(clients)} == {"succeeded"}
+    assert state(clients) == ("Active", None)

@@ -663,6 +663,7 @@ STATES = [
     ("Pending", "Creating", "function-pending", "function_not_ready"),
     ("Pending", "Restoring", "vpc-connection-not-ready", "function_not_ready"),
     ("Inactive", "Idle", "vpc-connection-not-ready", "function_not_ready"),
+    ("Inactive", "EC2RequestLimitExceeded", "ec2-throttled-during-setup", "function_not_ready"),
 ]
 
 

@@ -18,6 +18,8 @@ _STATES: tuple[tuple[str, str | None, str], ...] = (
     ("Pending", "Creating", "function-pending"),
     ("Pending", "Restoring", "vpc-connection-not-ready"),
     ("Inactive", "Idle", "vpc-connection-not-ready"),
+    ("Inactive", "EC2RequestLimitExceeded", "ec2-throttled-during-setup"),
+    ("Failed", "EC2RequestLimitExceeded", "ec2-throttled-during-setup"),
 )
 
 
