@@ -23,6 +23,7 @@ from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
+from chaos.kinds.ec2_throttled_during_setup import Ec2ThrottledDuringSetupKind
 from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
@@ -30,6 +31,7 @@ from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
 from chaos.kinds.extension_crash_at_init import ExtensionCrashAtInitKind
 from chaos.kinds.function_not_found import FunctionNotFoundKind
+from chaos.kinds.function_pending import FunctionPendingKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
@@ -50,6 +52,7 @@ from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletion
 from chaos.kinds.subnet_out_of_addresses import SubnetOutOfAddressesKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
+from chaos.kinds.vpc_connection_not_ready import VpcConnectionNotReadyKind
 from chaos.kinds.vpc_permissions_missing import VpcPermissionsMissingKind
 from incident_responder.core.contracts import FaultType
 
@@ -102,6 +105,9 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     FunctionNotFoundKind,
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
+    FunctionPendingKind,
+    VpcConnectionNotReadyKind,
+    Ec2ThrottledDuringSetupKind,
 )
 
 

@@ -186,10 +186,20 @@ INVOCATION: tuple[FailureMode, ...] = (
         fix="Wait for the `Active` state. If the function stays `Pending` for more than six minutes, call "
         "UpdateFunctionCode, UpdateFunctionConfiguration or PublishVersion: Lambda cancels the pending operation "
         "and puts the function into the `Failed` state, and another update can be attempted.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="Lambda's own work, not a setting the baseline restores: 1. get_lambda_config's State Pending "
+        "(StateReasonCode Creating) says Lambda is still creating the function's network interfaces; wait for "
+        "Active (aws lambda wait function-active-v2 --function-name FUNCTION). 2. If it stays Pending for more than "
+        "six minutes, call UpdateFunctionConfiguration (or UpdateFunctionCode, PublishVersion): Lambda cancels the "
+        "pending operation and puts the function into the Failed state; then attempt the update again, or delete "
+        "and recreate the function. 3. Invoke it again once it is Active (callers retry ResourceConflictException).",
+        lab_note="Lab only: what holds Lambda's creation of the interfaces is AWS's side, so the chaos kind has the "
+        'lab\'s Lambda hold the function Pending (StateReason "The function is being created.", StateReasonCode '
+        "Creating) until it is restored. Invoke is refused with ResourceConflictException: no log line, no "
+        "invocation counted (the Invocations heartbeat alarm fires). An update that would cancel the pending "
+        "operation is accepted and changes nothing: the Failed state it leads to is not emulated.",
         signatures=(_code("ResourceConflictException"),),
         sources=(TS_INVOCATION, _DG + "functions-states.html"),
     ),

@@ -16,6 +16,8 @@ from incident_responder.catalogue.failure_mode import (
     _network,
 )
 
+STATES = _DG + "functions-states.html"
+
 NETWORKING: tuple[FailureMode, ...] = (
     # -- networking ----------------------------------------------------------------------------------
     FailureMode(
@@ -105,7 +107,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         title="The VPC's network interface limit is reached",
         symptom="`ENILimitReachedException: The elastic network interface limit was reached for the function's "
         "VPC.` (Invoke: HTTP 502)",
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="Lambda creates a network interface for each combination of subnet and security group attached to a "
         "function; the default quota is 250 network interfaces per VPC.",
         fix="Request a quota increase in the Service Quotas console.",
@@ -119,9 +121,10 @@ NETWORKING: tuple[FailureMode, ...] = (
         "Lambda sets up its interfaces at the next invocation.",
         lab_note="The lab counts every network interface of the VPC against the default quota of 250 and its Lambda "
         "answers Invoke with ENILimitReachedException when it must recreate an idle function's interfaces (no log "
-        "line); the function's State and StateReasonCode (EniLimitExceeded) are not emulated.",
+        "line), and sets the function Inactive with StateReasonCode EniLimitExceeded (its StateReason, whose words "
+        "AWS does not document, is left unset).",
         signatures=(_code("ENILimitReachedException"),),
-        sources=(TS_NETWORKING, INVOKE),
+        sources=(TS_NETWORKING, INVOKE, STATES),
     ),
     FailureMode(
         id="subnet-out-of-addresses",
@@ -130,7 +133,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         symptom="`SubnetIPAddressLimitReachedException` (HTTP 502; the API reference: \"AWS Lambda couldn't set up "
         "VPC access for the Lambda function because one or more configured subnets has no available IP "
         'addresses.")',
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="One or more of the function's subnets has no available IP address.",
         fix="The API reference names the cause only: the configured subnets need available IP addresses.",
         responder="handed_over",
@@ -143,28 +146,43 @@ NETWORKING: tuple[FailureMode, ...] = (
         "(UpdateFunctionConfiguration). 3. Invoke the function again: Lambda sets up its interfaces at the next "
         "invocation.",
         lab_note="The lab's Lambda answers Invoke with SubnetIPAddressLimitReachedException when it must recreate an "
-        "idle function's interfaces in a subnet with no free address (no log line); the function's State and "
-        "StateReasonCode (SubnetOutOfIPAddresses) are not emulated.",
+        "idle function's interfaces in a subnet with no free address (no log line), and sets the function Inactive "
+        "with StateReasonCode SubnetOutOfIPAddresses (its StateReason, whose words AWS does not document, is left "
+        "unset).",
         signatures=(_code("SubnetIPAddressLimitReachedException"),),
-        sources=(INVOKE,),
+        sources=(INVOKE, STATES),
     ),
     FailureMode(
         id="ec2-throttled-during-setup",
         area="networking",
         title="Amazon EC2 throttles Lambda while it sets up the VPC connection",
-        symptom='`EC2ThrottledException` (HTTP 502; the API reference: "Amazon EC2 throttled AWS Lambda during '
-        'Lambda function initialization using the execution role provided for the function."), or `EC2UnexpectedException` (HTTP '
-        "502): Lambda received an unexpected Amazon EC2 client exception while setting up the function.",
-        shows_in=("Invoke response (synchronous callers)",),
+        symptom='`EC2ThrottledException` (HTTP 502; the API reference: "Amazon EC2 throttled Lambda during Lambda '
+        'function initialization using the execution role provided for the function."), or `EC2UnexpectedException` '
+        "(HTTP 502): Lambda received an unexpected Amazon EC2 client exception while setting up the function. The "
+        "function's State is Inactive, StateReasonCode `EC2RequestLimitExceeded`.",
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="The Amazon EC2 calls Lambda makes with the function's execution role, to set up its network "
         "interfaces, were throttled or failed.",
-        fix="The API reference names the cause only; the request can be retried later.",
-        responder="not_yet",
-        fault_type=None,
+        fix="The API reference names the cause only; the request can be retried later. Amazon EC2 throttles API "
+        "requests for each account on a per-Region basis (RequestLimitExceeded): calls retried with exponential "
+        "backoff, or a higher limit requested.",
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="EC2's request rate, not a setting the baseline restores: 1. get_lambda_config's State Inactive with "
+        "StateReasonCode EC2RequestLimitExceeded says Amazon EC2 throttled the calls Lambda makes with the "
+        "function's execution role to set up its network interfaces. 2. Find what else calls the EC2 API at a high "
+        "rate in the function's account and Region (CloudTrail events from ec2.amazonaws.com with errorCode "
+        "RequestLimitExceeded) and slow it down (backoff, fewer polls), or request a higher EC2 API limit from AWS "
+        "Support. 3. Invoke the function again: Lambda sets up its interfaces at the next invocation.",
+        lab_note="Lab only: EC2's request rate is AWS's side, so the chaos kind has the lab's Lambda see its network "
+        "interface calls for the function throttled until it is restored: Invoke fails with EC2ThrottledException "
+        "(no log line) and the function is Inactive with StateReasonCode EC2RequestLimitExceeded, as "
+        "functions-states.html says of resources Lambda fails to recreate (a function whose creation or update is "
+        "throttled is Failed instead; not emulated). EC2UnexpectedException is not emulated; StateReason, whose "
+        "words AWS does not document for this code, is left unset.",
         signatures=(_code("EC2ThrottledException"), _code("EC2UnexpectedException")),
-        sources=(INVOKE,),
+        sources=(INVOKE, STATES, "https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html"),
     ),
     FailureMode(
         id="vpc-permissions-missing",
@@ -172,7 +190,7 @@ NETWORKING: tuple[FailureMode, ...] = (
         title="The execution role may not manage network interfaces",
         symptom='`EC2AccessDeniedException` (HTTP 502; the API reference: "Need additional permissions to configure '
         'VPC settings.")',
-        shows_in=("Invoke response (synchronous callers)",),
+        shows_in=("Invoke response (synchronous callers)", "function State"),
         cause="The execution role lacks the Amazon EC2 permissions Lambda uses to create and manage the function's "
         "network interfaces (those of the managed policy AWSLambdaVPCAccessExecutionRole).",
         fix="Give the execution role the network interface permissions, for example with the managed policy "
@@ -183,10 +201,11 @@ NETWORKING: tuple[FailureMode, ...] = (
         handover="",
         lab_note="A function keeps the network interfaces it has: the permissions are needed only to create them. The "
         "lab's function is invoked after idling, when Lambda recreates them, so Invoke fails with "
-        "EC2AccessDeniedException (no log line); the function's State and StateReasonCode "
-        "(InsufficientRolePermissions) are not emulated (moto reports Active).",
+        "EC2AccessDeniedException (no log line) and the function is Inactive with StateReasonCode "
+        "InsufficientRolePermissions until an invocation can set them up (its StateReason, whose words AWS does not "
+        "document, is left unset).",
         signatures=(_code("EC2AccessDeniedException"),),
-        sources=(INVOKE, _DG + "configuration-vpc.html"),
+        sources=(INVOKE, _DG + "configuration-vpc.html", STATES),
     ),
     FailureMode(
         id="invalid-subnet-or-security-group",
@@ -219,12 +238,23 @@ NETWORKING: tuple[FailureMode, ...] = (
         cause="Lambda is still creating the function's network interface, or the function went inactive and its "
         "VPC connection is being re-established.",
         fix="Wait a few moments and try the request again.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="function_not_ready",
         action_type=None,
-        handover="",
+        handover="Lambda's own work, not a setting the baseline restores: 1. get_lambda_config's State Inactive "
+        "(StateReasonCode Idle) or Pending (StateReasonCode Restoring) says Lambda reclaimed the idle function's "
+        "network interfaces and is re-establishing its VPC connection: wait a few moments and invoke it again "
+        "(callers retry ResourceNotReadyException and ENINotReadyException). 2. If it stays Inactive with another "
+        "StateReasonCode, that reason keeps Lambda from recreating the interfaces (EniLimitExceeded, "
+        "SubnetOutOfIPAddresses, InsufficientRolePermissions: their own entries); resolve it and redeploy the "
+        "function to bring it back to Active.",
+        lab_note="Lab only: Lambda reclaims an idle function's interfaces and re-establishes them by itself, so the "
+        "chaos kind has the lab's Lambda reclaim them (Inactive, StateReasonCode Idle) and not finish recreating "
+        "them until it is restored. The first invocations are answered ResourceNotReadyException and the function "
+        "turns Pending (StateReasonCode Restoring), later ones ENINotReadyException; nothing is logged. StateReason, "
+        "whose words AWS does not document for these codes, is left unset.",
         signatures=(_code("ENINotReadyException"), _code("ResourceNotReadyException")),
-        sources=(INVOKE, _DG + "functions-states.html"),
+        sources=(INVOKE, STATES),
     ),
     FailureMode(
         id="dns-tcp-connection-limit",

@@ -33,6 +33,9 @@ class EventSourceMappingInfo(Compact):
 # What a healthy mapping reports (left out of results): AWS's and the emulators' spellings.
 _ROUTINE_TRANSITIONS = {"User initiated", "USER_INITIATED"}
 _ROUTINE_RESULTS = {"OK", "No records processed"}
+# What a function that runs its invocations reports (left out of results).
+_ROUTINE_STATES = {"Active"}
+_ROUTINE_UPDATES = {"Successful"}
 
 
 class LambdaConfig(Compact):
@@ -46,8 +49,14 @@ class LambdaConfig(Compact):
     MemorySize: int | None = None
     Timeout: int | None = None
     LastModified: str | None = None
-    State: str | None = None
-    LastUpdateStatus: str | None = None
+    State: str | None = Field(
+        default=None, description="Pending, Inactive, Failed, ... (unset: Active, the only state that runs invocations)"
+    )
+    StateReason: str | None = None
+    StateReasonCode: str | None = Field(default=None, description="Creating, Restoring, Idle, EniLimitExceeded, ...")
+    LastUpdateStatus: str | None = Field(default=None, description="InProgress or Failed (unset: Successful)")
+    LastUpdateStatusReason: str | None = None
+    LastUpdateStatusReasonCode: str | None = None
     ReservedConcurrentExecutions: int | None = Field(
         default=None,
         description="unset: no reservation (shares the account's unreserved pool); 0: every invoke throttled",
@@ -94,8 +103,13 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
         MemorySize=raw.get("MemorySize"),
         Timeout=raw.get("Timeout"),
         LastModified=raw.get("LastModified"),
-        State=raw.get("State"),
-        LastUpdateStatus=raw.get("LastUpdateStatus"),
+        # The function's state only when it is not the routine one (Active, the last update Successful).
+        State=_unless(raw.get("State"), _ROUTINE_STATES),
+        StateReason=raw.get("StateReason") or None,
+        StateReasonCode=raw.get("StateReasonCode") or None,
+        LastUpdateStatus=_unless(raw.get("LastUpdateStatus"), _ROUTINE_UPDATES),
+        LastUpdateStatusReason=raw.get("LastUpdateStatusReason") or None,
+        LastUpdateStatusReasonCode=raw.get("LastUpdateStatusReasonCode") or None,
         ReservedConcurrentExecutions=reserved,
         VpcConfig=LambdaVpcConfig(
             SubnetIds=vpc.get("SubnetIds", []), SecurityGroupIds=vpc.get("SecurityGroupIds", []), VpcId=vpc.get("VpcId")

@@ -30,7 +30,9 @@ How to work:
   network for connect timeouts, config for timeouts, memory and KMS errors) unless the drift already
   shows that part changed (it gives the baseline and the current value); errors with no log lines at
   all -> IAM (can the role write logs?) and drift (a disabled KMS key stops every invoke before the
-  code runs); throttles -> function configuration (reserved concurrency); a queue's message age
+  code runs), and the function configuration: a State other than Active (Pending, Inactive, Failed) with
+  its StateReasonCode is what Lambda says keeps it from running; throttles -> function configuration
+  (reserved concurrency); a queue's message age
   (AWS/SQS ApproximateAgeOfOldestMessage, function resolved by ingest: see resolved_from) -> function
   configuration (event source mappings). Check drift against the recorded baseline before
   concluding: it shows what changed, and when (changed_at).

@@ -655,3 +655,26 @@ def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttl
     # Text is not proof: no throttles, no fault.
     diagnosis, _, _ = diagnose(alert, **tools())
     assert "rate_limited" not in faults(diagnosis)
+
+
+# -- the function's State, as Lambda reports it ----------------------------------------------------------------------
+# (State, StateReasonCode) get_lambda_config shows, the catalogue entry and fault it is.
+STATES = [
+    ("Pending", "Creating", "function-pending", "function_not_ready"),
+    ("Pending", "Restoring", "vpc-connection-not-ready", "function_not_ready"),
+    ("Inactive", "Idle", "vpc-connection-not-ready", "function_not_ready"),
+    ("Inactive", "EC2RequestLimitExceeded", "ec2-throttled-during-setup", "function_not_ready"),
+]
+
+
+@pytest.mark.parametrize("state, code, mode, fault", STATES)
+def test_a_state_lambda_reports_that_no_setting_explains_is_its_entry(state, code, mode, fault):
+    not_active = config(State=state, StateReasonCode=code)
+    diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=not_active))
+    assert faults(diagnosis) == {fault} and diagnosis.failure_modes == [mode]
+    assert cites(diagnosis, "get_lambda_config", "State", state)
+    assert cites(diagnosis, "get_lambda_config", "StateReasonCode", code)
+    assert diagnosis.severity == "critical"  # no invocation runs
+    # Active (the tool leaves it out): nothing of the kind.
+    diagnosis, _, _ = diagnose(incident(), **tools())
+    assert fault not in faults(diagnosis)

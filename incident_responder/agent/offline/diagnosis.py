@@ -18,7 +18,7 @@ from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.reported import _from_alert_error, _from_mappings
+from incident_responder.agent.offline.reported import _from_alert_error, _from_function_state, _from_mappings
 from incident_responder.agent.offline.symptoms import (
     _from_environment,
     _from_log_errors,
@@ -42,6 +42,7 @@ EVERY_INVOCATION = {
     "kms_access_denied",
     "account_concurrency_exhausted",
     "vpc_capacity_exhausted",
+    "function_not_ready",
 }
 
 
@@ -116,6 +117,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
         _from_drift(b, drift)
     _from_metrics(b)
     _from_network_capacity(b)
+    _from_function_state(b)
     _from_mappings(b)
     _from_alert_error(b)
     _from_environment(b)

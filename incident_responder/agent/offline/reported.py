@@ -1,7 +1,7 @@
 """DIAGNOSING (the offline model): what AWS reports of the function to others than its logs.
 
-An event source mapping's own state (its LastProcessingResult, its StateTransitionReason) and an invoke error only
-the caller saw, named by the alert (a file system, SnapStart, a rate quota): each read in the failure catalogue's
+The function's own State and StateReasonCode, an event source mapping's own state (its LastProcessingResult, its
+StateTransitionReason) and an invoke error only the caller saw, named by the alert (a file system, SnapStart, a rate quota): each read in the failure catalogue's
 words, and a fault only where the configuration or the metrics bear it out.
 """
 
@@ -11,6 +11,34 @@ from typing import Any
 
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+
+# A state Lambda reports that is no fault of the account's settings, with its reason code (None: any), and the
+# catalogue entry it is; the first that matches names it.
+_STATES: tuple[tuple[str, str | None, str], ...] = (
+    ("Pending", "Creating", "function-pending"),
+    ("Pending", "Restoring", "vpc-connection-not-ready"),
+    ("Inactive", "Idle", "vpc-connection-not-ready"),
+    ("Inactive", "EC2RequestLimitExceeded", "ec2-throttled-during-setup"),
+    ("Failed", "EC2RequestLimitExceeded", "ec2-throttled-during-setup"),
+)
+
+
+def _from_function_state(b: _Builder) -> None:
+    """The function's State and StateReasonCode, as Lambda reports them (get_lambda_config shows them only when the
+    function is not Active): a state that no setting explains is the entry it matches, a fault a person waits out
+    or takes to AWS."""
+    config = b.obs.config()
+    state, code = config.get("State"), config.get("StateReasonCode")
+    mode_id = next((m for s, c, m in _STATES if s == state and c in (None, code)), None)
+    if mode_id is None:
+        return
+    mode = MODES_BY_ID[mode_id]
+    points = [b.point("get_lambda_config", "State", state, f"Lambda reports the function {state}")]
+    if code:
+        points.append(b.point("get_lambda_config", "StateReasonCode", code, f"the reason Lambda gives: {code}"))
+    b.fault(
+        str(mode.fault_type), f"{mode.title[0].lower()}{mode.title[1:]} (State {state}, {code})", *points, mode=mode.id
+    )
 
 
 def _from_mappings(b: _Builder) -> None:

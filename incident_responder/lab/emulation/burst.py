@@ -8,7 +8,8 @@ what Lambda itself does around that, once for every workload:
 * throttling by reserved concurrency (a throttled request never reaches the function),
 * the service refusing an invocation before the function runs (the key encrypting the environment
   disabled: ``KMSDisabledException``; a VpcConfig naming a deleted subnet or security group:
-  ``InvalidSubnetIDException``, ``InvalidSecurityGroupIDException``; no log line at all),
+  ``InvalidSubnetIDException``, ``InvalidSecurityGroupIDException``; no log line at all), and the function's
+  State as Lambda sets it on the way (Inactive when it cannot recreate its network interfaces, Pending: refused),
 * the platform's lines (START, END, REPORT, ``Task timed out``, ``Runtime.ExitError`` when the
   function needs more memory than it has), in the runtime's own format (lab/runtimes.py),
 * an asynchronously invoked function's failed events given up: sent to its dead-letter queue and on-failure
@@ -48,7 +49,7 @@ from incident_responder.lab.emulation.invocation import (
     InvocationOutcome,
     WorkloadProfile,
 )
-from incident_responder.lab.emulation.refusals import service_error
+from incident_responder.lab.emulation.refusals import PENDING, service_error
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
 from incident_responder.lab.layers import extension_error, layer_import_error
 from incident_responder.lab.runtimes import (
@@ -220,6 +221,7 @@ class Workload(LambdaTraces):
                     error_type=refused[0],
                     error_message=refused[1],
                     logged=False,
+                    reached=refused[0] != PENDING[0],  # a Pending function is not invoked at all
                     executed_version=view.code.version,
                 )
             else:

@@ -8,6 +8,7 @@ from incident_responder.account.iam_policy import is_allowed
 from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA, count_vpc_network_interfaces, read_routing
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab.emulation.invocation import AccountView
+from incident_responder.lab.moto_patches.function_states import EC2_THROTTLED, condition_of, set_function_state
 
 # What the Lambda service answers when it cannot decrypt the function's environment (the function never runs).
 KMS_ERRORS = {
@@ -63,10 +64,62 @@ SUBNET_FULL = (
     "available IP addresses.",
 )
 ENI_LIMIT = ("ENILimitReachedException", "The elastic network interface limit was reached for the function's VPC.")
+EC2_THROTTLED_ERROR = (
+    "EC2ThrottledException",
+    "Amazon EC2 throttled Lambda during Lambda function initialization using the execution role provided for the "
+    "function.",
+)
+# The StateReasonCode Lambda sets when it fails to recreate an idle function's network interfaces for that error.
+STATE_REASON_CODES = {
+    EC2_ACCESS_DENIED[0]: "InsufficientRolePermissions",
+    SUBNET_FULL[0]: "SubnetOutOfIPAddresses",
+    ENI_LIMIT[0]: "EniLimitExceeded",
+    EC2_THROTTLED_ERROR[0]: "EC2RequestLimitExceeded",
+    VPC_ERRORS["subnet-"][0]: "InvalidSubnet",
+    VPC_ERRORS["sg-"][0]: "InvalidSecurityGroup",
+}
+
+# What Lambda answers a function that is not Active (the Invoke API reference's descriptions; the Pending message as
+# troubleshooting-invocation.html quotes it).
+PENDING = (
+    "ResourceConflictException",
+    "The operation cannot be performed at this time. The function is currently in the following state: Pending",
+)
+NOT_READY = (
+    "ResourceNotReadyException",
+    "The function is inactive and its VPC connection is no longer available. Wait for the VPC connection to "
+    "reestablish and try again.",
+)
+ENI_NOT_READY = (
+    "ENINotReadyException",
+    "Lambda couldn't invoke the Lambda function because the elastic network interface (ENI) configured for its VPC "
+    "connection isn't ready yet. Wait a few moments and try the request again.",
+)
 
 
 def service_error(clients: AwsClients, view: AccountView, function_name: str) -> tuple[str, str] | None:
-    """What the Lambda service answers instead of running the function, in this account state (None: it runs)."""
+    """What the Lambda service answers instead of running the function, in this account state (None: it runs); the
+    function's State as Lambda sets it on the way (functions-states.html)."""
+    state, code = view.raw.get("State"), view.raw.get("StateReasonCode")
+    if state == "Pending":
+        # Restoring an idle function's VPC connection: its interface is not ready yet; else it is being created.
+        return ENI_NOT_READY if code == "Restoring" else PENDING
+    if state == "Inactive" and code == "Idle":
+        # Lambda reclaimed the idle function's interfaces: the invocation fails while Lambda restores them.
+        set_function_state(function_name, State="Pending", StateReason=None, StateReasonCode="Restoring")
+        return NOT_READY
+    error = _service_error(clients, view, function_name)
+    if error is not None and error[0] in STATE_REASON_CODES:
+        # Lambda failed to recreate the function's interfaces: the function is Inactive, with the reason's code.
+        set_function_state(
+            function_name, State="Inactive", StateReason=None, StateReasonCode=STATE_REASON_CODES[error[0]]
+        )
+    elif state == "Inactive":
+        set_function_state(function_name, State="Active")  # recreated: Active again
+    return error
+
+
+def _service_error(clients: AwsClients, view: AccountView, function_name: str) -> tuple[str, str] | None:
     for missing in view.config.network.missing:
         for prefix, error in VPC_ERRORS.items():
             if missing.startswith(prefix):
@@ -76,6 +129,8 @@ def service_error(clients: AwsClients, view: AccountView, function_name: str) ->
     network = view.config.network
     if network.in_vpc and not is_allowed(view.policies, "ec2:CreateNetworkInterface", "*"):
         return EC2_ACCESS_DENIED
+    if network.in_vpc and condition_of(function_name) == EC2_THROTTLED:
+        return EC2_THROTTLED_ERROR
     if network.in_vpc and network.vpc_id:
         routing = read_routing(clients, [s.subnet_id for s in network.subnets])
         if any(r.available_ip_address_count == 0 for r in routing):

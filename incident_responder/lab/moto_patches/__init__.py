@@ -5,6 +5,7 @@ awslambda      GetAccountSettings, EphemeralStorage and DeadLetterConfig kept, e
 backends       moto's server lists its services once
 cloudwatch     ListMetrics by dimension name
 dynamodb       conditional writes applied one at a time
+function_states  a function's State, StateReason(Code), LastUpdateStatus as the lab's Lambda sets them; the lab's route for AWS's side
 iam            a role's inline policies that CloudFormation created, stored as JSON (read back as documents)
 responses      an action moto does not implement answered as an AWS error (501 NotImplemented), not a traceback
 sqs            moto's SQS leaves mapped queues to the lab's pollers (applied when a lab serves the queue consumer)

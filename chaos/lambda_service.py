@@ -1,0 +1,31 @@
+"""Fault injection, lab only: what only AWS's side of Lambda knows (its creation of a function's network interfaces
+stuck, their reclaiming, EC2 throttling the calls it makes with the function's role), held through the lab's own
+route beside moto's /moto-api/. An account in AWS has no such API: there the kinds that need it refuse."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+from chaos.errors import ChaosError
+from chaos.target import FaultTarget
+
+ROUTE = "/moto-api/lab/lambda-service"  # the lab's (incident_responder/lab/moto_patches/function_states.py)
+
+
+def hold(target: FaultTarget, condition: str | None) -> None:
+    """Have the lab's Lambda hold ``condition`` for the function (None: release it)."""
+    endpoint = target.clients.endpoint_url.rstrip("/")
+    body = json.dumps({"function_name": target.function_name, "condition": condition}).encode()
+    request = urllib.request.Request(
+        endpoint + ROUTE, data=body, method="POST", headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 (the lab's own endpoint)
+            response.read()
+    except (urllib.error.URLError, OSError) as exc:
+        raise ChaosError(
+            f"{endpoint} does not answer the lab's route for AWS's side of Lambda ({exc}): only the lab can hold it, "
+            "so this kind runs against the lab"
+        ) from exc
