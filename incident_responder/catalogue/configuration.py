@@ -55,10 +55,16 @@ CONFIGURATION: tuple[FailureMode, ...] = (
         "the function's configured timeout.",
         fix="Do less at initialisation. The 10-second limit does not apply to functions that use provisioned "
         "concurrency or SnapStart.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
+        lab_note="The lab reproduces a layer added with an external extension that takes longer than the Init "
+        "phase's 10 seconds to start: each environment reports the Init phase's timeout, then Lambda runs the Init "
+        "phase again in the invocation, within the function's timeout (a suppressed init, which the page says is "
+        "not reported in CloudWatch Logs: the REPORT line's duration includes it), and the invocation times out. "
+        "Static code that is slow by itself (the code's own, which no baseline restores) is not reproduced; the "
+        "responder names the entry only when a layer change since the baseline bears it out.",
         signatures=(_message("Phase: init Status: timeout"),),
         sources=(RUNTIME_ENVIRONMENT,),
     ),

@@ -96,14 +96,16 @@ class Runtime:
         duration_ms: float,
         memory_size: int,
         memory_used: int,
-        init_ms: float,
+        init_ms: float | None,
         timed_out: bool,
     ) -> str:
+        """``init_ms`` None: no Init Duration (a suppressed init's time is in the duration)."""
         status = "\tStatus: timeout" if timed_out else ""
+        init = f"\tInit Duration: {init_ms:.2f} ms" if init_ms is not None else ""
         return (
             f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
             f"{math.ceil(round(duration_ms, 2))} ms\tMemory Size: {memory_size} MB\tMax Memory Used: "
-            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + status
+            f"{memory_used} MB" + init + status
         )
 
     @staticmethod
