@@ -25,6 +25,7 @@ from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
 from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
+from chaos.kinds.environment_update_rejected import EnvironmentUpdateRejectedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
@@ -104,6 +105,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
     InitPhaseTimeoutKind,
+    EnvironmentUpdateRejectedKind,
 )
 
 

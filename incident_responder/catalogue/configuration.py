@@ -167,14 +167,24 @@ CONFIGURATION: tuple[FailureMode, ...] = (
         "environment variables you have provided contains reserved keys that are currently not supported for "
         "modification.`, or `RequestEntityTooLargeException: Request must be smaller "
         "than 5120 bytes for the UpdateFunctionConfiguration operation`",
-        shows_in=("deployment API response",),
+        shows_in=("deployment API response", "CloudTrail (the failed UpdateFunctionConfiguration)"),
         cause="The variables object is larger than 4096 bytes (key names, values, quotes, commas and brackets "
         "included), or it sets a key Lambda reserves (such as `AWS_REGION`).",
         fix="Keep the variables object within 4096 bytes and leave Lambda's reserved keys alone.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="environment_update_rejected",
         action_type=None,
-        handover="",
+        handover="A deploy's code went live while Lambda refused its environment update, so the code runs without the "
+        "variable it reads. Keep the variables object within 4096 bytes (move large values, such as a document of "
+        "settings, to Parameter Store or Secrets Manager and read them at run time), leave Lambda's reserved keys "
+        "alone, and apply the environment update again (UpdateFunctionConfiguration); or deploy the previous code "
+        "until then. The baseline keeps no deployment package to put back.",
+        lab_note="The lab reproduces a deploy to $LATEST whose code update succeeds and whose environment update, "
+        "over 4 KB, Lambda refuses (the lab's Lambda refuses a variables object over 4096 bytes in the "
+        "troubleshooting page's words, and its CloudTrail records the failed call with errorCode and errorMessage); "
+        "the responder reads the refused call from CloudTrail (get_recent_changes shows the message without what "
+        "it quotes of the variables) and the code's KeyError from the logs. Reserved keys and "
+        "RequestEntityTooLargeException are not emulated; a refused request alone raises no alarm.",
         signatures=(
             _code("InvalidParameterValueException"),
             _message("exceeded the 4KB limit"),

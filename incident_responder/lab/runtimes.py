@@ -350,3 +350,18 @@ def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None
     if isinstance(runtime, NodeRuntime):
         return RaisedError("Error", f"EACCES: permission denied, open '{path}'", [*_NODE_LOAD_FRAMES], init=True)
     return RaisedError("PermissionError", f"[Errno 13] Permission denied: '{path}'", init=True)
+
+
+_PY_MODULE_ENVIRON = re.compile(r"""^[A-Za-z_].*?\bos\.environ\[["'](?P<name>\w+)["']\]""")
+
+
+def environment_error(code: DeployedCode, environment: dict[str, str], runtime: Runtime) -> RaisedError | None:
+    """Python's KeyError while the runtime imports the handler's module: its static code reads a variable
+    (``os.environ["NAME"]``, not indented) that the function's environment does not hold. None for Node.js."""
+    if isinstance(runtime, NodeRuntime) or not code.source or not code.filename:
+        return None
+    for number, text in enumerate(code.source.splitlines(), start=1):
+        if (m := _PY_MODULE_ENVIRON.match(text)) and m.group("name") not in environment:
+            frame = Frame(f"{runtime.task_root}/{code.filename}", number, "<module>", code=text.strip())
+            return RaisedError("KeyError", f"'{m.group('name')}'", [frame], init=True)
+    return None

@@ -655,3 +655,33 @@ def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttl
     # Text is not proof: no throttles, no fault.
     diagnosis, _, _ = diagnose(alert, **tools())
     assert "rate_limited" not in faults(diagnosis)
+
+
+def test_a_refused_environment_update_with_new_code_failing_on_its_variable_is_the_fault():
+    lines = (
+        invocation(
+            "$LATEST",
+            "[ERROR] KeyError: 'FEATURE_FLAGS'\nTraceback (most recent call last):\n  File \"/var/task/app.py\", line 3, "
+            'in <module>\n    FEATURE_FLAGS = json.loads(os.environ["FEATURE_FLAGS"])',
+        )
+        * 2
+    )
+    refused = {
+        "time": TS,
+        "event_name": "UpdateFunctionConfiguration",
+        "resource": FN,
+        "error_code": "InvalidParameterValueException",
+        "error_message": "Lambda was unable to configure your environment variables because the environment "
+        "variables you have provided exceeded the 4KB limit.",
+    }
+    deployed = {"time": TS, "event_name": "UpdateFunctionCode", "resource": FN}
+    changes = {"function_name": FN, "window_hours": 24, "events": [refused, deployed]}
+    diagnosis, _, called = diagnose(incident(), **tools(get_recent_logs=logs(lines), get_recent_changes=changes))
+    assert "get_recent_changes" in [name for turn in called for name in turn]
+    assert faults(diagnosis) == {"environment_update_rejected"}
+    assert diagnosis.failure_modes == ["environment-update-rejected"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].error_code", "InvalidParameterValueException")
+    # The same KeyError without a refused update is the code's; a lower-case key is no variable (not read).
+    changes["events"] = [deployed]
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(lines), get_recent_changes=changes))
+    assert faults(diagnosis) == {"application_error"}

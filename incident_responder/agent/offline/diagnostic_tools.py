@@ -11,6 +11,7 @@ import json
 from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.reported import missing_variable_errors
 
 
 # -- investigation ---------------------------------------------------------------------------------
@@ -111,7 +112,9 @@ def _beyond_drift(obs: Observations) -> list[str]:
         tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
-    if not explained and not looping:
+    # The code fails on a variable the function does not have and no drift of its environment says why: what did
+    # the latest deploy change (an environment update Lambda refused)?
+    if (not explained or missing_variable_errors(obs)) and not looping:
         tools.append("get_recent_changes")
     return tools
 

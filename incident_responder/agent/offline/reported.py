@@ -7,9 +7,11 @@ words, and a fault only where the configuration or the metrics bear it out.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from incident_responder.agent.offline.findings import _Builder
+from incident_responder.agent.offline.observations import Observations
 from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
 
 
@@ -100,3 +102,57 @@ def _failing_mapping(b: _Builder) -> tuple[int, dict[str, Any]] | None:
         if str(mapping.get("LastProcessingResult") or "").startswith("PROBLEM: Function call failed"):
             return i, mapping
     return None
+
+
+# A KeyError's message naming an environment variable (by convention upper case): ``'FEATURE_FLAGS'``.
+_VARIABLE = re.compile(r"""^['"]([A-Z][A-Z0-9_]*)['"]$""")
+
+
+def missing_variable_errors(obs: Observations) -> list[Any]:
+    """The code's KeyErrors naming an environment variable that no drift of the environment explains (it was never
+    there): the code expects a variable the function's configuration does not hold."""
+    changed = {str(d.get("path", "")).split(".", 1)[-1] for d in obs.drift() or [] if "environment." in d["path"]}
+    return [
+        e
+        for e in obs.errors("exception", origin="application")
+        if e.error_type == "KeyError" and (m := _VARIABLE.match(str(e.message))) and m.group(1) not in changed
+    ]
+
+
+def _from_rejected_update(b: _Builder) -> None:
+    """A deploy whose environment update Lambda refused (CloudTrail: UpdateFunctionConfiguration with an
+    InvalidParameterValueException) while its code went live, and the code fails on the variable it lacks."""
+    events = (b.obs.results.get("get_recent_changes") or {}).get("events") or []
+    failing = missing_variable_errors(b.obs)
+    mode = MODES_BY_ID["environment-update-rejected"]
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("event_name") != "UpdateFunctionConfiguration":
+            continue
+        if event.get("error_code") != "InvalidParameterValueException" or not failing:
+            continue
+        # The code changed since (or with) the refused update: the new code runs without what it was to be given.
+        code = next((j for j, e in enumerate(events) if e.get("event_name") == "UpdateFunctionCode"), None)
+        if code is None or events[code].get("error_code"):
+            continue
+        points = [
+            b.point("get_recent_changes", f"events[{i}].error_code", event["error_code"], mode.title),
+            b.point("get_recent_changes", f"events[{code}].event_name", "UpdateFunctionCode", "the code was deployed"),
+        ]
+        if event.get("error_message"):
+            points.append(
+                b.point(
+                    "get_recent_changes", f"events[{i}].error_message", event["error_message"], "why Lambda refused"
+                )
+            )
+        points += b.error_points(failing[0], "the new code fails on a variable the function does not have")
+        for error in failing:
+            b.explained.add((str(error.error_type), str(error.message)))
+        b.fault(
+            str(mode.fault_type),
+            f"a deploy's environment update was refused at {event.get('time')} ({event['error_code']}: "
+            f"{str(event.get('error_message') or '')[:120]}) while its code went live: the code fails on "
+            f"{failing[0].error_type} {failing[0].message}",
+            *points,
+            mode=mode.id,
+        )
+        return

@@ -46,6 +46,7 @@ class FaultType(StrEnum):
     INVOKE_PERMISSION_LOST = "invoke_permission_lost"
     ASYNC_CONFIG_CHANGED = "async_config_changed"
     DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
+    ENVIRONMENT_UPDATE_REJECTED = "environment_update_rejected"
     UNKNOWN = "unknown"
 
 
@@ -269,6 +270,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person restores the environment variable's value (the baseline keeps names and "
         "digests, never values)",
+    ),
+    FaultRecord(
+        FaultType.ENVIRONMENT_UPDATE_REJECTED,
+        None,
+        "no automated action: a deploy's code went live while Lambda refused its environment update; a person keeps "
+        "the variables within 4 KB (moves large values to Parameter Store or Secrets Manager, read at run time) and "
+        "applies the update again, or deploys the previous code",
     ),
     # The deployment package itself (its files, its entry point): the baseline keeps no package to put back.
     FaultRecord(

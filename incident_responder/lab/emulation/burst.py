@@ -53,6 +53,7 @@ from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
 from incident_responder.lab.layers import extension_error, extension_start_seconds, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
+    environment_error,
     handler_error,
     permission_error,
     read_handler_source,
@@ -169,6 +170,7 @@ class Workload(LambdaTraces):
             extension_error(self.clients, view.code)
             or layer_import_error(self.clients, view.code, view.runtime)
             or permission_error(view.code, view.runtime)
+            or environment_error(view.code, view.environment, view.runtime)
             or handler_error(view.code, view.runtime)
         )
         # The Init phase's time: the slowest extension's start, then the runtime's and the function's static code.

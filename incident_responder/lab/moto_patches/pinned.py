@@ -38,6 +38,7 @@ PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
     (awslambda.keep_processing_results, "a mapping's LastProcessingResult is the lab poller's, as Lambda's is"),
     (awslambda.keep_dead_letter_config, "a function keeps its DeadLetterConfig, as Lambda does"),
     (awslambda.replace_event_invoke_config, "PutFunctionEventInvokeConfig replaces the configuration, as Lambda's"),
+    (awslambda.refuse_oversized_environment, "environment variables over 4 KB are refused, as Lambda refuses them"),
     (dynamodb._serialize_dynamodb_writes, "conditional writes are atomic, as the approval and alert grouping need"),
     (backends._list_services_once, "moto's server lists its services once, not on every request"),
     (stepfunctions.install_jsonata, "JSONata states evaluate (moto ships no evaluator)"),
