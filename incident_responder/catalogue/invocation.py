@@ -66,10 +66,20 @@ INVOCATION: tuple[FailureMode, ...] = (
         "(the IAM action's name differs from the API operation's, `Invoke`).",
         fix="Add the AWS managed policy AWSLambdaRole to the caller, or a policy that allows `lambda:InvokeFunction` "
         "on the function.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="caller_not_authorized",
         action_type=None,
-        handover="",
+        handover="The caller's own IAM permissions must allow it: attach the AWS managed policy AWSLambdaRole to the "
+        "user or role the error names, or a policy allowing `lambda:InvokeFunction` on the function's ARN (and its "
+        "alias's, `<function ARN>:<alias>`, when it invokes an alias); a caller in another account also needs a "
+        "statement of the function's resource-based policy (AddPermission). The responder changes only the "
+        "onboarded function's own resources, never a caller's.",
+        lab_note="No workload of the lab invokes another function, so no chaos kind reproduces it: the error reaches "
+        "only the caller, and the responder reads it from an alert that names it (the caller's error in the "
+        "project's alert JSON), then checks the function's resource-based policy (get_lambda_config, "
+        "InvokePermissions): no statement for the caller is the caller's own permissions (handed over); a statement "
+        "removed since the baseline is resource-policy-missing (restored); a statement that lets the caller is a "
+        "gap (an explicit deny elsewhere). Unit tests pin the reading.",
         signatures=(_message("is not authorized to perform: lambda:InvokeFunction"),),
         sources=(TS_INVOCATION,),
     ),

@@ -685,3 +685,33 @@ def test_a_refused_environment_update_with_new_code_failing_on_its_variable_is_t
     changes["events"] = [deployed]
     diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(lines), get_recent_changes=changes))
     assert faults(diagnosis) == {"application_error"}
+
+
+def test_an_alert_saying_the_caller_may_not_invoke_is_the_callers_permissions_when_no_statement_allows_it():
+    caller = "arn:aws:iam::123456789012:role/checkout-service"
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="AccessDeniedException",
+        error_message=f"User: {caller} is not authorized to perform: lambda:InvokeFunction on resource: {FN_ARN} "
+        "because no identity-based policy allows the lambda:InvokeFunction action",
+    )
+    policy = {"live:orders-api-gateway-invoke": "apigateway.amazonaws.com"}
+    diagnosis, _, called = diagnose(alert, **tools(get_lambda_config=config(InvokePermissions=policy)))
+    assert "get_lambda_config" in called[0]  # read with the logs: the error is the caller's, not the function's
+    assert faults(diagnosis) == {"caller_not_authorized"} and diagnosis.failure_modes == ["invoke-not-authorized"]
+    assert cites(diagnosis, "get_lambda_config", "InvokePermissions")
+    # A statement that lets the caller (a session of its role) invoke: denied elsewhere, a gap and no fault.
+    session = alert.model_copy(
+        update={
+            "error_message": alert.error_message.replace(
+                caller, caller.replace(":iam:", ":sts:").replace("role/", "assumed-role/") + "/session-1"
+            )
+        }
+    )
+    allowed = {**policy, "checkout": caller}
+    diagnosis, _, _ = diagnose(session, **tools(get_lambda_config=config(InvokePermissions=allowed)))
+    assert "caller_not_authorized" not in faults(diagnosis)
+    assert any("explicit deny" in gap for gap in diagnosis.investigation_gaps)

@@ -11,7 +11,7 @@ import json
 from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.reported import missing_variable_errors
+from incident_responder.agent.offline.reported import INVOKE_DENIED, missing_variable_errors
 
 
 # -- investigation ---------------------------------------------------------------------------------
@@ -40,7 +40,13 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
         ):
             plan += _after_the_logs(obs, fallback)
     else:
-        if obs.alert_error_category() == "kms" or obs.alert_mode_area() == "mounts":
+        # An error only the caller saw: what the function's configuration says of it (its file systems, SnapStart,
+        # who its resource-based policy lets invoke it).
+        if (
+            obs.alert_error_category() == "kms"
+            or obs.alert_mode_area() == "mounts"
+            or obs.alert_mode() == INVOKE_DENIED
+        ):
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")

@@ -7,12 +7,13 @@ words, and a fault only where the configuration or the metrics bear it out.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+from incident_responder.catalogue.queries import MODES_BY_ID
 
 
 def _from_mappings(b: _Builder) -> None:
@@ -48,11 +49,13 @@ def _from_alert_error(b: _Builder) -> None:
     SnapStart entry, or a rate quota's throttle: the fault when the configuration (the function mounts a file
     system, uses SnapStart) or the metrics bear it out, else a gap."""
     error_type = str(b.obs.incident.get("error_type") or "")
-    mode = MODES_BY_ID.get(failure_mode_of(error_type, b.obs.incident.get("error_message")) or "")
+    mode = MODES_BY_ID.get(b.obs.alert_mode() or "")
     if mode is None or mode.fault_type is None or mode.responder == "not_yet":
         return
     if mode.id == "invocation-rate-exceeded":
         _rate_limited(b, mode, error_type)
+    if mode.id == INVOKE_DENIED:
+        _caller_not_authorized(b, mode, str(b.obs.incident.get("error_message") or ""))
     if mode.area != "mounts":
         return
     config = b.obs.config()
@@ -71,6 +74,47 @@ def _from_alert_error(b: _Builder) -> None:
     b.fault(
         mode.fault_type,
         f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        ptr,
+        mode=mode.id,
+    )
+
+
+INVOKE_DENIED = "invoke-not-authorized"
+_DENIED_CALLER = re.compile(r"User: (?P<principal>\S+) is not authorized to perform: lambda:InvokeFunction")
+
+
+def _principals(caller: str) -> set[str]:
+    """What a resource-based policy names to let ``caller`` invoke: its ARN (a role's, for a session of it), its
+    account (ARN or id), or anyone."""
+    if m := re.match(r"^arn:(?P<partition>[\w-]+):sts::(?P<account>\d{12}):assumed-role/(?P<role>[^/]+)/", caller):
+        caller = f"arn:{m['partition']}:iam::{m['account']}:role/{m['role']}"
+    account = caller.split(":")[4] if caller.count(":") >= 5 else ""
+    return {caller, account, f"arn:aws:iam::{account}:root", "*"} - {""}
+
+
+def _caller_not_authorized(b: _Builder, mode: Any, message: str) -> None:
+    """The caller reports it may not invoke the function: the caller's own permissions when the function's
+    resource-based policy has no statement for it (nor lost one since the baseline: drift names that); a gap when a
+    statement lets it (a deny elsewhere refuses it)."""
+    config = b.obs.config()
+    permissions = config.get("InvokePermissions")
+    caller = m.group("principal") if (m := _DENIED_CALLER.search(message)) else None
+    if caller is None or permissions is None or "invoke_permission_lost" in b.faults:
+        if caller is None or permissions is None:
+            b.gap(f"the alert names {mode.id} but the function's resource-based policy could not be checked")
+        return
+    if _principals(caller) & set(permissions.values()):
+        b.gap(
+            f"the alert says {caller} may not invoke the function, yet its resource-based policy lets it: an explicit "
+            "deny (an SCP, a permissions boundary, the caller's own policy) or a condition refuses it"
+        )
+        return
+    shown = json.dumps(permissions, sort_keys=True)
+    ptr = b.point("get_lambda_config", "InvokePermissions", shown, f"no statement lets {caller} invoke the function")
+    b.fault(
+        mode.fault_type,
+        f"{caller} may not invoke the function (lambda:InvokeFunction, as the caller reports): no statement of the "
+        "function's resource-based policy allows it, so the caller's own IAM permissions must",
         ptr,
         mode=mode.id,
     )

@@ -47,6 +47,7 @@ class FaultType(StrEnum):
     ASYNC_CONFIG_CHANGED = "async_config_changed"
     DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
     ENVIRONMENT_UPDATE_REJECTED = "environment_update_rejected"
+    CALLER_NOT_AUTHORIZED = "caller_not_authorized"
     UNKNOWN = "unknown"
 
 
@@ -252,6 +253,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: the callers exceed a Lambda rate quota; a person has them retry after "
         "retryAfterSeconds with backoff, spreads the requests, or asks for a higher quota where it is adjustable",
+    ),
+    FaultRecord(
+        FaultType.CALLER_NOT_AUTHORIZED,
+        None,
+        "no automated action: a person grants the caller lambda:InvokeFunction on the function (the AWSLambdaRole "
+        "managed policy, or a statement naming the function's ARN); a caller in another account also needs a "
+        "statement of the function's resource-based policy",
     ),
     FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
