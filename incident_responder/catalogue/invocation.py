@@ -156,10 +156,16 @@ INVOCATION: tuple[FailureMode, ...] = (
         cause="The caller sends a payload larger than the Lambda quota for invocation payloads, or a body that is "
         "not JSON.",
         fix="Send a JSON body within the invocation payload quota (see Lambda quotas).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="invoke_request_rejected",
         action_type=None,
-        handover="",
+        handover="Lambda refuses the request before the function runs: have the caller send a JSON body with the "
+        "content type application/json, within the invocation payload quota (see Lambda quotas), and pass larger "
+        "data by reference (an S3 object the function reads). The function's configuration plays no part.",
+        lab_note="The lab's callers send small JSON events (S3 notifications, API Gateway requests, SQS batches): no "
+        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. The responder reads "
+        "the error from an alert naming it (the caller's), or from the logs of a function that invokes another; a "
+        "fault only when the function's own logs report no error. Unit tests pin the reading.",
         signatures=(
             _code("RequestTooLargeException"),
             _code("InvalidRequestContentException"),

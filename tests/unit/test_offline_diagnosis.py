@@ -715,3 +715,39 @@ def test_an_alert_saying_the_caller_may_not_invoke_is_the_callers_permissions_wh
     diagnosis, _, _ = diagnose(session, **tools(get_lambda_config=config(InvokePermissions=allowed)))
     assert "caller_not_authorized" not in faults(diagnosis)
     assert any("explicit deny" in gap for gap in diagnosis.investigation_gaps)
+
+
+CALLER_SIDE = [
+    ("RequestTooLargeException", "Request must be smaller than 6291456 bytes for the InvokeFunction operation"),
+    ("UnsupportedMediaTypeException", "The content type of the Invoke request body is not JSON."),
+]
+
+
+@pytest.mark.parametrize("error_type, message", CALLER_SIDE)
+def test_an_alert_naming_a_refused_invoke_request_is_the_callers_when_the_function_reports_no_error(
+    error_type, message
+):
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type=error_type,
+        error_message=message,
+    )
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert faults(diagnosis) == {"invoke_request_rejected"} and diagnosis.failure_modes == ["invoke-request-rejected"]
+    assert cites(diagnosis, "get_recent_logs", "errors", "[]")
+    # The function's own error may be what the caller saw: a gap, not the caller's request.
+    diagnosis, _, _ = diagnose(alert, **tools(get_recent_logs=logs(invocation("2", TYPE_ERROR))))
+    assert "invoke_request_rejected" not in faults(diagnosis)
+
+
+def test_a_function_whose_invoke_of_another_is_refused_as_too_large_logs_the_callers_fault():
+    refused = node_error(
+        "RequestTooLargeException",
+        "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
+        **{"$fault": "client", "$metadata": {"httpStatusCode": 413}},
+    )
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", refused))))
+    assert faults(diagnosis) == {"invoke_request_rejected"} and diagnosis.failure_modes == ["invoke-request-rejected"]

@@ -56,6 +56,8 @@ def _from_alert_error(b: _Builder) -> None:
         _rate_limited(b, mode, error_type)
     if mode.id == INVOKE_DENIED:
         _caller_not_authorized(b, mode, str(b.obs.incident.get("error_message") or ""))
+    if mode.id in BEFORE_THE_FUNCTION:
+        _before_the_function(b, mode, error_type)
     if mode.area != "mounts":
         return
     config = b.obs.config()
@@ -115,6 +117,32 @@ def _caller_not_authorized(b: _Builder, mode: Any, message: str) -> None:
         mode.fault_type,
         f"{caller} may not invoke the function (lambda:InvokeFunction, as the caller reports): no statement of the "
         "function's resource-based policy allows it, so the caller's own IAM permissions must",
+        ptr,
+        mode=mode.id,
+    )
+
+
+# Entries whose error Lambda answers the caller with before (or instead of) running the function.
+BEFORE_THE_FUNCTION = {"invoke-request-rejected"}
+
+
+def _before_the_function(b: _Builder, mode: Any, error_type: str) -> None:
+    """The caller reports an error Lambda answered before the function ran (its request refused, the service's own
+    failure): the fault when the function's logs report no error of their own; else a gap (its own failure may be
+    what the caller saw)."""
+    logs = b.obs.results.get("get_recent_logs") or {}
+    if logs.get("error") or not isinstance(logs.get("errors"), list):
+        b.gap(f"the alert names {error_type} ({mode.id}) but the function's logs could not be read")
+        return
+    if logs["errors"] or b.faults:
+        b.gap(
+            f"the alert names {error_type} ({mode.id}), but the function's own errors or configuration may explain it"
+        )
+        return
+    ptr = b.point("get_recent_logs", "errors", "[]", "the function reports no error: the failure came before it ran")
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
         ptr,
         mode=mode.id,
     )

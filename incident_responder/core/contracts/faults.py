@@ -48,6 +48,7 @@ class FaultType(StrEnum):
     DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
     ENVIRONMENT_UPDATE_REJECTED = "environment_update_rejected"
     CALLER_NOT_AUTHORIZED = "caller_not_authorized"
+    INVOKE_REQUEST_REJECTED = "invoke_request_rejected"
     UNKNOWN = "unknown"
 
 
@@ -253,6 +254,14 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: the callers exceed a Lambda rate quota; a person has them retry after "
         "retryAfterSeconds with backoff, spreads the requests, or asks for a higher quota where it is adjustable",
+    ),
+    FaultRecord(
+        FaultType.INVOKE_REQUEST_REJECTED,
+        None,
+        "no automated action: Lambda refuses the caller's request before the function runs; a person has the caller "
+        "send a JSON body (content type application/json) within the invocation payload quota, or pass a large "
+        "payload by reference (an S3 object)",
+        from_logs=True,
     ),
     FaultRecord(
         FaultType.CALLER_NOT_AUTHORIZED,
