@@ -182,10 +182,16 @@ INVOCATION: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="An internal error of the Lambda service.",
         fix="The API reference documents no remedy on the caller's side: the error is the service's.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="lambda_service_error",
         action_type=None,
-        handover="",
+        handover="The error is the Lambda service's own: nothing in the function's configuration causes or fixes it. "
+        "Callers retry with backoff (the AWS SDKs retry server errors); check the AWS Health Dashboard for Lambda in "
+        "the Region, and contact AWS Support if the errors persist.",
+        lab_note="Nothing in an account makes Lambda fail internally, so no chaos kind reproduces it (the lab fails "
+        "its own API calls only to test the responder's remediation). The responder reads the error from an alert "
+        "naming it (the caller's), or from the logs of a function that invokes another; a fault only when the "
+        "function's own logs report no error. Unit tests pin the reading.",
         signatures=(_code("ServiceException"),),
         sources=(INVOKE,),
     ),

@@ -751,3 +751,27 @@ def test_a_function_whose_invoke_of_another_is_refused_as_too_large_logs_the_cal
     )
     diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", refused))))
     assert faults(diagnosis) == {"invoke_request_rejected"} and diagnosis.failure_modes == ["invoke-request-rejected"]
+
+
+def test_an_alert_naming_lambdas_own_error_is_the_service_when_the_function_reports_no_error():
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="ServiceException",
+        error_message="The AWS Lambda service encountered an internal error.",
+    )
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert faults(diagnosis) == {"lambda_service_error"} and diagnosis.failure_modes == ["lambda-service-error"]
+    assert cites(diagnosis, "get_recent_logs", "errors", "[]")
+    diagnosis, _, _ = diagnose(alert, **tools(get_recent_logs=logs(invocation("2", TYPE_ERROR))))
+    assert "lambda_service_error" not in faults(diagnosis)
+    # A function that invokes another logs the service's error: AWS itself, the logs establish it.
+    failed = node_error(
+        "ServiceException",
+        "The AWS Lambda service encountered an internal error.",
+        **{"$fault": "server", "$metadata": {"httpStatusCode": 500}},
+    )
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", failed))))
+    assert faults(diagnosis) == {"lambda_service_error"} and diagnosis.failure_modes == ["lambda-service-error"]

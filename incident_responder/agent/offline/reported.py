@@ -123,7 +123,7 @@ def _caller_not_authorized(b: _Builder, mode: Any, message: str) -> None:
 
 
 # Entries whose error Lambda answers the caller with before (or instead of) running the function.
-BEFORE_THE_FUNCTION = {"invoke-request-rejected"}
+BEFORE_THE_FUNCTION = {"invoke-request-rejected", "lambda-service-error"}
 
 
 def _before_the_function(b: _Builder, mode: Any, error_type: str) -> None:

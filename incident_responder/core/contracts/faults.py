@@ -49,6 +49,7 @@ class FaultType(StrEnum):
     ENVIRONMENT_UPDATE_REJECTED = "environment_update_rejected"
     CALLER_NOT_AUTHORIZED = "caller_not_authorized"
     INVOKE_REQUEST_REJECTED = "invoke_request_rejected"
+    LAMBDA_SERVICE_ERROR = "lambda_service_error"
     UNKNOWN = "unknown"
 
 
@@ -261,6 +262,14 @@ FAULTS: tuple[FaultRecord, ...] = (
         "no automated action: Lambda refuses the caller's request before the function runs; a person has the caller "
         "send a JSON body (content type application/json) within the invocation payload quota, or pass a large "
         "payload by reference (an S3 object)",
+        from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.LAMBDA_SERVICE_ERROR,
+        None,
+        "no automated action: the Lambda service failed internally (ServiceException); callers retry with backoff "
+        "(the AWS SDKs retry server errors), and a person checks the AWS Health Dashboard for Lambda in the Region "
+        "and contacts AWS Support if it persists",
         from_logs=True,
     ),
     FaultRecord(
