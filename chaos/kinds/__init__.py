@@ -26,6 +26,7 @@ from chaos.kinds.downstream_throttle import DownstreamThrottleKind
 from chaos.kinds.ec2_throttled_during_setup import Ec2ThrottledDuringSetupKind
 from chaos.kinds.eni_limit_reached import EniLimitReachedKind
 from chaos.kinds.env_var_removed import EnvVarRemovedKind
+from chaos.kinds.environment_update_rejected import EnvironmentUpdateRejectedKind
 from chaos.kinds.ephemeral_storage import EphemeralStorageKind
 from chaos.kinds.esm_disable import EsmDisableKind
 from chaos.kinds.event_source_function_call_failed import EventSourceFunctionCallFailedKind
@@ -35,6 +36,7 @@ from chaos.kinds.function_pending import FunctionPendingKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
+from chaos.kinds.init_phase_timeout import InitPhaseTimeoutKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
@@ -108,6 +110,8 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     FunctionPendingKind,
     VpcConnectionNotReadyKind,
     Ec2ThrottledDuringSetupKind,
+    InitPhaseTimeoutKind,
+    EnvironmentUpdateRejectedKind,
 )
 
 

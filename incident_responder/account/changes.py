@@ -34,6 +34,9 @@ class ChangeEvent(Compact):
     resource: str = Field(description="the function's resource it changed, as looked up (name, role, key ARN, ...)")
     who: str | None = Field(default=None, description="the caller's ARN (userIdentity.arn), else its user name")
     error_code: str | None = Field(default=None, description="set when the call failed (nothing changed)")
+    error_message: str | None = Field(
+        default=None, description="the failed call's error message, without what it quotes of the request"
+    )
 
 
 class VersionInfo(Compact):
@@ -86,9 +89,15 @@ def _event_name(name: str, source: str | None) -> str:
     return name
 
 
-def _caller(event: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(who, errorCode) from a LookupEvents event: userIdentity.arn from its CloudTrailEvent, else Username."""
-    who, error_code = None, None
+# Where an error message starts quoting the request (Lambda's environment variables: their values).
+_QUOTED_REQUEST = re.compile(r"\s*String measured:.*$", re.S)
+MAX_ERROR_MESSAGE = 240
+
+
+def _caller(event: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(who, errorCode, errorMessage) from a LookupEvents event: userIdentity.arn from its CloudTrailEvent, else
+    Username; the message cut where it quotes the request (never a variable's value)."""
+    who, error_code, message = None, None, None
     detail = event.get("CloudTrailEvent")
     if isinstance(detail, str) and len(detail) < 200_000:
         try:
@@ -99,7 +108,9 @@ def _caller(event: dict[str, Any]) -> tuple[str | None, str | None]:
             identity = parsed.get("userIdentity") or {}
             who = identity.get("arn") if isinstance(identity, dict) else None
             error_code = parsed.get("errorCode")
-    return who or event.get("Username"), error_code
+            if isinstance(text := parsed.get("errorMessage"), str) and text:
+                message = _QUOTED_REQUEST.sub("", text)[:MAX_ERROR_MESSAGE]
+    return who or event.get("Username"), error_code, message
 
 
 def _change_subjects(clients: AwsClients, name: str, config: dict[str, Any], gaps: list[str]) -> list[str]:
@@ -156,7 +167,7 @@ def read_recent_changes(clients: AwsClients, lambda_name: str, hours: int = 24) 
             when = _aws_time(event.get("EventTime"))
             if event.get("ReadOnly") == "true" or when is None or event.get("EventId") in found:
                 continue
-            who, error_code = _caller(event)
+            who, error_code, error_message = _caller(event)
             found[event.get("EventId") or f"{subject}-{len(found)}"] = (
                 when,
                 ChangeEvent(
@@ -166,6 +177,7 @@ def read_recent_changes(clients: AwsClients, lambda_name: str, hours: int = 24) 
                     resource=subject,
                     who=who,
                     error_code=error_code,
+                    error_message=error_message,
                 ),
             )
     newest = sorted(found.values(), key=lambda e: e[0], reverse=True)

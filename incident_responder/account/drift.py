@@ -246,7 +246,9 @@ class _AccountClock:
         found = [
             (when, e["EventName"])
             for e in events
-            if str(e.get("EventName", "")).startswith(wanted) and (when := _utc(e.get("EventTime")))
+            if str(e.get("EventName", "")).startswith(wanted)
+            and '"errorCode"' not in str(e.get("CloudTrailEvent", ""))  # a call that failed changed nothing
+            and (when := _utc(e.get("EventTime")))
         ]
         return max(found) if found else None
 

@@ -55,10 +55,16 @@ CONFIGURATION: tuple[FailureMode, ...] = (
         "the function's configured timeout.",
         fix="Do less at initialisation. The 10-second limit does not apply to functions that use provisioned "
         "concurrency or SnapStart.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="layers_changed",
+        action_type="restore_layers",
         handover="",
+        lab_note="The lab reproduces a layer added with an external extension that takes longer than the Init "
+        "phase's 10 seconds to start: each environment reports the Init phase's timeout, then Lambda runs the Init "
+        "phase again in the invocation, within the function's timeout (a suppressed init, which the page says is "
+        "not reported in CloudWatch Logs: the REPORT line's duration includes it), and the invocation times out. "
+        "Static code that is slow by itself (the code's own, which no baseline restores) is not reproduced; the "
+        "responder names the entry only when a layer change since the baseline bears it out.",
         signatures=(_message("Phase: init Status: timeout"),),
         sources=(RUNTIME_ENVIRONMENT,),
     ),
@@ -161,14 +167,24 @@ CONFIGURATION: tuple[FailureMode, ...] = (
         "environment variables you have provided contains reserved keys that are currently not supported for "
         "modification.`, or `RequestEntityTooLargeException: Request must be smaller "
         "than 5120 bytes for the UpdateFunctionConfiguration operation`",
-        shows_in=("deployment API response",),
+        shows_in=("deployment API response", "CloudTrail (the failed UpdateFunctionConfiguration)"),
         cause="The variables object is larger than 4096 bytes (key names, values, quotes, commas and brackets "
         "included), or it sets a key Lambda reserves (such as `AWS_REGION`).",
         fix="Keep the variables object within 4096 bytes and leave Lambda's reserved keys alone.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="environment_update_rejected",
         action_type=None,
-        handover="",
+        handover="A deploy's code went live while Lambda refused its environment update, so the code runs without the "
+        "variable it reads. Keep the variables object within 4096 bytes (move large values, such as a document of "
+        "settings, to Parameter Store or Secrets Manager and read them at run time), leave Lambda's reserved keys "
+        "alone, and apply the environment update again (UpdateFunctionConfiguration); or deploy the previous code "
+        "until then. The baseline keeps no deployment package to put back.",
+        lab_note="The lab reproduces a deploy to $LATEST whose code update succeeds and whose environment update, "
+        "over 4 KB, Lambda refuses (the lab's Lambda refuses a variables object over 4096 bytes in the "
+        "troubleshooting page's words, and its CloudTrail records the failed call with errorCode and errorMessage); "
+        "the responder reads the refused call from CloudTrail (get_recent_changes shows the message without what "
+        "it quotes of the variables) and the code's KeyError from the logs. Reserved keys and "
+        "RequestEntityTooLargeException are not emulated; a refused request alone raises no alarm.",
         signatures=(
             _code("InvalidParameterValueException"),
             _message("exceeded the 4KB limit"),

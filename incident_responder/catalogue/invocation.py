@@ -66,10 +66,20 @@ INVOCATION: tuple[FailureMode, ...] = (
         "(the IAM action's name differs from the API operation's, `Invoke`).",
         fix="Add the AWS managed policy AWSLambdaRole to the caller, or a policy that allows `lambda:InvokeFunction` "
         "on the function.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="caller_not_authorized",
         action_type=None,
-        handover="",
+        handover="The caller's own IAM permissions must allow it: attach the AWS managed policy AWSLambdaRole to the "
+        "user or role the error names, or a policy allowing `lambda:InvokeFunction` on the function's ARN (and its "
+        "alias's, `<function ARN>:<alias>`, when it invokes an alias); a caller in another account also needs a "
+        "statement of the function's resource-based policy (AddPermission). The responder changes only the "
+        "onboarded function's own resources, never a caller's.",
+        lab_note="No workload of the lab invokes another function, so no chaos kind reproduces it: the error reaches "
+        "only the caller, and the responder reads it from an alert that names it (the caller's error in the "
+        "project's alert JSON), then checks the function's resource-based policy (get_lambda_config, "
+        "InvokePermissions): no statement for the caller is the caller's own permissions (handed over); a statement "
+        "removed since the baseline is resource-policy-missing (restored); a statement that lets the caller is a "
+        "gap (an explicit deny elsewhere). Unit tests pin the reading.",
         signatures=(_message("is not authorized to perform: lambda:InvokeFunction"),),
         sources=(TS_INVOCATION,),
     ),
@@ -146,10 +156,16 @@ INVOCATION: tuple[FailureMode, ...] = (
         cause="The caller sends a payload larger than the Lambda quota for invocation payloads, or a body that is "
         "not JSON.",
         fix="Send a JSON body within the invocation payload quota (see Lambda quotas).",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="invoke_request_rejected",
         action_type=None,
-        handover="",
+        handover="Lambda refuses the request before the function runs: have the caller send a JSON body with the "
+        "content type application/json, within the invocation payload quota (see Lambda quotas), and pass larger "
+        "data by reference (an S3 object the function reads). The function's configuration plays no part.",
+        lab_note="The lab's callers send small JSON events (S3 notifications, API Gateway requests, SQS batches): no "
+        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. The responder reads "
+        "the error from an alert naming it (the caller's), or from the logs of a function that invokes another; a "
+        "fault only when the function's own logs report no error. Unit tests pin the reading.",
         signatures=(
             _code("RequestTooLargeException"),
             _code("InvalidRequestContentException"),
@@ -166,10 +182,16 @@ INVOCATION: tuple[FailureMode, ...] = (
         shows_in=("Invoke response (synchronous callers)",),
         cause="An internal error of the Lambda service.",
         fix="The API reference documents no remedy on the caller's side: the error is the service's.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="lambda_service_error",
         action_type=None,
-        handover="",
+        handover="The error is the Lambda service's own: nothing in the function's configuration causes or fixes it. "
+        "Callers retry with backoff (the AWS SDKs retry server errors); check the AWS Health Dashboard for Lambda in "
+        "the Region, and contact AWS Support if the errors persist.",
+        lab_note="Nothing in an account makes Lambda fail internally, so no chaos kind reproduces it (the lab fails "
+        "its own API calls only to test the responder's remediation). The responder reads the error from an alert "
+        "naming it (the caller's), or from the logs of a function that invokes another; a fault only when the "
+        "function's own logs report no error. Unit tests pin the reading.",
         signatures=(_code("ServiceException"),),
         sources=(INVOKE,),
     ),

@@ -10,7 +10,12 @@ from pydantic import Field
 from incident_responder.account.compact import Compact
 from incident_responder.account.errors import AWS_ERRORS, describe_error
 from incident_responder.account.names import function_name_of
-from incident_responder.account.state import read_reserved_concurrency
+from incident_responder.account.state import (
+    AliasState,
+    permission_key,
+    read_invoke_permissions,
+    read_reserved_concurrency,
+)
 from incident_responder.core.aws import AwsClients
 
 
@@ -72,6 +77,11 @@ class LambdaConfig(Compact):
     FileSystems: dict[str, str] = Field(default_factory=dict, description="EFS access point ARN -> local mount path")
     SnapStart: str | None = None  # ApplyOn (OptimizationStatus); unset: SnapStart off
     Aliases: dict[str, str] = Field(default_factory=dict, description="alias name -> the version it routes to")
+    InvokePermissions: dict[str, str] | None = Field(
+        default=None,
+        description="the resource-based policy of the function and its aliases: statement (<alias>:<id> on an alias) "
+        "-> the principal it lets invoke; {}: no statement (unset: not read)",
+    )
     EventSourceMappings: list[EventSourceMappingInfo] = Field(
         default_factory=list, description="queues and streams that invoke the function"
     )
@@ -132,6 +142,13 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
             config.Aliases.update({a["Name"]: a["FunctionVersion"] for a in page["Aliases"]})
     except AWS_ERRORS as exc:
         config.read_errors.append(f"Aliases: {describe_error(exc)}")
+    try:
+        aliases = [AliasState(name=a, function_version=v) for a, v in config.Aliases.items()]
+        config.InvokePermissions = {
+            permission_key(p): p.principal for p in read_invoke_permissions(clients, name, aliases)
+        }
+    except AWS_ERRORS as exc:
+        config.read_errors.append(f"InvokePermissions: {describe_error(exc)}")
     try:
         for page in lam.get_paginator("list_event_source_mappings").paginate(FunctionName=name):
             config.EventSourceMappings += [

@@ -1,5 +1,5 @@
 """What a function's layers do to its Init phase, as the lab emulates it: an external extension that crashes
-(``Extension.Crash``) and a Python package a layer shadows with a build for another platform
+(``Extension.Crash``) or starts slowly (the Init phase's time), and a Python package a layer shadows with a build for another platform
 (``Runtime.ImportModuleError``). Layers are read from moto's Lambda backend when moto runs in this process."""
 
 from __future__ import annotations
@@ -44,6 +44,28 @@ def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | No
                 if extension and EXTENSION_REGISTER not in archive.read(name).decode("utf-8", "replace"):
                     return RaisedError("Extension.Crash", "", init=True, platform_only=True)
     return None
+
+
+_SLEEP = re.compile(r"^\s*sleep\s+(\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+
+
+def extension_start_seconds(clients: AwsClients, code: DeployedCode) -> float:
+    """How long the version's external extensions take to start: Lambda starts them all before the runtime, and
+    the Init phase waits for the slowest to register. An extension's start is what its script waits for (``sleep``)
+    before its register call; 0 when none waits, or none can be read."""
+    slowest = 0.0
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            continue
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            for name in archive.namelist():
+                if not name.startswith("extensions/") or name.endswith("/"):
+                    continue
+                script = archive.read(name).decode("utf-8", "replace")
+                before = script.split(EXTENSION_REGISTER, 1)[0]
+                slowest = max(slowest, sum(float(m.group(1)) for m in _SLEEP.finditer(before)))
+    return slowest
 
 
 _PY_IMPORTS = re.compile(r"^(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)", re.MULTILINE)

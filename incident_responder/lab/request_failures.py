@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import threading
 import uuid
 from dataclasses import dataclass
@@ -146,15 +147,17 @@ class RequestFailures:
         return call
 
     def _recorded(self, call: _Call, environ: dict[str, Any], start_response: Any) -> Any:
-        """Pass the call to moto and, when it succeeded, record its management event (the trail never fails it)."""
+        """Pass the call to moto and record its management event (the trail never fails it)."""
         request = b""
         if call.kind == "target" or (call.kind == "rest" and "json" in environ.get("CONTENT_TYPE", "")):
             request = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(request)
         status: list[int] = []
+        answered: dict[str, str] = {}
 
         def capture(line: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             status.append(int(line.split(" ", 1)[0]))
+            answered.update((k.lower(), v) for k, v in headers)
             return start_response(line, headers, exc_info) if exc_info else start_response(line, headers)
 
         result = self.app(environ, capture)
@@ -163,10 +166,12 @@ class RequestFailures:
         finally:
             if hasattr(result, "close"):
                 result.close()
-        if status and status[0] < 400:
+        if status:
             try:
                 assert self.trail is not None
-                self.trail.record_call(call, request, body, path=environ.get("PATH_INFO", ""))
+                # A call that failed is recorded too, with its errorCode and errorMessage, as CloudTrail does.
+                failed = error_of(body, status[0], answered.get("x-amzn-errortype")) if status[0] >= 400 else None
+                self.trail.record_call(call, request, body, path=environ.get("PATH_INFO", ""), error=failed)
             except Exception:  # noqa: BLE001 - the trail is the lab's bookkeeping: it never fails a request
                 logging.getLogger(__name__).debug("not recorded: %s", call.operation, exc_info=True)
         return [body]
@@ -230,3 +235,26 @@ class RequestFailures:
 
 def _xml_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_XML_ERROR = re.compile(r"<Code>(?P<code>[^<]+)</Code>(?:.*?<Message>(?P<message>[^<]*)</Message>)?", re.S)
+
+
+def error_of(body: bytes, status: int, error_type: str | None = None) -> tuple[str, str]:
+    """(errorCode, errorMessage) of a failed call's answer: its ``x-amzn-ErrorType`` header or a JSON body's
+    ``__type``, and its ``message``; or an XML body's ``Code`` and ``Message``; the HTTP status when none is named."""
+    text = body.decode("utf-8", "replace")
+    header_code = (error_type or "").split(":", 1)[0]
+    if text[:1] == "{":
+        try:
+            loaded = json.loads(text)
+        except ValueError:
+            loaded = {}
+        if isinstance(loaded, dict):
+            code = header_code or str(loaded.get("__type") or loaded.get("code") or "").rsplit("#", 1)[-1]
+            message = str(loaded.get("message") or loaded.get("Message") or "")
+            if code:
+                return code, message
+    if m := _XML_ERROR.search(text):
+        return m.group("code"), m.group("message") or ""
+    return header_code or str(status), ""

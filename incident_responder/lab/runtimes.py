@@ -96,14 +96,16 @@ class Runtime:
         duration_ms: float,
         memory_size: int,
         memory_used: int,
-        init_ms: float,
+        init_ms: float | None,
         timed_out: bool,
     ) -> str:
+        """``init_ms`` None: no Init Duration (a suppressed init's time is in the duration)."""
         status = "\tStatus: timeout" if timed_out else ""
+        init = f"\tInit Duration: {init_ms:.2f} ms" if init_ms is not None else ""
         return (
             f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\tBilled Duration: "
             f"{math.ceil(round(duration_ms, 2))} ms\tMemory Size: {memory_size} MB\tMax Memory Used: "
-            f"{memory_used} MB\tInit Duration: {init_ms:.2f} ms" + status
+            f"{memory_used} MB" + init + status
         )
 
     @staticmethod
@@ -348,3 +350,18 @@ def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None
     if isinstance(runtime, NodeRuntime):
         return RaisedError("Error", f"EACCES: permission denied, open '{path}'", [*_NODE_LOAD_FRAMES], init=True)
     return RaisedError("PermissionError", f"[Errno 13] Permission denied: '{path}'", init=True)
+
+
+_PY_MODULE_ENVIRON = re.compile(r"""^[A-Za-z_].*?\bos\.environ\[["'](?P<name>\w+)["']\]""")
+
+
+def environment_error(code: DeployedCode, environment: dict[str, str], runtime: Runtime) -> RaisedError | None:
+    """Python's KeyError while the runtime imports the handler's module: its static code reads a variable
+    (``os.environ["NAME"]``, not indented) that the function's environment does not hold. None for Node.js."""
+    if isinstance(runtime, NodeRuntime) or not code.source or not code.filename:
+        return None
+    for number, text in enumerate(code.source.splitlines(), start=1):
+        if (m := _PY_MODULE_ENVIRON.match(text)) and m.group("name") not in environment:
+            frame = Frame(f"{runtime.task_root}/{code.filename}", number, "<module>", code=text.strip())
+            return RaisedError("KeyError", f"'{m.group('name')}'", [frame], init=True)
+    return None

@@ -678,3 +678,123 @@ def test_a_state_lambda_reports_that_no_setting_explains_is_its_entry(state, cod
     # Active (the tool leaves it out): nothing of the kind.
     diagnosis, _, _ = diagnose(incident(), **tools())
     assert fault not in faults(diagnosis)
+
+
+def test_a_refused_environment_update_with_new_code_failing_on_its_variable_is_the_fault():
+    lines = (
+        invocation(
+            "$LATEST",
+            "[ERROR] KeyError: 'FEATURE_FLAGS'\nTraceback (most recent call last):\n  File \"/var/task/app.py\", line 3, "
+            'in <module>\n    FEATURE_FLAGS = json.loads(os.environ["FEATURE_FLAGS"])',
+        )
+        * 2
+    )
+    refused = {
+        "time": TS,
+        "event_name": "UpdateFunctionConfiguration",
+        "resource": FN,
+        "error_code": "InvalidParameterValueException",
+        "error_message": "Lambda was unable to configure your environment variables because the environment "
+        "variables you have provided exceeded the 4KB limit.",
+    }
+    deployed = {"time": TS, "event_name": "UpdateFunctionCode", "resource": FN}
+    changes = {"function_name": FN, "window_hours": 24, "events": [refused, deployed]}
+    diagnosis, _, called = diagnose(incident(), **tools(get_recent_logs=logs(lines), get_recent_changes=changes))
+    assert "get_recent_changes" in [name for turn in called for name in turn]
+    assert faults(diagnosis) == {"environment_update_rejected"}
+    assert diagnosis.failure_modes == ["environment-update-rejected"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].error_code", "InvalidParameterValueException")
+    # The same KeyError without a refused update is the code's; a lower-case key is no variable (not read).
+    changes["events"] = [deployed]
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(lines), get_recent_changes=changes))
+    assert faults(diagnosis) == {"application_error"}
+
+
+def test_an_alert_saying_the_caller_may_not_invoke_is_the_callers_permissions_when_no_statement_allows_it():
+    caller = "arn:aws:iam::123456789012:role/checkout-service"
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="AccessDeniedException",
+        error_message=f"User: {caller} is not authorized to perform: lambda:InvokeFunction on resource: {FN_ARN} "
+        "because no identity-based policy allows the lambda:InvokeFunction action",
+    )
+    policy = {"live:orders-api-gateway-invoke": "apigateway.amazonaws.com"}
+    diagnosis, _, called = diagnose(alert, **tools(get_lambda_config=config(InvokePermissions=policy)))
+    assert "get_lambda_config" in called[0]  # read with the logs: the error is the caller's, not the function's
+    assert faults(diagnosis) == {"caller_not_authorized"} and diagnosis.failure_modes == ["invoke-not-authorized"]
+    assert cites(diagnosis, "get_lambda_config", "InvokePermissions")
+    # A statement that lets the caller (a session of its role) invoke: denied elsewhere, a gap and no fault.
+    session = alert.model_copy(
+        update={
+            "error_message": alert.error_message.replace(
+                caller, caller.replace(":iam:", ":sts:").replace("role/", "assumed-role/") + "/session-1"
+            )
+        }
+    )
+    allowed = {**policy, "checkout": caller}
+    diagnosis, _, _ = diagnose(session, **tools(get_lambda_config=config(InvokePermissions=allowed)))
+    assert "caller_not_authorized" not in faults(diagnosis)
+    assert any("explicit deny" in gap for gap in diagnosis.investigation_gaps)
+
+
+CALLER_SIDE = [
+    ("RequestTooLargeException", "Request must be smaller than 6291456 bytes for the InvokeFunction operation"),
+    ("UnsupportedMediaTypeException", "The content type of the Invoke request body is not JSON."),
+]
+
+
+@pytest.mark.parametrize("error_type, message", CALLER_SIDE)
+def test_an_alert_naming_a_refused_invoke_request_is_the_callers_when_the_function_reports_no_error(
+    error_type, message
+):
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type=error_type,
+        error_message=message,
+    )
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert faults(diagnosis) == {"invoke_request_rejected"} and diagnosis.failure_modes == ["invoke-request-rejected"]
+    assert cites(diagnosis, "get_recent_logs", "errors", "[]")
+    # The function's own error may be what the caller saw: a gap, not the caller's request.
+    diagnosis, _, _ = diagnose(alert, **tools(get_recent_logs=logs(invocation("2", TYPE_ERROR))))
+    assert "invoke_request_rejected" not in faults(diagnosis)
+
+
+def test_a_function_whose_invoke_of_another_is_refused_as_too_large_logs_the_callers_fault():
+    refused = node_error(
+        "RequestTooLargeException",
+        "Request must be smaller than 6291456 bytes for the InvokeFunction operation",
+        **{"$fault": "client", "$metadata": {"httpStatusCode": 413}},
+    )
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", refused))))
+    assert faults(diagnosis) == {"invoke_request_rejected"} and diagnosis.failure_modes == ["invoke-request-rejected"]
+
+
+def test_an_alert_naming_lambdas_own_error_is_the_service_when_the_function_reports_no_error():
+    alert = incident(
+        source="alert",
+        metric_name=None,
+        namespace=None,
+        alarm_name=None,
+        error_type="ServiceException",
+        error_message="The AWS Lambda service encountered an internal error.",
+    )
+    diagnosis, _, _ = diagnose(alert, **tools())
+    assert faults(diagnosis) == {"lambda_service_error"} and diagnosis.failure_modes == ["lambda-service-error"]
+    assert cites(diagnosis, "get_recent_logs", "errors", "[]")
+    diagnosis, _, _ = diagnose(alert, **tools(get_recent_logs=logs(invocation("2", TYPE_ERROR))))
+    assert "lambda_service_error" not in faults(diagnosis)
+    # A function that invokes another logs the service's error: AWS itself, the logs establish it.
+    failed = node_error(
+        "ServiceException",
+        "The AWS Lambda service encountered an internal error.",
+        **{"$fault": "server", "$metadata": {"httpStatusCode": 500}},
+    )
+    diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", failed))))
+    assert faults(diagnosis) == {"lambda_service_error"} and diagnosis.failure_modes == ["lambda-service-error"]

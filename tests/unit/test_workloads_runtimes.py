@@ -88,6 +88,8 @@ def test_platform_lines_are_shared():
     report = Runtime.report(REQUEST, 0.06 * 1000, 256, 82, 180.0, timed_out=False)
     assert "Duration: 60.00 ms\tBilled Duration: 60 ms" in report and "Status" not in report
     assert Runtime.report(REQUEST, 1000.0, 128, 90, 1.0, timed_out=True).endswith("\tStatus: timeout")
+    # A suppressed init (the Init phase run again in the invocation) has no Init Duration: its time is the duration's.
+    assert "Init Duration" not in Runtime.report(REQUEST, 30000.0, 512, 88, None, timed_out=True)
 
 
 def test_runtime_and_handler_files_follow_the_configuration():

@@ -18,7 +18,12 @@ from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.reported import _from_alert_error, _from_function_state, _from_mappings
+from incident_responder.agent.offline.reported import (
+    _from_alert_error,
+    _from_function_state,
+    _from_mappings,
+    _from_rejected_update,
+)
 from incident_responder.agent.offline.symptoms import (
     _from_environment,
     _from_log_errors,
@@ -120,6 +125,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     _from_function_state(b)
     _from_mappings(b)
     _from_alert_error(b)
+    _from_rejected_update(b)
     _from_environment(b)
     _from_log_errors(b, drift)
     for tool, error in obs.failed.items():

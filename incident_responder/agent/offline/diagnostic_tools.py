@@ -11,6 +11,7 @@ import json
 from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.offline.reported import INVOKE_DENIED, missing_variable_errors
 
 
 # -- investigation ---------------------------------------------------------------------------------
@@ -39,7 +40,13 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
         ):
             plan += _after_the_logs(obs, fallback)
     else:
-        if obs.alert_error_category() == "kms" or obs.alert_mode_area() == "mounts":
+        # An error only the caller saw: what the function's configuration says of it (its file systems, SnapStart,
+        # who its resource-based policy lets invoke it).
+        if (
+            obs.alert_error_category() == "kms"
+            or obs.alert_mode_area() == "mounts"
+            or obs.alert_mode() == INVOKE_DENIED
+        ):
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")
@@ -111,7 +118,9 @@ def _beyond_drift(obs: Observations) -> list[str]:
         tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
-    if not explained and not looping:
+    # The code fails on a variable the function does not have and no drift of its environment says why: what did
+    # the latest deploy change (an environment update Lambda refused)?
+    if (not explained or missing_variable_errors(obs)) and not looping:
         tools.append("get_recent_changes")
     return tools
 

@@ -45,6 +45,8 @@ def _setting_changed(b: _Builder, i: int, diff: dict[str, Any], when: str, dated
         b.explained.add((str(error.error_type), str(error.message)))
     points = b.error_points(errors[0], f"the runtime fails on {what}") if errors else []
     mode = str(errors[0].failure_mode) if errors else None
+    if mode == "init-phase-timeout":  # the Init phase run again in the invocation used up the function's time
+        b.explained.update((str(e.error_type), str(e.message)) for e in b.obs.errors("timeout"))
     if not errors and len(modes) == 1:
         # Lambda prints nothing of it to the function's logs: its one entry, borne out by the configuration and
         # by its metric where it shows.

@@ -92,11 +92,20 @@ class Observations:
         classified = classify_error_type(self.incident.get("error_type"))
         return classified[1] if classified else None
 
+    def alert_mode(self) -> str | None:
+        """The failure catalogue entry whose error the alert names: by the words of its message first (they tell
+        more than a code several failures share, such as AccessDeniedException), else by its error type (the text
+        is untrusted)."""
+        from incident_responder.catalogue.queries import failure_mode_of
+
+        message = self.incident.get("error_message")
+        return failure_mode_of(None, message) or failure_mode_of(self.incident.get("error_type"), message)
+
     def alert_mode_area(self) -> str | None:
         """The failure catalogue area of the entry whose error the alert names (the text is untrusted)."""
-        from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+        from incident_responder.catalogue.queries import MODES_BY_ID
 
-        mode = MODES_BY_ID.get(failure_mode_of(self.incident.get("error_type")) or "")
+        mode = MODES_BY_ID.get(self.alert_mode() or "")
         return mode.area if mode is not None else None
 
     def is_queue_alarm(self) -> bool:

@@ -7,10 +7,13 @@ words, and a fault only where the configuration or the metrics bear it out.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from incident_responder.agent.offline.findings import _Builder
-from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+from incident_responder.agent.offline.observations import Observations
+from incident_responder.catalogue.queries import MODES_BY_ID
 
 # A state Lambda reports that is no fault of the account's settings, with its reason code (None: any), and the
 # catalogue entry it is; the first that matches names it.
@@ -74,11 +77,15 @@ def _from_alert_error(b: _Builder) -> None:
     SnapStart entry, or a rate quota's throttle: the fault when the configuration (the function mounts a file
     system, uses SnapStart) or the metrics bear it out, else a gap."""
     error_type = str(b.obs.incident.get("error_type") or "")
-    mode = MODES_BY_ID.get(failure_mode_of(error_type, b.obs.incident.get("error_message")) or "")
+    mode = MODES_BY_ID.get(b.obs.alert_mode() or "")
     if mode is None or mode.fault_type is None or mode.responder == "not_yet":
         return
     if mode.id == "invocation-rate-exceeded":
         _rate_limited(b, mode, error_type)
+    if mode.id == INVOKE_DENIED:
+        _caller_not_authorized(b, mode, str(b.obs.incident.get("error_message") or ""))
+    if mode.id in BEFORE_THE_FUNCTION:
+        _before_the_function(b, mode, error_type)
     if mode.area != "mounts":
         return
     config = b.obs.config()
@@ -94,6 +101,73 @@ def _from_alert_error(b: _Builder) -> None:
         value[shown] if isinstance(value, dict) else value,
         f"the function depends on it: {mode.title}",
     )
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        ptr,
+        mode=mode.id,
+    )
+
+
+INVOKE_DENIED = "invoke-not-authorized"
+_DENIED_CALLER = re.compile(r"User: (?P<principal>\S+) is not authorized to perform: lambda:InvokeFunction")
+
+
+def _principals(caller: str) -> set[str]:
+    """What a resource-based policy names to let ``caller`` invoke: its ARN (a role's, for a session of it), its
+    account (ARN or id), or anyone."""
+    if m := re.match(r"^arn:(?P<partition>[\w-]+):sts::(?P<account>\d{12}):assumed-role/(?P<role>[^/]+)/", caller):
+        caller = f"arn:{m['partition']}:iam::{m['account']}:role/{m['role']}"
+    account = caller.split(":")[4] if caller.count(":") >= 5 else ""
+    return {caller, account, f"arn:aws:iam::{account}:root", "*"} - {""}
+
+
+def _caller_not_authorized(b: _Builder, mode: Any, message: str) -> None:
+    """The caller reports it may not invoke the function: the caller's own permissions when the function's
+    resource-based policy has no statement for it (nor lost one since the baseline: drift names that); a gap when a
+    statement lets it (a deny elsewhere refuses it)."""
+    config = b.obs.config()
+    permissions = config.get("InvokePermissions")
+    caller = m.group("principal") if (m := _DENIED_CALLER.search(message)) else None
+    if caller is None or permissions is None or "invoke_permission_lost" in b.faults:
+        if caller is None or permissions is None:
+            b.gap(f"the alert names {mode.id} but the function's resource-based policy could not be checked")
+        return
+    if _principals(caller) & set(permissions.values()):
+        b.gap(
+            f"the alert says {caller} may not invoke the function, yet its resource-based policy lets it: an explicit "
+            "deny (an SCP, a permissions boundary, the caller's own policy) or a condition refuses it"
+        )
+        return
+    shown = json.dumps(permissions, sort_keys=True)
+    ptr = b.point("get_lambda_config", "InvokePermissions", shown, f"no statement lets {caller} invoke the function")
+    b.fault(
+        mode.fault_type,
+        f"{caller} may not invoke the function (lambda:InvokeFunction, as the caller reports): no statement of the "
+        "function's resource-based policy allows it, so the caller's own IAM permissions must",
+        ptr,
+        mode=mode.id,
+    )
+
+
+# Entries whose error Lambda answers the caller with before (or instead of) running the function.
+BEFORE_THE_FUNCTION = {"invoke-request-rejected", "lambda-service-error"}
+
+
+def _before_the_function(b: _Builder, mode: Any, error_type: str) -> None:
+    """The caller reports an error Lambda answered before the function ran (its request refused, the service's own
+    failure): the fault when the function's logs report no error of their own; else a gap (its own failure may be
+    what the caller saw)."""
+    logs = b.obs.results.get("get_recent_logs") or {}
+    if logs.get("error") or not isinstance(logs.get("errors"), list):
+        b.gap(f"the alert names {error_type} ({mode.id}) but the function's logs could not be read")
+        return
+    if logs["errors"] or b.faults:
+        b.gap(
+            f"the alert names {error_type} ({mode.id}), but the function's own errors or configuration may explain it"
+        )
+        return
+    ptr = b.point("get_recent_logs", "errors", "[]", "the function reports no error: the failure came before it ran")
     b.fault(
         mode.fault_type,
         f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
@@ -128,3 +202,57 @@ def _failing_mapping(b: _Builder) -> tuple[int, dict[str, Any]] | None:
         if str(mapping.get("LastProcessingResult") or "").startswith("PROBLEM: Function call failed"):
             return i, mapping
     return None
+
+
+# A KeyError's message naming an environment variable (by convention upper case): ``'FEATURE_FLAGS'``.
+_VARIABLE = re.compile(r"""^['"]([A-Z][A-Z0-9_]*)['"]$""")
+
+
+def missing_variable_errors(obs: Observations) -> list[Any]:
+    """The code's KeyErrors naming an environment variable that no drift of the environment explains (it was never
+    there): the code expects a variable the function's configuration does not hold."""
+    changed = {str(d.get("path", "")).split(".", 1)[-1] for d in obs.drift() or [] if "environment." in d["path"]}
+    return [
+        e
+        for e in obs.errors("exception", origin="application")
+        if e.error_type == "KeyError" and (m := _VARIABLE.match(str(e.message))) and m.group(1) not in changed
+    ]
+
+
+def _from_rejected_update(b: _Builder) -> None:
+    """A deploy whose environment update Lambda refused (CloudTrail: UpdateFunctionConfiguration with an
+    InvalidParameterValueException) while its code went live, and the code fails on the variable it lacks."""
+    events = (b.obs.results.get("get_recent_changes") or {}).get("events") or []
+    failing = missing_variable_errors(b.obs)
+    mode = MODES_BY_ID["environment-update-rejected"]
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or event.get("event_name") != "UpdateFunctionConfiguration":
+            continue
+        if event.get("error_code") != "InvalidParameterValueException" or not failing:
+            continue
+        # The code changed since (or with) the refused update: the new code runs without what it was to be given.
+        code = next((j for j, e in enumerate(events) if e.get("event_name") == "UpdateFunctionCode"), None)
+        if code is None or events[code].get("error_code"):
+            continue
+        points = [
+            b.point("get_recent_changes", f"events[{i}].error_code", event["error_code"], mode.title),
+            b.point("get_recent_changes", f"events[{code}].event_name", "UpdateFunctionCode", "the code was deployed"),
+        ]
+        if event.get("error_message"):
+            points.append(
+                b.point(
+                    "get_recent_changes", f"events[{i}].error_message", event["error_message"], "why Lambda refused"
+                )
+            )
+        points += b.error_points(failing[0], "the new code fails on a variable the function does not have")
+        for error in failing:
+            b.explained.add((str(error.error_type), str(error.message)))
+        b.fault(
+            str(mode.fault_type),
+            f"a deploy's environment update was refused at {event.get('time')} ({event['error_code']}: "
+            f"{str(event.get('error_message') or '')[:120]}) while its code went live: the code fails on "
+            f"{failing[0].error_type} {failing[0].message}",
+            *points,
+            mode=mode.id,
+        )
+        return

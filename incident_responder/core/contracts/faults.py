@@ -46,6 +46,10 @@ class FaultType(StrEnum):
     INVOKE_PERMISSION_LOST = "invoke_permission_lost"
     ASYNC_CONFIG_CHANGED = "async_config_changed"
     DEAD_LETTER_MISCONFIGURED = "dead_letter_misconfigured"
+    ENVIRONMENT_UPDATE_REJECTED = "environment_update_rejected"
+    CALLER_NOT_AUTHORIZED = "caller_not_authorized"
+    INVOKE_REQUEST_REJECTED = "invoke_request_rejected"
+    LAMBDA_SERVICE_ERROR = "lambda_service_error"
     UNKNOWN = "unknown"
 
 
@@ -253,6 +257,29 @@ FAULTS: tuple[FaultRecord, ...] = (
         "retryAfterSeconds with backoff, spreads the requests, or asks for a higher quota where it is adjustable",
     ),
     FaultRecord(
+        FaultType.INVOKE_REQUEST_REJECTED,
+        None,
+        "no automated action: Lambda refuses the caller's request before the function runs; a person has the caller "
+        "send a JSON body (content type application/json) within the invocation payload quota, or pass a large "
+        "payload by reference (an S3 object)",
+        from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.LAMBDA_SERVICE_ERROR,
+        None,
+        "no automated action: the Lambda service failed internally (ServiceException); callers retry with backoff "
+        "(the AWS SDKs retry server errors), and a person checks the AWS Health Dashboard for Lambda in the Region "
+        "and contacts AWS Support if it persists",
+        from_logs=True,
+    ),
+    FaultRecord(
+        FaultType.CALLER_NOT_AUTHORIZED,
+        None,
+        "no automated action: a person grants the caller lambda:InvokeFunction on the function (the AWSLambdaRole "
+        "managed policy, or a statement naming the function's ARN); a caller in another account also needs a "
+        "statement of the function's resource-based policy",
+    ),
+    FaultRecord(
         FaultType.ACCOUNT_CONCURRENCY_EXHAUSTED,
         None,
         "no automated action: a person reserves concurrency for this function, caps the function using the "
@@ -269,6 +296,13 @@ FAULTS: tuple[FaultRecord, ...] = (
         None,
         "no automated action: a person restores the environment variable's value (the baseline keeps names and "
         "digests, never values)",
+    ),
+    FaultRecord(
+        FaultType.ENVIRONMENT_UPDATE_REJECTED,
+        None,
+        "no automated action: a deploy's code went live while Lambda refused its environment update; a person keeps "
+        "the variables within 4 KB (moves large values to Parameter Store or Secrets Manager, read at run time) and "
+        "applies the update again, or deploys the previous code",
     ),
     # The deployment package itself (its files, its entry point): the baseline keeps no package to put back.
     FaultRecord(

@@ -51,15 +51,19 @@ from incident_responder.lab.emulation.invocation import (
 )
 from incident_responder.lab.emulation.refusals import PENDING, service_error
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
-from incident_responder.lab.layers import extension_error, layer_import_error
+from incident_responder.lab.layers import extension_error, extension_start_seconds, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
+    environment_error,
     handler_error,
     permission_error,
     read_handler_source,
     runtime_for,
     thrown_error,
 )
+
+# Lambda's limit on the Init phase of a function without provisioned concurrency or SnapStart.
+INIT_PHASE_LIMIT_SECONDS = 10
 
 
 class Workload(LambdaTraces):
@@ -167,8 +171,11 @@ class Workload(LambdaTraces):
             extension_error(self.clients, view.code)
             or layer_import_error(self.clients, view.code, view.runtime)
             or permission_error(view.code, view.runtime)
+            or environment_error(view.code, view.environment, view.runtime)
             or handler_error(view.code, view.runtime)
         )
+        # The Init phase's time: the slowest extension's start, then the runtime's and the function's static code.
+        facts["init_seconds"] = extension_start_seconds(self.clients, view.code) + self.profile.init_seconds
         start = self._burst_start(view.log_group)
         if not_before is not None:
             start = max(start, not_before)
@@ -292,11 +299,18 @@ class Workload(LambdaTraces):
         config, runtime = view.config, view.runtime
         ctx = Invocation(runtime, request_id, start, config.memory_size, self.profile)
         init_error: RaisedError | None = facts.get("init_failure")
-        init_ms = self.profile.init_seconds * 1000
+        init_seconds = float(facts.get("init_seconds", self.profile.init_seconds))
+        init_ms: float | None = init_seconds * 1000
         # Each environment fails its Init phase: the platform reports it before START, with the error types it
         # names itself (Runtime.*, Extension.*).
         if init_error is not None and init_error.error_type.startswith(("Runtime.", "Extension.")):
-            ctx.lines.append((0.0, runtime.init_report(init_ms, "error", init_error.error_type)))
+            ctx.lines.append((0.0, runtime.init_report(init_seconds * 1000, "error", init_error.error_type)))
+        # An Init phase longer than its 10 seconds times out; Lambda runs it again in the invocation, within the
+        # function's timeout (a suppressed init: no INIT_REPORT of its own, and the REPORT's duration includes it).
+        suppressed = init_error is None and init_seconds > INIT_PHASE_LIMIT_SECONDS
+        if suppressed:
+            ctx.lines.append((0.0, runtime.init_report(INIT_PHASE_LIMIT_SECONDS * 1000, "timeout")))
+            init_ms = None
         ctx.lines.append((0.0, runtime.start(request_id, view.code.version)))
         error: RaisedError | None = None
         killed = False
@@ -304,7 +318,10 @@ class Workload(LambdaTraces):
             if init_error is not None:  # the Init phase failed: no code of the handler runs
                 ctx.spend(0.05)
                 ctx.fail(init_error)
-            self.handle(ctx, view, facts, event, extra, app_error)
+            if suppressed:
+                ctx.spend(init_seconds)
+            if ctx.t <= config.timeout:  # else the suppressed init used the function's time: no handler code ran
+                self.handle(ctx, view, facts, event, extra, app_error)
         except Failure as failure:
             error = failure.error
         except Killed:

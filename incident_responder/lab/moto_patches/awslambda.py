@@ -156,3 +156,32 @@ def replace_event_invoke_config() -> None:
 
     put_function_event_invoke_config._replaces = True  # type: ignore[attr-defined]
     LambdaBackend.put_function_event_invoke_config = put_function_event_invoke_config  # type: ignore[method-assign]
+
+
+# The most the variables object may hold (key names, values, quotes, commas and brackets included).
+ENVIRONMENT_LIMIT_BYTES = 4096
+
+
+def refuse_oversized_environment() -> None:
+    """moto takes environment variables of any size: UpdateFunctionConfiguration refuses a variables object over
+    4 KB with InvalidParameterValueException, in Lambda's words, and changes nothing."""
+    from moto.awslambda.exceptions import InvalidParameterValueException
+    from moto.awslambda.models import LambdaFunction
+
+    if getattr(LambdaFunction.update_configuration, "_refuses_oversized_environment", False):
+        return
+    update = LambdaFunction.update_configuration
+
+    def update_configuration(self: Any, config_updates: dict[str, Any]) -> Any:
+        variables = (config_updates.get("Environment") or {}).get("Variables")
+        measured = json.dumps(variables or {}, separators=(",", ":"))
+        if len(measured.encode()) > ENVIRONMENT_LIMIT_BYTES:
+            raise InvalidParameterValueException(
+                "Lambda was unable to configure your environment variables because the environment variables you "
+                f"have provided exceeded the 4KB limit. String measured: {measured}"
+            )
+        return update(self, config_updates)
+
+    update_configuration.__dict__.update(update.__dict__)  # the earlier patches' marks
+    update_configuration._refuses_oversized_environment = True  # type: ignore[attr-defined]
+    LambdaFunction.update_configuration = update_configuration  # type: ignore[method-assign]

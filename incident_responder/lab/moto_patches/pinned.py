@@ -41,6 +41,7 @@ PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
     (function_states.report_function_states, "a function's State and its reasons are what the lab's Lambda set"),
     (function_states.answer_lab_route, "the lab's chaos holds what only AWS's side of Lambda knows (lab only)"),
     (awslambda.replace_event_invoke_config, "PutFunctionEventInvokeConfig replaces the configuration, as Lambda's"),
+    (awslambda.refuse_oversized_environment, "environment variables over 4 KB are refused, as Lambda refuses them"),
     (dynamodb._serialize_dynamodb_writes, "conditional writes are atomic, as the approval and alert grouping need"),
     (backends._list_services_once, "moto's server lists its services once, not on every request"),
     (stepfunctions.install_jsonata, "JSONata states evaluate (moto ships no evaluator)"),
