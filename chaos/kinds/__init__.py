@@ -35,6 +35,7 @@ from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
+from chaos.kinds.kms_key_pending_deletion import KmsKeyPendingDeletionKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
@@ -102,6 +103,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     FunctionNotFoundKind,
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
+    KmsKeyPendingDeletionKind,
 )
 
 
