@@ -39,6 +39,7 @@ from chaos.kinds.kms_key_pending_deletion import KmsKeyPendingDeletionKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
+from chaos.kinds.network_acl_ephemeral_ports import NetworkAclEphemeralPortsKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
@@ -104,6 +105,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
     KmsKeyPendingDeletionKind,
+    NetworkAclEphemeralPortsKind,
 )
 
 

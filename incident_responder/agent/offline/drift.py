@@ -11,7 +11,12 @@ import re
 from typing import Any
 
 from incident_responder.account.baseline import event_source_mapping_arn
-from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES, UNUSABLE_KEY_STATES, _Builder
+from incident_responder.agent.offline.findings import (
+    DISABLED_MAPPING_STATES,
+    UNUSABLE_KEY_STATES,
+    _Builder,
+    network_mode,
+)
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.catalogue.queries import modes_by_fault_type
 
@@ -164,7 +169,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                 ptr,
                 *blocked,
                 *dated,
-                mode="network-acl-ephemeral-ports" if "acl" in path else "egress-rules-changed",
+                mode=network_mode(path, before, now),
             )
         elif path == "timeout":
             cfg = b.point(
