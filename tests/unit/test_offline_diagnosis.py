@@ -648,6 +648,12 @@ def test_a_network_acl_entry_denying_the_ephemeral_ports_inbound_is_named_for_th
     assert faults(diagnosis) == {"network_block"} and diagnosis.failure_modes == [mode]
 
 
+def test_a_key_scheduled_for_deletion_is_named_for_it_not_for_a_disabled_key():
+    pending = Difference(path=f"kms_keys.{KEY_ARN}.key_state", baseline="Enabled", current="PendingDeletion")
+    diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=drift(pending)))
+    assert faults(diagnosis) == {"kms_key_disabled"} and diagnosis.failure_modes == ["kms-key-pending-deletion"]
+
+
 # -- invoke errors only the caller sees (file systems, SnapStart) ---------------------------------------
 ACCESS_POINT = "arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-015cxmplb72b405fd"
 
