@@ -207,6 +207,7 @@ LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] 
 # deletion is a kms_key_disabled fault, but its deletion is a person's to cancel).
 LEFT_TO_A_PERSON_BY_MODE: dict[str, tuple[set[str], tuple[tuple[str, str], ...]]] = {
     "kms-key-pending-deletion": ({"KMSInvalidStateException"}, (("kms_keys.", ".key_state"),)),
+    "runtime-exited": ({"Runtime.ExitError"}, ()),
 }
 
 
