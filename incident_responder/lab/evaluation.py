@@ -209,6 +209,7 @@ LEFT_TO_A_PERSON_BY_MODE: dict[str, tuple[set[str], tuple[tuple[str, str], ...]]
     "kms-key-pending-deletion": ({"KMSInvalidStateException"}, (("kms_keys.", ".key_state"),)),
     "runtime-exited": ({"Runtime.ExitError"}, ()),
     "response-not-serializable": ({"Runtime.MarshalError"}, ()),
+    "deployment-file-permissions": ({"PermissionError"}, ()),
 }
 
 
