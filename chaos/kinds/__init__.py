@@ -39,9 +39,11 @@ from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.init_phase_timeout import InitPhaseTimeoutKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
+from chaos.kinds.kms_key_pending_deletion import KmsKeyPendingDeletionKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
 from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
+from chaos.kinds.network_acl_ephemeral_ports import NetworkAclEphemeralPortsKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
@@ -112,6 +114,8 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     Ec2ThrottledDuringSetupKind,
     InitPhaseTimeoutKind,
     EnvironmentUpdateRejectedKind,
+    KmsKeyPendingDeletionKind,
+    NetworkAclEphemeralPortsKind,
 )
 
 

@@ -46,13 +46,15 @@ KMS: tuple[FailureMode, ...] = (
         responder="handed_over",
         fault_type="kms_key_disabled",
         action_type=None,
-        handover="Cancel the key's scheduled deletion (CancelKeyDeletion) and enable it (EnableKey), if deleting "
-        "it was not intended: the responder does not cancel a deletion someone scheduled.",
+        handover="If deleting the key was not intended, before its deletion date: cancel the deletion (`aws kms "
+        "cancel-key-deletion --key-id <key>`: the key is Disabled afterwards), then enable it (`aws kms enable-key "
+        "--key-id <key>`). The responder does not cancel a deletion someone scheduled.",
         signatures=(_code("KMSInvalidStateException", "kms"),),
         sources=(
             INVOKE,
             _BOTOCORE + "lambda/client/exceptions/KMSInvalidStateException.html",
             "https://docs.aws.amazon.com/kms/latest/APIReference/API_CancelKeyDeletion.html",
+            "https://docs.aws.amazon.com/kms/latest/developerguide/deleting-keys-cancelling-key-deletion.html",
         ),
     ),
     FailureMode(

@@ -8,9 +8,13 @@ from __future__ import annotations
 from incident_responder.catalogue.failure_mode import _DG, INVOKE, TS_INVOCATION, FailureMode, _code
 
 _NO_EFS = (
-    "The lab's functions mount no file system (moto runs no NFS): no chaos kind or scenario reproduces it. Lambda "
-    "returns this error to the caller, never to the function's logs; the responder reads it from an alert that "
-    "names it and checks it against the function's FileSystemConfigs (unit tests pin the reading)."
+    "The lab's functions mount no file system: no chaos kind or scenario reproduces it. moto runs no NFS and its "
+    "Lambda keeps no FileSystemConfigs; the lab's one function in a VPC (which EFS needs), data-processor, is invoked "
+    "asynchronously by S3, so no caller would receive this Invoke error, and what Lambda records of it for an "
+    "asynchronous event is not documented; and a mount its security group must allow (NFS, TCP 2049) would change "
+    "what the lab's other network faults show. Lambda returns this error to the caller, never to the function's "
+    "logs; the responder reads it from an alert that names it and checks it against the function's "
+    "FileSystemConfigs (unit tests pin the reading)."
 )
 
 _NO_SNAPSTART = (

@@ -76,6 +76,9 @@ NETWORKING: tuple[FailureMode, ...] = (
         fault_type="network_block",
         action_type="restore_network_egress",
         handover="",
+        lab_note="Fixed when the entry that stops the range was added since the baseline (it is removed). The lab's "
+        "kind denies inbound TCP on the whole range, so every reply to the function is dropped and each connection "
+        "times out, not only now and then: the lab does not emulate which port the Hyperplane interface picks.",
         signatures=(),
         sources=(TS_NETWORKING,),
     ),

@@ -170,10 +170,13 @@ def run_scenario(
         app_error = scenario.workload.app_error
         remaining = {app_error, app_error.partition(":")[0].strip()} if app_error else set()
         expected = set(scenario.expect.fault_types)
-        for fault in expected:
-            remaining |= LEFT_TO_A_PERSON.get(fault, (set(), ()))[0]
+        handed = [LEFT_TO_A_PERSON.get(fault, (set(), ())) for fault in expected] + [
+            LEFT_TO_A_PERSON_BY_MODE.get(mode, (set(), ())) for mode in scenario.expect.failure_modes or ()
+        ]
+        for errors, _ in handed:
+            remaining |= errors
         # A handed-over fault's own differences from the baseline stay until a person acts.
-        kept = tuple(p for fault in expected for p in LEFT_TO_A_PERSON.get(fault, (set(), ()))[1])
+        kept = tuple(p for _, paths in handed for p in paths)
         left = [
             d
             for d in record.end_state["differences_from_baseline"]
@@ -199,6 +202,14 @@ LEFT_TO_A_PERSON: dict[FaultType, tuple[set[str], tuple[tuple[str, str], ...]]] 
     FaultType.RECURSIVE_LOOP: (set(), (("environment.", ""),)),
     FaultType.VPC_CAPACITY_EXHAUSTED: ({"SubnetIPAddressLimitReachedException", "ENILimitReachedException"}, ()),
     FaultType.DNS_FAILURE: ({"EndpointConnectionError"}, ()),
+}
+# The same, for a catalogue entry handed over whose fault type is fixed in its other entries (a key scheduled for
+# deletion is a kms_key_disabled fault, but its deletion is a person's to cancel).
+LEFT_TO_A_PERSON_BY_MODE: dict[str, tuple[set[str], tuple[tuple[str, str], ...]]] = {
+    "kms-key-pending-deletion": ({"KMSInvalidStateException"}, (("kms_keys.", ".key_state"),)),
+    "runtime-exited": ({"Runtime.ExitError"}, ()),
+    "response-not-serializable": ({"Runtime.MarshalError"}, ()),
+    "deployment-file-permissions": ({"PermissionError"}, ()),
 }
 
 

@@ -20,6 +20,7 @@ FAULTS = [
     ("throttle", {"reserved_concurrency": 0}),
     ("throttle", {"reserved_concurrency": 1}),
     ("network_block", {}),
+    ("network_acl_ephemeral_ports", {}),
     ("timeout", {"seconds": 1}),
     ("memory", {"mb": 128}),
 ]
@@ -115,6 +116,16 @@ def test_restore_after_the_responder_already_removed_the_blocking_rule(clients, 
     added = [slot.split(".egress.") for slot in injector(clients).store.slots if ".egress." in slot]
     for acl_slot, rule in added:  # what the remediation does: the deny rule chaos added is deleted
         ec2.delete_network_acl_entry(NetworkAclId=acl_slot.split(".", 1)[-1], RuleNumber=int(rule), Egress=True)
+    lines = injector(clients).restore()
+    assert any("already removed" in line for line in lines), lines
+    assert injector(clients).store.slots == {}
+
+
+def test_restore_after_the_responder_already_removed_the_ephemeral_ports_deny(clients, sample):
+    injector(clients).network_acl_ephemeral_ports()
+    (slot,) = injector(clients).store.slots  # rule 1 held no inbound entry: restore deletes the deny
+    acl_id, rule = slot.removeprefix("nacl_ingress.").rsplit(".", 1)
+    clients.get("ec2").delete_network_acl_entry(NetworkAclId=acl_id, RuleNumber=int(rule), Egress=False)
     lines = injector(clients).restore()
     assert any("already removed" in line for line in lines), lines
     assert injector(clients).store.slots == {}

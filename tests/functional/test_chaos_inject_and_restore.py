@@ -25,6 +25,7 @@ CASES = [
     ("orders-api", "bad_deploy", {}),
     ("orders-api", "bad_deploy", {"error": "RangeError: Invalid time value"}),
     ("orders-api", "kms_disable", {}),
+    ("orders-api", "kms_key_pending_deletion", {}),
     ("orders-api", "iam_revoke", {"target": "dynamodb"}),
     ("orders-api", "throttle", {"reserved_concurrency": 0}),
     ("orders-api", "timeout", {"seconds": 1}),

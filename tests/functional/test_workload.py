@@ -78,6 +78,15 @@ def test_network_block_gives_connect_timeouts(clients, sample):
     assert any("ConnectTimeoutError: Connect timeout on endpoint URL" in m for m in messages(clients))
 
 
+def test_a_nacl_denying_the_ephemeral_ports_inbound_drops_the_replies(clients, sample):
+    inject(clients, "network_acl_ephemeral_ports")
+    result = DataProcessor(clients).invoke(2)
+    assert {o.error_type for o in result.invocations} == {"ConnectTimeoutError"}
+    assert any("ConnectTimeoutError: Connect timeout on endpoint URL" in m for m in messages(clients))
+    FaultInjector.for_function("data-processor", clients=clients).restore()
+    assert DataProcessor(clients).invoke(1).healthy
+
+
 def test_nacl_deny_alone_blocks_egress(clients, sample):
     clients.get("ec2").create_network_acl_entry(
         NetworkAclId=sample.network_acl_id,

@@ -212,6 +212,22 @@ def test_kms_disabled_key_fails_invokes_in_the_service(clients, orders):
     assert OrdersApi(clients).invoke(1).healthy
 
 
+def test_a_key_pending_deletion_fails_invokes_in_the_service_until_the_deletion_is_cancelled(clients, orders):
+    inject(clients, "orders-api", "kms_key_pending_deletion")
+    arn = clients.get("lambda").get_function_configuration(FunctionName="orders-api", Qualifier="live")["KMSKeyArn"]
+    assert clients.get("kms").describe_key(KeyId=arn)["KeyMetadata"]["KeyState"] == "PendingDeletion"
+    result = OrdersApi(clients).invoke(3)
+    assert {(o.status, o.error_type, o.logged) for o in result.invocations} == {
+        ("failed", "KMSInvalidStateException", False)
+    }
+    assert "the state of the KMS key used is not valid for Decrypt" in result.invocations[0].error_message
+    assert messages(clients, "orders-api") == []  # the function never ran
+    assert_nothing_names_the_fault(clients, "orders-api", result)
+    restore(clients, "orders-api")  # CancelKeyDeletion leaves the key Disabled: restore enables it too
+    assert clients.get("kms").describe_key(KeyId=arn)["KeyMetadata"]["KeyState"] == "Enabled"
+    assert OrdersApi(clients).invoke(1).healthy
+
+
 def test_a_key_kms_no_longer_has_fails_invokes_in_the_service_and_drifts_as_not_found(clients, orders):
     """AWS KMS deletes a key only after its waiting period (7 to 30 days); the lab's KMS forgets it at once."""
     from moto.kms.models import kms_backends

@@ -231,3 +231,14 @@ def test_counts_add_up():
     assert numbers["listed"] == numbers["fixed"] + numbers["handed_over"] + numbers["not_yet"]
     assert numbers["diagnosed"] == numbers["fixed"] + numbers["handed_over"]
     assert sum(len(v) for v in modes_by_fault_type().values()) == numbers["diagnosed"]
+
+
+def test_what_the_eval_leaves_to_a_person_by_entry_names_handed_over_entries():
+    """The mitigation check lets a handed-over entry's failures remain after REMEDIATED: never a fixed entry's."""
+    from incident_responder.catalogue.queries import MODES_BY_ID
+    from incident_responder.lab.evaluation import LEFT_TO_A_PERSON_BY_MODE
+
+    assert LEFT_TO_A_PERSON_BY_MODE
+    for mode_id, (errors, _) in LEFT_TO_A_PERSON_BY_MODE.items():
+        assert MODES_BY_ID[mode_id].responder == "handed_over", mode_id
+        assert errors, mode_id

@@ -594,6 +594,66 @@ def test_a_key_kms_no_longer_has_is_named_and_handed_over_not_taken_for_a_disabl
     assert cites(diagnosis, "get_config_drift", "differences[0].current", "False")
 
 
+ALLOW_ALL_IN = {"RuleNumber": 100, "Protocol": "-1", "RuleAction": "allow", "Egress": False, "CidrBlock": "0.0.0.0/0"}
+ALLOW_ALL_OUT = {**ALLOW_ALL_IN, "Egress": True}
+
+
+def nacl_drift(*added: dict[str, Any]) -> dict[str, Any]:
+    entries = [ALLOW_ALL_IN, ALLOW_ALL_OUT]
+    path = "network.subnets.subnet-0abc.entries"
+    return drift(Difference(path=path, baseline=entries, current=[*added, *entries]))
+
+
+@pytest.mark.parametrize(
+    "added, mode",
+    [
+        # Inbound TCP 1024-65535 denied: the replies to the function's connections never come back.
+        (
+            {
+                **ALLOW_ALL_IN,
+                "RuleNumber": 1,
+                "Protocol": "6",
+                "RuleAction": "deny",
+                "PortRange": {"From": 1024, "To": 65535},
+            },
+            "network-acl-ephemeral-ports",
+        ),
+        # Part of the range (the Hyperplane interface uses all of it): some connections fail.
+        (
+            {
+                **ALLOW_ALL_IN,
+                "RuleNumber": 1,
+                "Protocol": "6",
+                "RuleAction": "deny",
+                "PortRange": {"From": 1024, "To": 32767},
+            },
+            "network-acl-ephemeral-ports",
+        ),
+        # Egress denied, or inbound denied only below the ephemeral ports: not this entry.
+        ({**ALLOW_ALL_OUT, "RuleNumber": 1, "RuleAction": "deny"}, "egress-rules-changed"),
+        (
+            {
+                **ALLOW_ALL_IN,
+                "RuleNumber": 1,
+                "Protocol": "6",
+                "RuleAction": "deny",
+                "PortRange": {"From": 22, "To": 22},
+            },
+            "egress-rules-changed",
+        ),
+    ],
+)
+def test_a_network_acl_entry_denying_the_ephemeral_ports_inbound_is_named_for_them(added, mode):
+    diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=nacl_drift(added)))
+    assert faults(diagnosis) == {"network_block"} and diagnosis.failure_modes == [mode]
+
+
+def test_a_key_scheduled_for_deletion_is_named_for_it_not_for_a_disabled_key():
+    pending = Difference(path=f"kms_keys.{KEY_ARN}.key_state", baseline="Enabled", current="PendingDeletion")
+    diagnosis, _, _ = diagnose(incident(), **tools(get_config_drift=drift(pending)))
+    assert faults(diagnosis) == {"kms_key_disabled"} and diagnosis.failure_modes == ["kms-key-pending-deletion"]
+
+
 # -- invoke errors only the caller sees (file systems, SnapStart) ---------------------------------------
 ACCESS_POINT = "arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-015cxmplb72b405fd"
 

@@ -4,6 +4,7 @@ observations      what the message history says (read through the tags of :mod:`
 diagnostic_tools  which diagnostic tools a careful SRE calls next
 findings          the evidence, faults and gaps a diagnosis accumulates
 drift             the faults configuration drift against the baseline shows
+network_drift     the function's VpcConfig moved (to ids that no longer exist, to subnets with no route out)
 symptoms          the faults metrics, environment changes, configuration and logs show
 reported          what AWS reports to others than the logs: a mapping's state, an invoke error the caller saw
 diagnosis         what the findings add up to: the diagnosis submitted

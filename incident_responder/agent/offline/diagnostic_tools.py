@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from incident_responder.agent.offline.drift import _vpc_config_moved
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
+from incident_responder.agent.offline.network_drift import _vpc_config_moved
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.reported import INVOKE_DENIED, missing_variable_errors
 

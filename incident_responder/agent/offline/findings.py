@@ -13,6 +13,34 @@ from incident_responder.agent.offline.observations import Observations, SeenErro
 # Key states in which Lambda cannot decrypt the function's environment.
 UNUSABLE_KEY_STATES = {"Disabled", "PendingDeletion", "PendingImport", "Unavailable", "PendingReplicaDeletion"}
 DISABLED_MAPPING_STATES = {"Disabled", "Disabling"}
+# The ports Lambda's Hyperplane network interfaces use to connect it to the VPC: replies to the function come back
+# on them, through the subnet's network ACL (stateless).
+EPHEMERAL_PORTS = (1024, 65535)
+
+
+def network_mode(path: str, before: Any, now: Any) -> str:
+    """The catalogue entry of a change to the function's network path (a difference under ``network.``)."""
+    if "acl" in path or denies_ephemeral_ports(before, now):
+        return "network-acl-ephemeral-ports"
+    return "egress-rules-changed"
+
+
+def denies_ephemeral_ports(before: Any, now: Any) -> bool:
+    """Whether a subnet's network ACL entries gained an inbound deny over part of the ephemeral ports (TCP, UDP or
+    every protocol): replies to the function's connections are dropped."""
+    if not isinstance(now, list):
+        return False
+    kept = [e for e in before if isinstance(e, dict)] if isinstance(before, list) else []
+    for entry in now:
+        if not isinstance(entry, dict) or entry in kept or entry.get("Egress") or entry.get("RuleAction") != "deny":
+            continue
+        if str(entry.get("Protocol")) not in ("-1", "6", "17"):
+            continue
+        ports = entry.get("PortRange") or {}
+        low, high = int(ports.get("From", 0)), int(ports.get("To", 65535))
+        if str(entry.get("Protocol")) == "-1" or (low <= EPHEMERAL_PORTS[1] and high >= EPHEMERAL_PORTS[0]):
+            return True
+    return False
 
 
 class _Builder:

@@ -10,7 +10,8 @@ from incident_responder.core.aws import AwsClients
 from incident_responder.lab.emulation.invocation import AccountView
 from incident_responder.lab.moto_patches.function_states import EC2_THROTTLED, condition_of, set_function_state
 
-# What the Lambda service answers when it cannot decrypt the function's environment (the function never runs).
+# What the Lambda service answers when it cannot decrypt the function's environment (the function never runs);
+# a key in any other state than these (PendingDeletion, ...): the Invoke API reference's KMSInvalidStateException.
 KMS_ERRORS = {
     "Disabled": (
         "KMSDisabledException",
@@ -31,8 +32,8 @@ KMS_ERRORS = {
     ),
     "other": (
         "KMSInvalidStateException",
-        "Lambda was unable to decrypt the environment variables because the KMS key used is in an invalid state "
-        "for Decrypt. Please check the function's KMS key settings.",
+        "Lambda couldn't decrypt the environment variables because the state of the KMS key used is not valid for "
+        "Decrypt. Check the function's KMS key settings.",
     ),
 }
 
