@@ -40,6 +40,7 @@ from chaos.kinds.logs_not_delivered import LogsNotDeliveredKind
 from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
+from chaos.kinds.nodejs_unexpected_exit import NodejsUnexpectedExitKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
@@ -102,6 +103,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     FunctionNotFoundKind,
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
+    NodejsUnexpectedExitKind,
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from incident_responder.catalogue.failure_mode import (
     _DG,
     INVOKE,
+    NODE_RUNTIME_CLIENT,
     PYTHON_RUNTIME_CLIENT,
     RUNTIME_EMULATOR,
     RUNTIME_ENVIRONMENT,
@@ -170,12 +171,21 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "detects a deadlock that prevents them from settling (async handlers only).",
         fix="Settle (resolve or reject) every promise before the handler completes; look for race conditions in "
         "asynchronous code.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="deployment_regression",
+        action_type="rollback_alias",
         handover="",
-        signatures=(_platform("Runtime.NodejsExit"),),
-        sources=(TS_INVOCATION,),
+        lab_note="The lab reproduces a new version, live through the alias its callers use, whose async handler "
+        "awaits a promise it never settles; the responder rolls the alias back to the baseline's version. The runtime "
+        "client logs the error as an `Invoke Error` with the type it names `Runtime.NodeJsExit` (AWS's page spells it "
+        "`Runtime.NodejsExit`). A Node.js deadlock and a function invoked at `$LATEST` (no version to go back to) are "
+        "not reproduced.",
+        signatures=(
+            _platform("Runtime.NodejsExit"),
+            _platform("Runtime.NodeJsExit"),
+            _message("detected an unexpected Node.js exit code"),
+        ),
+        sources=(TS_INVOCATION, NODE_RUNTIME_CLIENT),
     ),
     FailureMode(
         id="runtime-exited",

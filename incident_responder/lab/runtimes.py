@@ -253,6 +253,14 @@ def read_handler_source(
     return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
 
 
+# An async handler awaiting a promise whose executor never calls resolve or reject: with nothing else pending the
+# event loop empties before the handler's promise settles, and the runtime client (Node.js 18 and later) fails the
+# invocation with its own error, logged as an Invoke Error.
+_NODE_NEVER_SETTLES = re.compile(r"\bawait\s+new\s+Promise\(\s*\(?[\w$,\s]*\)?\s*=>\s*\{\s*\}\s*\)")
+NODE_EXIT_MESSAGE = (
+    "The Lambda runtime client detected an unexpected Node.js exit code. This is most commonly caused by a Promise "
+    "that was never settled. For more information, see https://nodejs.org/docs/latest/api/process.html#exit-codes"
+)
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
 # A handler that returns base64 output undecoded (bytes), and what Python's json module says of bytes.
 _PY_EXIT = re.compile(r"^\s*sys\.exit\((\d*)\)")
@@ -277,6 +285,8 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
     if not code.source or not code.filename:
         return None
     pattern = _NODE_THROW if isinstance(runtime, NodeRuntime) else _PY_RAISE
+    if isinstance(runtime, NodeRuntime) and _NODE_NEVER_SETTLES.search(code.source) and _async_handler(code):
+        return RaisedError("Runtime.NodeJsExit", NODE_EXIT_MESSAGE)
     for number, text in enumerate(code.source.splitlines(), start=1):
         if not isinstance(runtime, NodeRuntime) and (exit_call := _PY_EXIT.search(text)):
             # The code ends the runtime's process: the platform reports it, not the runtime.
@@ -305,6 +315,14 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
             frames = [Frame(f"{runtime.task_root}/{code.filename}", number, "handler", code=text.strip())]
         return RaisedError(error_type, message, frames)
     return None
+
+
+def _async_handler(code: DeployedCode) -> bool:
+    """The handler the version's setting names is an async function (the runtime client fails only those when the
+    event loop empties; a callback handler's invocation then succeeds with a null response)."""
+    method = re.escape((code.handler or "").rsplit(".", 1)[-1])
+    pattern = rf"\bexport\s+(?:const\s+{method}\s*=\s*async\b|async\s+function\s+{method}\b)"
+    return re.search(pattern, code.source or "") is not None
 
 
 # Where the runtime's own frames are when it loads the handler (Node.js 20 on Lambda).

@@ -24,6 +24,7 @@ from incident_responder.lab.workloads.orders_api import table_write_load
 CASES = [
     ("orders-api", "bad_deploy", {}),
     ("orders-api", "bad_deploy", {"error": "RangeError: Invalid time value"}),
+    ("orders-api", "nodejs_unexpected_exit", {}),
     ("orders-api", "kms_disable", {}),
     ("orders-api", "iam_revoke", {"target": "dynamodb"}),
     ("orders-api", "throttle", {"reserved_concurrency": 0}),

@@ -160,6 +160,29 @@ def test_broken_package_defines_an_error_class_the_runtime_lacks():
     compile(builtin.source, "app.py", "exec")  # what chaos deploys is valid Python
 
 
+def test_an_async_node_handler_awaiting_a_promise_it_never_settles_ends_with_the_runtime_clients_exit_error():
+    from chaos.kinds.nodejs_unexpected_exit import unsettled_source
+    from incident_responder.account.log_records import parse_event
+    from incident_responder.catalogue.queries import failure_mode_of
+
+    source = unsettled_source("handler")
+    code = DeployedCode("2", "sha", "index.mjs", source, "index.handler")
+    error = thrown_error(code, NodeRuntime())
+    assert error is not None and error.error_type == "Runtime.NodeJsExit"
+    assert error.message.startswith("The Lambda runtime client detected an unexpected Node.js exit code.")
+    # Logged by the runtime client as an Invoke Error, which the log reader reads back and the catalogue names.
+    record = parse_event(NodeRuntime().error(MOMENT, REQUEST, error))
+    assert (record.error_type, record.handled) == ("Runtime.NodeJsExit", False)
+    assert failure_mode_of(record.error_type, record.message) == "nodejs-unexpected-exit"
+    # Only an async handler fails (a callback handler's invocation succeeds with a null response); a promise that
+    # settles is no exit; Python has no such error.
+    callback = source.replace("async (event)", "(event, context, callback)")
+    assert thrown_error(DeployedCode("2", "sha", "index.mjs", callback, "index.handler"), NodeRuntime()) is None
+    settled = source.replace("(resolve) => {}", "(resolve) => setTimeout(resolve, 10)")
+    assert thrown_error(DeployedCode("2", "sha", "index.mjs", settled, "index.handler"), NodeRuntime()) is None
+    assert thrown_error(code, PythonRuntime()) is None
+
+
 def test_broken_package_is_deterministic_and_refuses_other_runtimes():
     assert broken_package("nodejs20.x", "index.handler", "Error: x") == broken_package(
         "nodejs20.x", "index.handler", "Error: x"

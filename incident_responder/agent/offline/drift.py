@@ -210,7 +210,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     ptr,
                     cfg,
                     *dated,
-                    mode="deployment-regression",
+                    mode=b.regression_mode(),
                 )
             elif alias in moved:  # the version's code hash: the same change, seen from the code
                 b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
@@ -220,7 +220,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     f"the code behind alias {alias} changed{when}",
                     ptr,
                     *dated,
-                    mode="deployment-regression",
+                    mode=b.regression_mode(),
                 )
         elif parts[0] == "aliases" and len(parts) == 2 and before is not None and now is None:
             version = before.get("function_version") if isinstance(before, dict) else None
