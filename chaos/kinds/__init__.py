@@ -33,6 +33,7 @@ from chaos.kinds.function_not_found import FunctionNotFoundKind
 from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
+from chaos.kinds.invalid_entrypoint import InvalidEntrypointKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_revoke import KmsRevokeKind
@@ -104,6 +105,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     AsyncEventsDroppedKind,
     DeadLetterDeliveryFailedKind,
     NodejsUnexpectedExitKind,
+    InvalidEntrypointKind,
 )
 
 

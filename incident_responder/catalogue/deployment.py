@@ -137,10 +137,15 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "is a symlink.",
         fix="Put an executable `bootstrap` at the root of the .zip file; give the image an ENTRYPOINT with an "
         "absolute path, not a symlink.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="runtime_misconfigured",
+        action_type="restore_runtime",
         handover="",
+        lab_note="The lab reproduces the runtime case: the function's runtime setting moved since the baseline to an "
+        "OS-only runtime (`provided.al2023`) whose bootstrap neither the package nor a layer has; every Init phase "
+        "fails (`INIT_REPORT ... Error Type: Runtime.InvalidEntrypoint`, then the platform's line for each "
+        "invocation) and the responder restores the baseline's runtime. A package deployed without its bootstrap on "
+        "an unchanged OS-only runtime, and a container image's ENTRYPOINT, stay undiagnosed: a person rebuilds them.",
         signatures=(_platform("Runtime.InvalidEntrypoint"), _message("Couldn't find valid bootstrap")),
         sources=(TS_INVOCATION,),
     ),

@@ -85,10 +85,11 @@ class Runtime:
         return Runtime.exited(request_id, "Runtime exited with error: signal: killed")
 
     @staticmethod
-    def exited(request_id: str, why: str) -> str:
+    def exited(request_id: str, why: str, error_type: str = "Runtime.ExitError") -> str:
         """The platform's line when the runtime process ends during an invocation (``why``: ``Runtime exited with
-        error: exit status 1``, ``... signal: killed``)."""
-        return f"RequestId: {request_id} Error: {why}\nRuntime.ExitError"
+        error: exit status 1``, ``... signal: killed``), or cannot start (``Couldn't find valid bootstrap(s)``,
+        Runtime.InvalidEntrypoint)."""
+        return f"RequestId: {request_id} Error: {why}\n{error_type}"
 
     @staticmethod
     def report(
@@ -188,6 +189,8 @@ class DeployedCode:
     handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
     layers: tuple[str, ...] = ()  # the version's layer version ARNs (a published version keeps its layers)
     readable: bool = True  # the handler's file may be read by the runtime's user (others' read bit in the .zip)
+    runtime: str | None = None  # the version's own Runtime setting (a published version keeps the one it had)
+    bootstrap: bool = False  # the package has an executable file named bootstrap at its root
 
 
 class UnreadableCode(RuntimeError):
@@ -233,9 +236,10 @@ def read_handler_source(
     config = lam.get_function_configuration(**kwargs)
     version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
     layers = tuple(layer["Arn"] for layer in config.get("Layers") or [])
-    if sha in shipped:
+    runtime = config.get("Runtime")
+    if sha in shipped:  # the lab's own packages: one source file each, no bootstrap
         filename, source = shipped[sha]
-        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers)
+        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers, runtime=runtime)
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
         raise UnreadableCode(
@@ -244,13 +248,15 @@ def read_handler_source(
         )
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         names = set(archive.namelist())
+        bootstrap = "bootstrap" in names and bool((archive.getinfo("bootstrap").external_attr >> 16) & 0o111)
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
                 source = archive.read(candidate).decode("utf-8", "replace")
                 mode = archive.getinfo(candidate).external_attr >> 16
                 readable = not mode or bool(mode & 0o004)  # no mode recorded: the zip tool's default, readable
-                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers, readable)
-    return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
+                handler = config.get("Handler")
+                return DeployedCode(version, sha, candidate, source, handler, layers, readable, runtime, bootstrap)
+    return DeployedCode(version, sha, None, None, config.get("Handler"), layers, runtime=runtime, bootstrap=bootstrap)
 
 
 # An async handler awaiting a promise whose executor never calls resolve or reject: with nothing else pending the

@@ -183,6 +183,33 @@ def test_an_async_node_handler_awaiting_a_promise_it_never_settles_ends_with_the
     assert thrown_error(code, PythonRuntime()) is None
 
 
+def test_an_os_only_runtime_without_a_bootstrap_fails_every_init_as_the_platform_reports_it():
+    from incident_responder.account.log_records import parse_event
+    from incident_responder.catalogue.queries import failure_mode_of
+    from incident_responder.lab.layers import bootstrap_error
+
+    python = DeployedCode("$LATEST", "sha", "app.py", "def handler(e, c):\n    return 1\n", "app.handler")
+    moved = DeployedCode("$LATEST", "sha", "app.py", python.source, "app.handler", runtime="provided.al2023")
+    error = bootstrap_error(None, moved)  # no layers: nothing to read
+    assert (error.error_type, error.message) == (
+        "Runtime.InvalidEntrypoint",
+        "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]",
+    )
+    assert error.init and error.platform_only
+    # A managed runtime, or a package with its bootstrap, starts.
+    assert bootstrap_error(None, DeployedCode("1", "sha", "app.py", "", "app.handler", runtime="python3.12")) is None
+    with_bootstrap = DeployedCode("1", "sha", None, None, "bootstrap", runtime="provided.al2023", bootstrap=True)
+    assert bootstrap_error(None, with_bootstrap) is None
+    # The platform's lines: INIT_REPORT names the error type (the log reader's and the catalogue's), and each
+    # invocation's line says what it could not find.
+    record = parse_event(Runtime.init_report(12.5, "error", error.error_type))
+    assert failure_mode_of(record.error_type, record.message) == "invalid-entrypoint"
+    assert Runtime.exited(REQUEST, error.message, error.error_type) == (
+        f"RequestId: {REQUEST} Error: Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]\n"
+        "Runtime.InvalidEntrypoint"
+    )
+
+
 def test_broken_package_is_deterministic_and_refuses_other_runtimes():
     assert broken_package("nodejs20.x", "index.handler", "Error: x") == broken_package(
         "nodejs20.x", "index.handler", "Error: x"

@@ -21,6 +21,7 @@ LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
 # The errors the logs report for that fault's catalogue entries are its evidence (and not the code's own failure).
 SETTING_FAULTS = {
     "handler": ("handler_misconfigured", "the handler setting"),
+    "runtime": ("runtime_misconfigured", "the function's runtime"),
     "layers": ("layers_changed", "the function's layers"),
     "async_retry_attempts": ("async_config_changed", "the asynchronous invocation's maximum retry attempts"),
     "async_max_event_age": ("async_config_changed", "the asynchronous invocation's maximum event age"),
