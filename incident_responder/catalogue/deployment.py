@@ -259,10 +259,18 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="The function's runtime or runtime version is not supported, or its .zip file is damaged.",
         fix="The API reference names the cause only: move the function to a supported runtime, or deploy a valid "
         ".zip file.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="code_package_invalid",
         action_type=None,
-        handover="",
+        handover="Lambda refuses to run the function's runtime or package: move the function to a supported runtime "
+        "(UpdateFunctionConfiguration `Runtime`), or deploy a valid .zip file (UpdateFunctionCode); if callers invoke "
+        "an alias that moved to a new version since it worked, point the alias back at the previous version first.",
+        lab_note="No chaos kind or scenario reproduces it: AWS refuses a .zip file it cannot unzip when it is "
+        "uploaded (UpdateFunctionCode answers `InvalidParameterValueException`, `Could not unzip uploaded file`) "
+        "and documents no state of a function whose Invoke answers these errors, so the lab does not invent one. "
+        "Lambda returns them to the caller, never to the function's logs; the responder reads them from an alert that "
+        "names them and bears them out with the function's Runtime (InvalidRuntimeException) or a code deployment in "
+        "its recent changes (InvalidZipFileException), then hands over (unit tests pin the reading).",
         signatures=(_code("InvalidRuntimeException"), _code("InvalidZipFileException")),
         sources=(INVOKE,),
     ),

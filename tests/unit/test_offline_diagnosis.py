@@ -655,3 +655,29 @@ def test_an_alert_naming_a_rate_quota_is_the_fault_when_the_function_was_throttl
     # Text is not proof: no throttles, no fault.
     diagnosis, _, _ = diagnose(alert, **tools())
     assert "rate_limited" not in faults(diagnosis)
+
+
+# -- the runtime or package Lambda refuses at Invoke (the caller sees it, the logs never do) ------------------------
+def _changes(*events: dict[str, Any]) -> dict[str, Any]:
+    return {"function_name": FN, "window_hours": 24, "events": list(events), "omitted": 0, "gaps": [], "error": None}
+
+
+def test_an_alert_naming_an_unsupported_runtime_is_handed_over_citing_the_runtime():
+    diagnosis, _, called = diagnose(caller_alert("InvalidRuntimeException"), **tools())
+    assert "get_lambda_config" in called[0]
+    assert faults(diagnosis) == {"code_package_invalid"}
+    assert diagnosis.failure_modes == ["invalid-runtime-or-package"]
+    assert cites(diagnosis, "get_lambda_config", "Runtime", "nodejs20.x")
+
+
+def test_an_alert_naming_a_package_lambda_cannot_unzip_needs_a_code_deployment_in_the_changes():
+    deployed = {"time": "2026-11-23T10:00:00Z", "event_name": "UpdateFunctionCode", "resource": FN, "who": "ci"}
+    diagnosis, _, _ = diagnose(caller_alert("InvalidZipFileException"), **tools(get_recent_changes=_changes(deployed)))
+    assert faults(diagnosis) == {"code_package_invalid"}
+    assert diagnosis.failure_modes == ["invalid-runtime-or-package"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].event_name", "UpdateFunctionCode")
+    # A refused upload changed nothing, and no deployment at all bears nothing out: a gap, not the fault.
+    refused = {**deployed, "error_code": "RequestEntityTooLargeException"}
+    diagnosis, _, _ = diagnose(caller_alert("InvalidZipFileException"), **tools(get_recent_changes=_changes(refused)))
+    assert "code_package_invalid" not in faults(diagnosis)
+    assert any("invalid-runtime-or-package" in gap for gap in diagnosis.investigation_gaps)

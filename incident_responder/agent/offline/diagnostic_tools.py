@@ -39,7 +39,11 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
         ):
             plan += _after_the_logs(obs, fallback)
     else:
-        if obs.alert_error_category() == "kms" or obs.alert_mode_area() == "mounts":
+        if (
+            obs.alert_error_category() == "kms"
+            or obs.alert_mode_area() == "mounts"
+            or obs.alert_mode_id() == "invalid-runtime-or-package"
+        ):
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")

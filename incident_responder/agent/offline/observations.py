@@ -94,10 +94,16 @@ class Observations:
 
     def alert_mode_area(self) -> str | None:
         """The failure catalogue area of the entry whose error the alert names (the text is untrusted)."""
-        from incident_responder.catalogue.queries import MODES_BY_ID, failure_mode_of
+        from incident_responder.catalogue.queries import MODES_BY_ID
 
-        mode = MODES_BY_ID.get(failure_mode_of(self.incident.get("error_type")) or "")
+        mode = MODES_BY_ID.get(self.alert_mode_id() or "")
         return mode.area if mode is not None else None
+
+    def alert_mode_id(self) -> str | None:
+        """The failure catalogue entry whose error the alert names (the text is untrusted)."""
+        from incident_responder.catalogue.queries import failure_mode_of
+
+        return failure_mode_of(self.incident.get("error_type"))
 
     def is_queue_alarm(self) -> bool:
         """The alarm watches a queue (its messages age): ingest found the function through its event source."""

@@ -51,6 +51,8 @@ def _from_alert_error(b: _Builder) -> None:
         return
     if mode.id == "invocation-rate-exceeded":
         _rate_limited(b, mode, error_type)
+    if mode.id == "invalid-runtime-or-package":
+        _package_refused(b, mode, error_type)
     if mode.area != "mounts":
         return
     config = b.obs.config()
@@ -90,6 +92,35 @@ def _rate_limited(b: _Builder, mode: Any, error_type: str) -> None:
         mode.fault_type,
         f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
         ptr,
+        mode=mode.id,
+    )
+
+
+def _package_refused(b: _Builder, mode: Any, error_type: str) -> None:
+    """The caller reports Lambda refusing the function's runtime (InvalidRuntimeException) or package
+    (InvalidZipFileException): the fault when the configuration shows the runtime, or the recent changes a code
+    deployment that went through; a person fixes it."""
+    if error_type.rsplit(".", 1)[-1] == "InvalidRuntimeException":
+        runtime = b.obs.config().get("Runtime")
+        found = ("get_lambda_config", "Runtime", runtime, "the runtime Lambda reports it does not support")
+    else:
+        events = (b.obs.results.get("get_recent_changes") or {}).get("events") or []
+        i, event = next(
+            (
+                (i, e)
+                for i, e in enumerate(events)
+                if e.get("event_name") == "UpdateFunctionCode" and not e.get("error_code")
+            ),
+            (None, {}),
+        )
+        found = ("get_recent_changes", f"events[{i}].event_name", event.get("event_name"), "the code deployed since")
+    if not found[2]:
+        b.gap(f"the alert names {error_type} ({mode.id}) but the function's configuration does not bear it out")
+        return
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        b.point(*found),
         mode=mode.id,
     )
 
