@@ -19,6 +19,7 @@ from chaos.errors import ChaosError
 from chaos.kinds.async_events_dropped import AsyncEventsDroppedKind
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.code_upload_rejected import CodeUploadRejectedKind
 from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
@@ -106,6 +107,7 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     DeadLetterDeliveryFailedKind,
     NodejsUnexpectedExitKind,
     InvalidEntrypointKind,
+    CodeUploadRejectedKind,
 )
 
 

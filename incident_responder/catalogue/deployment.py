@@ -241,10 +241,18 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "Region, functions and layers together) is full.",
         fix="Upload larger packages to Amazon S3 and pass `S3Bucket` and `S3Key`; delete old function versions and "
         "unused code to free code storage.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="handler_misconfigured",
+        action_type="restore_handler",
         handover="",
+        lab_note="A refused upload changes nothing and raises no alarm by itself. The lab reproduces the incident it "
+        "leaves: a deploy whose configuration step (the new code's handler) went through and whose code upload, a "
+        ".zip file whose request is larger than the 70,167,211 bytes Lambda takes, was refused; the old code has no "
+        "such module (`Runtime.ImportModuleError`). The lab's trail records the refused call with its errorCode, as "
+        "CloudTrail records failed management calls; the responder reads it from the recent changes and restores the "
+        "baseline's handler (the old code runs again); the new code still has to go through Amazon S3. The newer "
+        "`Zipped size must be smaller than 52428800 bytes` answer for a .zip file between 50 MB and that request "
+        "size, and the account's code storage filling up, are not reproduced.",
         signatures=(_code("RequestEntityTooLargeException"), _code("CodeStorageExceededException")),
         sources=(TS_DEPLOYMENT,),
     ),

@@ -64,8 +64,10 @@ class CloudTrailRecorder:
         region: str = LAB_REGION,
         account: str | None = None,
         request_parameters: dict[str, Any] | None = None,
+        error: tuple[str, str] | None = None,
     ) -> str:
-        """Record one management event: ``resources`` as (ResourceType, ResourceName) pairs. Returns its EventId.
+        """Record one management event: ``resources`` as (ResourceType, ResourceName) pairs; ``error`` (code, message)
+        for a call that failed, as CloudTrail records it (errorCode, errorMessage). Returns its EventId.
         (Its CloudTrailEvent JSON is written when a lookup returns it: recording stays a few microseconds.)"""
         account = account or _account_of(access_key_id)
         when = event_time.timestamp() if isinstance(event_time, datetime) else event_time or time.time()
@@ -81,7 +83,7 @@ class CloudTrailRecorder:
             "Username": username,
             "Resources": [{"ResourceType": kind, "ResourceName": name} for kind, name in resources or []],
         }
-        detail = (identity, region, account, request_parameters or None)
+        detail = (identity, region, account, request_parameters or None, error)
         with self._lock:
             self._events.append((next(self._sequence), when, event, detail))
         return event_id
@@ -89,7 +91,8 @@ class CloudTrailRecorder:
     @staticmethod
     def _cloudtrail_event(event: dict[str, Any], detail: tuple[Any, ...]) -> str:
         """The event's CloudTrailEvent: the record CloudTrail delivers, as LookupEvents returns it (JSON text)."""
-        identity, region, account, request_parameters = detail
+        identity, region, account, request_parameters, error = detail
+        failed = {"errorCode": error[0], "errorMessage": error[1]} if error else {}
         return json.dumps(
             {
                 "eventVersion": "1.09",
@@ -109,12 +112,16 @@ class CloudTrailRecorder:
                 "managementEvent": True,
                 "recipientAccountId": account,
                 "eventCategory": "Management",
+                **failed,
             },
             separators=(",", ":"),
         )
 
-    def record_call(self, call: _Call, request: bytes, response: bytes, *, path: str = "") -> str | None:
-        """The event for a call moto answered (``request`` / ``response``: the JSON bodies, when there are)."""
+    def record_call(
+        self, call: _Call, request: bytes, response: bytes, *, path: str = "", error: tuple[str, str] | None = None
+    ) -> str | None:
+        """The event for a call moto answered (``request`` / ``response``: the JSON bodies, when there are), or that
+        failed with ``error`` (code, message) before it did."""
         if call.operation is None:
             return None
         account = _account_of(call.access_key_id)
@@ -140,6 +147,7 @@ class CloudTrailRecorder:
             region=call.region,
             account=account,
             request_parameters=identifiers,
+            error=error,
         )
 
     @staticmethod

@@ -239,6 +239,8 @@ def read_handler_source(
     runtime = config.get("Runtime")
     if sha in shipped:  # the lab's own packages: one source file each, no bootstrap
         filename, source = shipped[sha]
+        if filename not in handler_files(config.get("Handler") or "", runtime):  # the handler names another file
+            return DeployedCode(version, sha, None, None, config.get("Handler"), layers, runtime=runtime)
         return DeployedCode(version, sha, filename, source, config.get("Handler"), layers, runtime=runtime)
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
@@ -361,6 +363,18 @@ def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
         stack = [*_NODE_LOAD_FRAMES]
         return RaisedError("Runtime.HandlerNotFound", message, stack, init=True)
     return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)
+
+
+def module_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """Runtime.ImportModuleError when the package has no file for the module the handler setting names (Python's
+    words); None when it has, or for Node.js (whose loader the lab does not emulate)."""
+    if isinstance(runtime, NodeRuntime) or code.filename is not None or not code.handler or "." not in code.handler:
+        return None
+    module = code.handler.rsplit(".", 1)[0]
+    top = module.split(".")[0]
+    return RaisedError(
+        "Runtime.ImportModuleError", f"Unable to import module '{module}': No module named '{top}'", init=True
+    )
 
 
 def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:

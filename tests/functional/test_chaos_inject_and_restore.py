@@ -26,6 +26,7 @@ CASES = [
     ("orders-api", "bad_deploy", {"error": "RangeError: Invalid time value"}),
     ("orders-api", "nodejs_unexpected_exit", {}),
     ("queue-consumer", "invalid_entrypoint", {}),
+    ("queue-consumer", "code_upload_rejected", {}),
     ("orders-api", "kms_disable", {}),
     ("orders-api", "iam_revoke", {"target": "dynamodb"}),
     ("orders-api", "throttle", {"reserved_concurrency": 0}),

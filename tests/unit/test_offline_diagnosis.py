@@ -681,3 +681,27 @@ def test_an_alert_naming_a_package_lambda_cannot_unzip_needs_a_code_deployment_i
     diagnosis, _, _ = diagnose(caller_alert("InvalidZipFileException"), **tools(get_recent_changes=_changes(refused)))
     assert "code_package_invalid" not in faults(diagnosis)
     assert any("invalid-runtime-or-package" in gap for gap in diagnosis.investigation_gaps)
+
+
+def test_a_handler_change_whose_code_upload_was_refused_names_the_refused_upload():
+    moved = Difference(path="handler", baseline="app.handler", current="service.handler")
+    refused = {
+        "time": "2026-11-23T10:00:01Z",
+        "event_name": "UpdateFunctionCode",
+        "resource": FN,
+        "who": "ci",
+        "error_code": "RequestEntityTooLargeException",
+    }
+    configured = {"time": "2026-11-23T10:00:00Z", "event_name": "UpdateFunctionConfiguration", "resource": FN}
+    diagnosis, _, called = diagnose(
+        incident(), **tools(get_config_drift=drift(moved), get_recent_changes=_changes(refused, configured))
+    )
+    assert "get_recent_changes" in [tool for turn in called for tool in turn]
+    assert faults(diagnosis) == {"handler_misconfigured"}
+    assert diagnosis.failure_modes == ["code-upload-rejected"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].error_code", "RequestEntityTooLargeException")
+    # The same handler change with no refused upload is the handler setting's own entry.
+    diagnosis, _, _ = diagnose(
+        incident(), **tools(get_config_drift=drift(moved), get_recent_changes=_changes(configured))
+    )
+    assert diagnosis.failure_modes == ["handler-not-found"]

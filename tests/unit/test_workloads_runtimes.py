@@ -210,6 +210,20 @@ def test_an_os_only_runtime_without_a_bootstrap_fails_every_init_as_the_platform
     )
 
 
+def test_a_python_handler_naming_a_module_the_package_lacks_fails_init_with_an_import_error():
+    from incident_responder.lab.runtimes import module_error
+
+    moved = DeployedCode("$LATEST", "sha", None, None, "service.handler", runtime="python3.12")
+    error = module_error(moved, PythonRuntime())
+    assert (error.error_type, error.message, error.init) == (
+        "Runtime.ImportModuleError",
+        "Unable to import module 'service': No module named 'service'",
+        True,
+    )
+    assert module_error(DeployedCode("1", "sha", "app.py", "", "app.handler"), PythonRuntime()) is None
+    assert module_error(moved, NodeRuntime()) is None  # the lab emulates no Node.js loader
+
+
 def test_broken_package_is_deterministic_and_refuses_other_runtimes():
     assert broken_package("nodejs20.x", "index.handler", "Error: x") == broken_package(
         "nodejs20.x", "index.handler", "Error: x"

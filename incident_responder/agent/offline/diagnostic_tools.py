@@ -115,7 +115,8 @@ def _beyond_drift(obs: Observations) -> list[str]:
         tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
-    if not explained and not looping:
+    # A handler changed: a deploy's configuration step; what else the deploy did (or failed to do) is in CloudTrail.
+    if (not explained and not looping) or any(d.get("path") == "handler" for d in obs.drift() or []):
         tools.append("get_recent_changes")
     return tools
 

@@ -96,6 +96,26 @@ def _rate_limited(b: _Builder, mode: Any, error_type: str) -> None:
     )
 
 
+def _from_refused_upload(b: _Builder) -> None:
+    """A deploy half done: its configuration change went through (the setting's fault, from drift) and the recent
+    changes show Lambda refusing its code upload (UpdateFunctionCode with the entry's errorCode): that entry."""
+    mode = MODES_BY_ID["code-upload-rejected"]
+    if mode.fault_type not in b.faults:
+        return
+    codes = {s.text for s in mode.signatures}
+    for i, event in enumerate((b.obs.results.get("get_recent_changes") or {}).get("events") or []):
+        if event.get("event_name") == "UpdateFunctionCode" and event.get("error_code") in codes:
+            why = "Lambda refused the new code's upload: the function kept its old code"
+            b.faults[mode.fault_type].append(
+                b.point("get_recent_changes", f"events[{i}].error_code", event["error_code"], why)
+            )
+            b.modes[mode.fault_type] = mode.id
+            b.causes.append(
+                f"the deploy's code upload was refused ({event['error_code']}) after its configuration changed"
+            )
+            return
+
+
 def _package_refused(b: _Builder, mode: Any, error_type: str) -> None:
     """The caller reports Lambda refusing the function's runtime (InvalidRuntimeException) or package
     (InvalidZipFileException): the fault when the configuration shows the runtime, or the recent changes a code

@@ -54,6 +54,7 @@ from incident_responder.lab.layers import bootstrap_error, extension_error, laye
 from incident_responder.lab.runtimes import (
     RaisedError,
     handler_error,
+    module_error,
     permission_error,
     read_handler_source,
     runtime_for,
@@ -167,6 +168,7 @@ class Workload(LambdaTraces):
             or bootstrap_error(self.clients, view.code)
             or layer_import_error(self.clients, view.code, view.runtime)
             or permission_error(view.code, view.runtime)
+            or module_error(view.code, view.runtime)
             or handler_error(view.code, view.runtime)
         )
         start = self._burst_start(view.log_group)
