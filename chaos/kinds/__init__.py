@@ -19,6 +19,7 @@ from chaos.errors import ChaosError
 from chaos.kinds.async_events_dropped import AsyncEventsDroppedKind
 from chaos.kinds.bad_deploy import BadDeployKind
 from chaos.kinds.base import SAMPLE_WORKLOADS, ChaosKind, KindParameters
+from chaos.kinds.code_upload_rejected import CodeUploadRejectedKind
 from chaos.kinds.dead_letter_delivery_failed import DeadLetterDeliveryFailedKind
 from chaos.kinds.deployment_file_permissions import DeploymentFilePermissionsKind
 from chaos.kinds.dns_tcp_connection_limit import DnsTcpConnectionLimitKind
@@ -37,6 +38,7 @@ from chaos.kinds.handler_not_found import HandlerNotFoundKind
 from chaos.kinds.iam_revoke import IamRevokeKind
 from chaos.kinds.import_module_error import ImportModuleErrorKind
 from chaos.kinds.init_phase_timeout import InitPhaseTimeoutKind
+from chaos.kinds.invalid_entrypoint import InvalidEntrypointKind
 from chaos.kinds.invalid_subnet_or_security_group import InvalidSubnetOrSecurityGroupKind
 from chaos.kinds.kms_disable import KmsDisableKind
 from chaos.kinds.kms_key_pending_deletion import KmsKeyPendingDeletionKind
@@ -46,6 +48,7 @@ from chaos.kinds.memory import MemoryKind
 from chaos.kinds.network_acl_ephemeral_ports import NetworkAclEphemeralPortsKind
 from chaos.kinds.network_block import NetworkBlockKind
 from chaos.kinds.no_route_to_internet import NoRouteToInternetKind
+from chaos.kinds.nodejs_unexpected_exit import NodejsUnexpectedExitKind
 from chaos.kinds.noisy_neighbor import NoisyNeighborKind
 from chaos.kinds.queue_visibility import QueueVisibilityKind
 from chaos.kinds.recursive_loop import RecursiveLoopKind
@@ -116,6 +119,9 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     EnvironmentUpdateRejectedKind,
     KmsKeyPendingDeletionKind,
     NetworkAclEphemeralPortsKind,
+    NodejsUnexpectedExitKind,
+    InvalidEntrypointKind,
+    CodeUploadRejectedKind,
 )
 
 

@@ -6,6 +6,7 @@ records it (:func:`date_differences`: CloudTrail, else the resource's own modifi
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from datetime import UTC, datetime, timedelta
@@ -246,9 +247,7 @@ class _AccountClock:
         found = [
             (when, e["EventName"])
             for e in events
-            if str(e.get("EventName", "")).startswith(wanted)
-            and '"errorCode"' not in str(e.get("CloudTrailEvent", ""))  # a call that failed changed nothing
-            and (when := _utc(e.get("EventTime")))
+            if str(e.get("EventName", "")).startswith(wanted) and not _failed(e) and (when := _utc(e.get("EventTime")))
         ]
         return max(found) if found else None
 
@@ -279,6 +278,17 @@ class _AccountClock:
             found.update({m["UUID"]: m.get("LastModified") for m in page.get("EventSourceMappings", [])})
             if not (marker := page.get("NextMarker")):
                 return found
+
+
+def _failed(event: dict[str, Any]) -> bool:
+    """CloudTrail records a failed call too (its errorCode set): it changed nothing."""
+    detail = event.get("CloudTrailEvent")
+    if not isinstance(detail, str) or '"errorCode"' not in detail:
+        return False
+    try:
+        return bool(json.loads(detail).get("errorCode"))
+    except (ValueError, AttributeError):
+        return False
 
 
 def date_differences(

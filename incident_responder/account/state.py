@@ -72,6 +72,7 @@ class FunctionConfiguration(BaseModel):
     secrets: list[SecretState] = Field(default_factory=list)
     handler: str | None = Field(default=None, description="file.method the runtime calls (None: a container image)")
     layers: list[str] | None = Field(default=None, description="the layer version ARNs, in order ([]: no layers)")
+    runtime: str | None = Field(default=None, description="the Runtime identifier (None: a container image)")
     invoke_permissions: list[InvokePermission] = Field(
         default_factory=list, description="the function's resource-based policy (GetPolicy of it and each alias)"
     )
@@ -189,6 +190,7 @@ def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionC
         ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
         secrets=read_secrets(clients, variables),
         handler=config.get("Handler"),
+        runtime=config.get("Runtime"),
         layers=[layer["Arn"] for layer in config.get("Layers") or []],
         invoke_permissions=read_invoke_permissions(clients, name, aliases),
         async_retry_attempts=invoke.get("MaximumRetryAttempts"),

@@ -23,6 +23,7 @@ from incident_responder.actions.kms import EnableKmsKey
 from incident_responder.actions.layers import RestoreLayers
 from incident_responder.actions.network import RestoreNetworkEgress
 from incident_responder.actions.queue import RestoreQueueAttributes
+from incident_responder.actions.runtime import RestoreRuntime
 from incident_responder.actions.secret import RestoreSecret
 from incident_responder.actions.vpc import RestoreVpcConfiguration
 from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, RiskLevel
@@ -40,6 +41,7 @@ ACTIONS: dict[ActionType, Action] = {
         RestoreSecret(),
         RestoreQueueAttributes(),
         RestoreHandler(),
+        RestoreRuntime(),
         RestoreLayers(),
         RestoreVpcConfiguration(),
         RestoreInvokePermission(),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from incident_responder.catalogue.failure_mode import (
     _DG,
     INVOKE,
+    NODE_RUNTIME_CLIENT,
     PYTHON_RUNTIME_CLIENT,
     RUNTIME_EMULATOR,
     RUNTIME_ENVIRONMENT,
@@ -136,10 +137,15 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "is a symlink.",
         fix="Put an executable `bootstrap` at the root of the .zip file; give the image an ENTRYPOINT with an "
         "absolute path, not a symlink.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="runtime_misconfigured",
+        action_type="restore_runtime",
         handover="",
+        lab_note="The lab reproduces the runtime case: the function's runtime setting moved since the baseline to an "
+        "OS-only runtime (`provided.al2023`) whose bootstrap neither the package nor a layer has; every Init phase "
+        "fails (`INIT_REPORT ... Error Type: Runtime.InvalidEntrypoint`, then the platform's line for each "
+        "invocation) and the responder restores the baseline's runtime. A package deployed without its bootstrap on "
+        "an unchanged OS-only runtime, and a container image's ENTRYPOINT, stay undiagnosed: a person rebuilds them.",
         signatures=(_platform("Runtime.InvalidEntrypoint"), _message("Couldn't find valid bootstrap")),
         sources=(TS_INVOCATION,),
     ),
@@ -170,12 +176,21 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "detects a deadlock that prevents them from settling (async handlers only).",
         fix="Settle (resolve or reject) every promise before the handler completes; look for race conditions in "
         "asynchronous code.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="deployment_regression",
+        action_type="rollback_alias",
         handover="",
-        signatures=(_platform("Runtime.NodejsExit"),),
-        sources=(TS_INVOCATION,),
+        lab_note="The lab reproduces a new version, live through the alias its callers use, whose async handler "
+        "awaits a promise it never settles; the responder rolls the alias back to the baseline's version. The runtime "
+        "client logs the error as an `Invoke Error` with the type it names `Runtime.NodeJsExit` (AWS's page spells it "
+        "`Runtime.NodejsExit`). A Node.js deadlock and a function invoked at `$LATEST` (no version to go back to) are "
+        "not reproduced.",
+        signatures=(
+            _platform("Runtime.NodejsExit"),
+            _platform("Runtime.NodeJsExit"),
+            _message("detected an unexpected Node.js exit code"),
+        ),
+        sources=(TS_INVOCATION, NODE_RUNTIME_CLIENT),
     ),
     FailureMode(
         id="runtime-exited",
@@ -226,10 +241,18 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         "Region, functions and layers together) is full.",
         fix="Upload larger packages to Amazon S3 and pass `S3Bucket` and `S3Key`; delete old function versions and "
         "unused code to free code storage.",
-        responder="not_yet",
-        fault_type=None,
-        action_type=None,
+        responder="fixed",
+        fault_type="handler_misconfigured",
+        action_type="restore_handler",
         handover="",
+        lab_note="A refused upload changes nothing and raises no alarm by itself. The lab reproduces the incident it "
+        "leaves: a deploy whose configuration step (the new code's handler) went through and whose code upload, a "
+        ".zip file whose request is larger than the 70,167,211 bytes Lambda takes, was refused; the old code has no "
+        "such module (`Runtime.ImportModuleError`). The lab's trail records the refused call with its errorCode, as "
+        "CloudTrail records failed management calls; the responder reads it from the recent changes and restores the "
+        "baseline's handler (the old code runs again); the new code still has to go through Amazon S3. The newer "
+        "`Zipped size must be smaller than 52428800 bytes` answer for a .zip file between 50 MB and that request "
+        "size, and the account's code storage filling up, are not reproduced.",
         signatures=(_code("RequestEntityTooLargeException"), _code("CodeStorageExceededException")),
         sources=(TS_DEPLOYMENT,),
     ),
@@ -244,10 +267,18 @@ DEPLOYMENT: tuple[FailureMode, ...] = (
         cause="The function's runtime or runtime version is not supported, or its .zip file is damaged.",
         fix="The API reference names the cause only: move the function to a supported runtime, or deploy a valid "
         ".zip file.",
-        responder="not_yet",
-        fault_type=None,
+        responder="handed_over",
+        fault_type="code_package_invalid",
         action_type=None,
-        handover="",
+        handover="Lambda refuses to run the function's runtime or package: move the function to a supported runtime "
+        "(UpdateFunctionConfiguration `Runtime`), or deploy a valid .zip file (UpdateFunctionCode); if callers invoke "
+        "an alias that moved to a new version since it worked, point the alias back at the previous version first.",
+        lab_note="No chaos kind or scenario reproduces it: AWS refuses a .zip file it cannot unzip when it is "
+        "uploaded (UpdateFunctionCode answers `InvalidParameterValueException`, `Could not unzip uploaded file`) "
+        "and documents no state of a function whose Invoke answers these errors, so the lab does not invent one. "
+        "Lambda returns them to the caller, never to the function's logs; the responder reads them from an alert that "
+        "names them and bears them out with the function's Runtime (InvalidRuntimeException) or a code deployment in "
+        "its recent changes (InvalidZipFileException), then hands over (unit tests pin the reading).",
         signatures=(_code("InvalidRuntimeException"), _code("InvalidZipFileException")),
         sources=(INVOKE,),
     ),

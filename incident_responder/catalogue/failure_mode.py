@@ -90,6 +90,7 @@ TOO_MANY_REQUESTS = _BOTOCORE + "lambda/client/exceptions/TooManyRequestsExcepti
 # AWS's own code, for the error types its pages name only in passing.
 RUNTIME_EMULATOR = "https://github.com/aws/aws-lambda-runtime-interface-emulator"
 PYTHON_RUNTIME_CLIENT = "https://github.com/aws/aws-lambda-python-runtime-interface-client"
+NODE_RUNTIME_CLIENT = "https://github.com/aws/aws-lambda-nodejs-runtime-interface-client"
 REPOST_THROTTLING = "https://repost.aws/knowledge-center/lambda-troubleshoot-throttling"
 ERRNO = "https://man7.org/linux/man-pages/man3/errno.3.html"
 

@@ -66,9 +66,9 @@ class CloudTrailRecorder:
         request_parameters: dict[str, Any] | None = None,
         error: tuple[str, str] | None = None,
     ) -> str:
-        """Record one management event: ``resources`` as (ResourceType, ResourceName) pairs; ``error``: the failed
-        call's (errorCode, errorMessage). Returns its EventId. (Its CloudTrailEvent JSON is written when a lookup
-        returns it: recording stays a few microseconds.)"""
+        """Record one management event: ``resources`` as (ResourceType, ResourceName) pairs; ``error`` (code, message)
+        for a call that failed, as CloudTrail records it (errorCode, errorMessage). Returns its EventId.
+        (Its CloudTrailEvent JSON is written when a lookup returns it: recording stays a few microseconds.)"""
         account = account or _account_of(access_key_id)
         when = event_time.timestamp() if isinstance(event_time, datetime) else event_time or time.time()
         identity, username = _identity(access_key_id, account)
@@ -120,8 +120,8 @@ class CloudTrailRecorder:
     def record_call(
         self, call: _Call, request: bytes, response: bytes, *, path: str = "", error: tuple[str, str] | None = None
     ) -> str | None:
-        """The event for a call moto answered (``request`` / ``response``: the JSON bodies, when there are;
-        ``error``: the failed call's errorCode and errorMessage, its response then names no resource)."""
+        """The event for a call moto answered (``request`` / ``response``: the JSON bodies, when there are), or that
+        failed with ``error`` (code, message) before it did."""
         if call.operation is None:
             return None
         account = _account_of(call.access_key_id)

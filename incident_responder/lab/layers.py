@@ -1,6 +1,7 @@
 """What a function's layers do to its Init phase, as the lab emulates it: an external extension that crashes
-(``Extension.Crash``) or starts slowly (the Init phase's time), and a Python package a layer shadows with a build for another platform
-(``Runtime.ImportModuleError``). Layers are read from moto's Lambda backend when moto runs in this process."""
+(``Extension.Crash``) or starts slowly (the Init phase's time), a Python package a layer shadows with a build for
+another platform (``Runtime.ImportModuleError``), and an OS-only runtime's bootstrap found neither in the package nor
+in a layer (``Runtime.InvalidEntrypoint``). Layers are read from moto's Lambda backend when moto runs in this process."""
 
 from __future__ import annotations
 
@@ -66,6 +67,27 @@ def extension_start_seconds(clients: AwsClients, code: DeployedCode) -> float:
                 before = script.split(EXTENSION_REGISTER, 1)[0]
                 slowest = max(slowest, sum(float(m.group(1)) for m in _SLEEP.finditer(before)))
     return slowest
+
+
+# Where an OS-only runtime (provided.al2023, provided.al2) looks for the executable it starts, in this order.
+BOOTSTRAP_PATHS = ("/var/task/bootstrap", "/opt/bootstrap")
+
+
+def bootstrap_error(clients: AwsClients, code: DeployedCode) -> RaisedError | None:
+    """Runtime.InvalidEntrypoint when the version runs on an OS-only runtime and neither its package nor one of its
+    layers has an executable ``bootstrap`` at its root; None for a managed language runtime, or when one is there (or
+    a layer cannot be read)."""
+    if not (code.runtime or "").startswith("provided") or code.bootstrap:
+        return None
+    for arn in code.layers:
+        package = _moto_layer(clients, arn)
+        if package is None:
+            return None
+        with zipfile.ZipFile(io.BytesIO(package)) as archive:
+            if "bootstrap" in archive.namelist():
+                return None
+    why = f"Couldn't find valid bootstrap(s): [{' '.join(BOOTSTRAP_PATHS)}]"
+    return RaisedError("Runtime.InvalidEntrypoint", why, init=True, platform_only=True)
 
 
 _PY_IMPORTS = re.compile(r"^(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)", re.MULTILINE)

@@ -35,6 +35,22 @@ class _Failure:
     message: str
 
 
+# The largest request Lambda takes for these operations (a .zip file uploaded directly, base64-encoded in the JSON
+# body: about 50 MB): a larger one is refused before Lambda handles it, in the service's words.
+LAMBDA_REQUEST_LIMIT = 70167211
+_SIZE_LIMITED = ("CreateFunction", "UpdateFunctionCode")
+
+
+def _quota_refusal(call: _Call, environ: dict[str, Any]) -> _Failure | None:
+    """What Lambda answers a request larger than it takes (RequestEntityTooLargeException, HTTP 413)."""
+    if call.service != "lambda" or call.operation not in _SIZE_LIMITED:
+        return None
+    if int(environ.get("CONTENT_LENGTH") or 0) <= LAMBDA_REQUEST_LIMIT:
+        return None
+    message = f"Request must be smaller than {LAMBDA_REQUEST_LIMIT} bytes for the {call.operation} operation"
+    return _Failure(call.operation, "lambda", 1, "RequestEntityTooLargeException", 413, message)
+
+
 class RequestFailures:
     """WSGI middleware around moto's app: answers matching requests with an AWS error, records the management
     events CloudTrail would (``trail``) and answers LookupEvents from them, and passes everything else to moto."""
@@ -69,7 +85,13 @@ class RequestFailures:
         # A GET is never a write: its REST route is looked up only for a pending failure.
         call = self._identify(environ, routes=bool(self._pending) or environ.get("REQUEST_METHOD") != "GET")
         failure = self._take_failure(call) if self._pending else None
+        if failure is None and (failure := _quota_refusal(call, environ)) is not None:
+            _drain(environ)  # the whole request is read before it is answered, as a server does
         if failure is not None:
+            if self.trail is not None and call.operation and is_management_write(call.service, call.operation):
+                # CloudTrail records a failed call too, with its errorCode (nothing changed).
+                error = (failure.code, failure.message)
+                self.trail.record_call(call, b"", b"", path=environ.get("PATH_INFO", ""), error=error)
             return self._fail(environ, start_response, call.service, failure)
         if self.trail is not None and call.operation:
             if call.service == "cloudtrail" and call.operation == "LookupEvents":
@@ -231,6 +253,12 @@ class RequestFailures:
                 f"<RequestId>{request_id}</RequestId></ErrorResponse>"
             )
         return f'<?xml version="1.0" encoding="UTF-8"?>{xml}'.encode(), "text/xml"
+
+
+def _drain(environ: dict[str, Any]) -> None:
+    remaining = int(environ.get("CONTENT_LENGTH") or 0)
+    while remaining > 0 and (chunk := environ["wsgi.input"].read(min(remaining, 1 << 20))):
+        remaining -= len(chunk)
 
 
 def _xml_escape(text: str) -> str:

@@ -85,10 +85,11 @@ class Runtime:
         return Runtime.exited(request_id, "Runtime exited with error: signal: killed")
 
     @staticmethod
-    def exited(request_id: str, why: str) -> str:
+    def exited(request_id: str, why: str, error_type: str = "Runtime.ExitError") -> str:
         """The platform's line when the runtime process ends during an invocation (``why``: ``Runtime exited with
-        error: exit status 1``, ``... signal: killed``)."""
-        return f"RequestId: {request_id} Error: {why}\nRuntime.ExitError"
+        error: exit status 1``, ``... signal: killed``), or cannot start (``Couldn't find valid bootstrap(s)``,
+        Runtime.InvalidEntrypoint)."""
+        return f"RequestId: {request_id} Error: {why}\n{error_type}"
 
     @staticmethod
     def report(
@@ -190,6 +191,8 @@ class DeployedCode:
     handler: str | None = None  # the version's own handler setting (a published version keeps the one it had)
     layers: tuple[str, ...] = ()  # the version's layer version ARNs (a published version keeps its layers)
     readable: bool = True  # the handler's file may be read by the runtime's user (others' read bit in the .zip)
+    runtime: str | None = None  # the version's own Runtime setting (a published version keeps the one it had)
+    bootstrap: bool = False  # the package has an executable file named bootstrap at its root
 
 
 class UnreadableCode(RuntimeError):
@@ -235,9 +238,12 @@ def read_handler_source(
     config = lam.get_function_configuration(**kwargs)
     version, sha = config.get("Version", "$LATEST"), config.get("CodeSha256", "")
     layers = tuple(layer["Arn"] for layer in config.get("Layers") or [])
-    if sha in shipped:
+    runtime = config.get("Runtime")
+    if sha in shipped:  # the lab's own packages: one source file each, no bootstrap
         filename, source = shipped[sha]
-        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers)
+        if filename not in handler_files(config.get("Handler") or "", runtime):  # the handler names another file
+            return DeployedCode(version, sha, None, None, config.get("Handler"), layers, runtime=runtime)
+        return DeployedCode(version, sha, filename, source, config.get("Handler"), layers, runtime=runtime)
     package = _moto_package(clients, function_name, version, sha)
     if package is None:
         raise UnreadableCode(
@@ -246,15 +252,25 @@ def read_handler_source(
         )
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         names = set(archive.namelist())
+        bootstrap = "bootstrap" in names and bool((archive.getinfo("bootstrap").external_attr >> 16) & 0o111)
         for candidate in handler_files(config.get("Handler", ""), config.get("Runtime")):
             if candidate in names:
                 source = archive.read(candidate).decode("utf-8", "replace")
                 mode = archive.getinfo(candidate).external_attr >> 16
                 readable = not mode or bool(mode & 0o004)  # no mode recorded: the zip tool's default, readable
-                return DeployedCode(version, sha, candidate, source, config.get("Handler"), layers, readable)
-    return DeployedCode(version, sha, None, None, config.get("Handler"), layers)
+                handler = config.get("Handler")
+                return DeployedCode(version, sha, candidate, source, handler, layers, readable, runtime, bootstrap)
+    return DeployedCode(version, sha, None, None, config.get("Handler"), layers, runtime=runtime, bootstrap=bootstrap)
 
 
+# An async handler awaiting a promise whose executor never calls resolve or reject: with nothing else pending the
+# event loop empties before the handler's promise settles, and the runtime client (Node.js 18 and later) fails the
+# invocation with its own error, logged as an Invoke Error.
+_NODE_NEVER_SETTLES = re.compile(r"\bawait\s+new\s+Promise\(\s*\(?[\w$,\s]*\)?\s*=>\s*\{\s*\}\s*\)")
+NODE_EXIT_MESSAGE = (
+    "The Lambda runtime client detected an unexpected Node.js exit code. This is most commonly caused by a Promise "
+    "that was never settled. For more information, see https://nodejs.org/docs/latest/api/process.html#exit-codes"
+)
 _NODE_THROW = re.compile(r"""\bthrow\s+new\s+([A-Za-z_$][\w$]*)\(\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')?\s*\)""")
 # A handler that returns base64 output undecoded (bytes), and what Python's json module says of bytes.
 _PY_EXIT = re.compile(r"^\s*sys\.exit\((\d*)\)")
@@ -279,6 +295,8 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
     if not code.source or not code.filename:
         return None
     pattern = _NODE_THROW if isinstance(runtime, NodeRuntime) else _PY_RAISE
+    if isinstance(runtime, NodeRuntime) and _NODE_NEVER_SETTLES.search(code.source) and _async_handler(code):
+        return RaisedError("Runtime.NodeJsExit", NODE_EXIT_MESSAGE)
     for number, text in enumerate(code.source.splitlines(), start=1):
         if not isinstance(runtime, NodeRuntime) and (exit_call := _PY_EXIT.search(text)):
             # The code ends the runtime's process: the platform reports it, not the runtime.
@@ -307,6 +325,14 @@ def thrown_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
             frames = [Frame(f"{runtime.task_root}/{code.filename}", number, "handler", code=text.strip())]
         return RaisedError(error_type, message, frames)
     return None
+
+
+def _async_handler(code: DeployedCode) -> bool:
+    """The handler the version's setting names is an async function (the runtime client fails only those when the
+    event loop empties; a callback handler's invocation then succeeds with a null response)."""
+    method = re.escape((code.handler or "").rsplit(".", 1)[-1])
+    pattern = rf"\bexport\s+(?:const\s+{method}\s*=\s*async\b|async\s+function\s+{method}\b)"
+    return re.search(pattern, code.source or "") is not None
 
 
 # Where the runtime's own frames are when it loads the handler (Node.js 20 on Lambda).
@@ -341,27 +367,13 @@ def handler_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
     return RaisedError("Runtime.HandlerNotFound", f"Handler '{method}' missing on module '{module}'", init=True)
 
 
-def permission_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
-    """The error the runtime raises when the handler's file is not readable by it (the package's files need 644):
-    Python's PermissionError, Node.js's EACCES, in their own words; None when it is readable."""
-    if code.readable or not code.filename:
+def module_error(code: DeployedCode, runtime: Runtime) -> RaisedError | None:
+    """Runtime.ImportModuleError when the package has no file for the module the handler setting names (Python's
+    words); None when it has, or for Node.js (whose loader the lab does not emulate)."""
+    if isinstance(runtime, NodeRuntime) or code.filename is not None or not code.handler or "." not in code.handler:
         return None
-    path = f"{runtime.task_root}/{code.filename}"
-    if isinstance(runtime, NodeRuntime):
-        return RaisedError("Error", f"EACCES: permission denied, open '{path}'", [*_NODE_LOAD_FRAMES], init=True)
-    return RaisedError("PermissionError", f"[Errno 13] Permission denied: '{path}'", init=True)
-
-
-_PY_MODULE_ENVIRON = re.compile(r"""^[A-Za-z_].*?\bos\.environ\[["'](?P<name>\w+)["']\]""")
-
-
-def environment_error(code: DeployedCode, environment: dict[str, str], runtime: Runtime) -> RaisedError | None:
-    """Python's KeyError while the runtime imports the handler's module: its static code reads a variable
-    (``os.environ["NAME"]``, not indented) that the function's environment does not hold. None for Node.js."""
-    if isinstance(runtime, NodeRuntime) or not code.source or not code.filename:
-        return None
-    for number, text in enumerate(code.source.splitlines(), start=1):
-        if (m := _PY_MODULE_ENVIRON.match(text)) and m.group("name") not in environment:
-            frame = Frame(f"{runtime.task_root}/{code.filename}", number, "<module>", code=text.strip())
-            return RaisedError("KeyError", f"'{m.group('name')}'", [frame], init=True)
-    return None
+    module = code.handler.rsplit(".", 1)[0]
+    top = module.split(".")[0]
+    return RaisedError(
+        "Runtime.ImportModuleError", f"Unable to import module '{module}': No module named '{top}'", init=True
+    )

@@ -110,6 +110,7 @@ def _pools(world, baseline) -> dict:
         "queues": [f"arn:aws:sqs:{region}:{account}:{FN}-queue", f"arn:aws:sqs:{region}:{account}:{OTHER}-queue"],
         "visibility": [0, 1, 30, 180, 43200],
         "handlers": ["app.handler", "app.lambda_handler", "index.handler", "../app.handler"],
+        "runtimes": ["python3.12", "nodejs20.x", "provided.al2023", "python2.7"],
         "layers": [
             [],
             [f"arn:aws:lambda:{region}:{account}:layer:{FN}-extension:1"],
@@ -154,6 +155,7 @@ POOL_FOR_FIELD = {
     "queue_arn": "queues",
     "visibility_timeout": "visibility",
     "handler": "handlers",
+    "runtime": "runtimes",
     "layers": "layers",
     "subnet_ids": "subnet_lists",
     "security_group_ids": "group_lists",

@@ -24,6 +24,9 @@ from incident_responder.lab.workloads.orders_api import table_write_load
 CASES = [
     ("orders-api", "bad_deploy", {}),
     ("orders-api", "bad_deploy", {"error": "RangeError: Invalid time value"}),
+    ("orders-api", "nodejs_unexpected_exit", {}),
+    ("queue-consumer", "invalid_entrypoint", {}),
+    ("queue-consumer", "code_upload_rejected", {}),
     ("orders-api", "kms_disable", {}),
     ("orders-api", "kms_key_pending_deletion", {}),
     ("orders-api", "iam_revoke", {"target": "dynamodb"}),

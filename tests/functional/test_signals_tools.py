@@ -380,12 +380,19 @@ def test_the_lab_trail_records_writes_only_and_answers_lookups_as_cloudtrail_doe
 
     events = lookup(LookupAttributes=[{"AttributeKey": "ResourceName", "AttributeValue": FN}])["Events"]
     assert [e["EventName"] for e in events] == [
+        "PutFunctionConcurrency20171031",  # the failed one: recorded with its errorCode, as CloudTrail does
         "PutFunctionConcurrency20171031",
         "UpdateFunctionConfiguration20150331v2",
         "UpdateFunctionConfiguration20150331v2",
         "UpdateFunctionConfiguration20150331v2",
     ]
-    first = events[0]
+    failed = json.loads(events[0]["CloudTrailEvent"])
+    assert (failed["errorCode"], failed["errorMessage"]) == (
+        "ResourceConflictException",
+        "the lab failed this request on purpose",
+    )
+    first = events[1]
+    assert "errorCode" not in json.loads(first["CloudTrailEvent"])
     assert first["EventSource"] == "lambda.amazonaws.com" and first["Username"] == "lab-operator"
     assert first["Resources"] == [{"ResourceType": "AWS::Lambda::Function", "ResourceName": FN}]
     detail = json.loads(first["CloudTrailEvent"])
@@ -408,6 +415,32 @@ def test_the_lab_trail_records_writes_only_and_answers_lookups_as_cloudtrail_doe
         lookup(MaxResults=51)
     lab.reset()  # a fresh account has no history
     assert trail.lookup_events()["Events"] == []
+
+
+def test_the_lab_refuses_a_direct_upload_larger_than_lambda_takes_and_its_trail_records_the_refusal(clients, sample):
+    from chaos.kinds.code_upload_rejected import oversized_package
+
+    lam, trail = clients.get("lambda"), clients.get("cloudtrail")
+    time.sleep(1)  # StartTime travels in whole seconds
+    started = datetime.now(UTC)
+    before = lam.get_function_configuration(FunctionName=FN)["CodeSha256"]
+    with pytest.raises(lam.exceptions.ClientError) as refused:
+        lam.update_function_code(FunctionName=FN, ZipFile=oversized_package("service", "handler"))
+    error = refused.value.response["Error"]
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 413
+    assert (error["Code"], error["Message"]) == (
+        "RequestEntityTooLargeException",
+        "Request must be smaller than 70167211 bytes for the UpdateFunctionCode operation",
+    )
+    assert lam.get_function_configuration(FunctionName=FN)["CodeSha256"] == before  # nothing changed
+    (event,) = trail.lookup_events(
+        LookupAttributes=[{"AttributeKey": "ResourceName", "AttributeValue": FN}], StartTime=started
+    )["Events"]
+    assert event["EventName"].startswith("UpdateFunctionCode")
+    assert json.loads(event["CloudTrailEvent"])["errorCode"] == "RequestEntityTooLargeException"
+    # The responder's reading of the trail says the call failed.
+    (change,) = [c for c in diagnostics.get_recent_changes(clients, FN).events if c.event_name == "UpdateFunctionCode"]
+    assert change.error_code == "RequestEntityTooLargeException"
 
 
 def test_the_lab_trail_names_queues_keys_secrets_and_network_resources_as_cloudtrail_does(clients, sample, lab):

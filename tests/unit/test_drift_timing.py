@@ -153,6 +153,22 @@ def test_cloudtrail_dates_each_change_by_its_own_event():
     }
 
 
+def test_a_failed_call_cloudtrail_recorded_changed_nothing_and_dates_no_difference():
+    refused = json.dumps({"errorCode": "ResourceConflictException", "errorMessage": "pending update"})
+    events = {
+        FN: [
+            {"EventName": "UpdateFunctionConfiguration20150331v2", "EventTime": T0 + timedelta(minutes=21)},
+            {
+                "EventName": "UpdateFunctionConfiguration20150331v2",
+                "EventTime": T0 + timedelta(minutes=35),
+                "CloudTrailEvent": refused,
+            },
+        ]
+    }
+    when = dated(account(StubTrail(events)))
+    assert when["timeout"] == ("2026-11-23T17:21:00.000Z", "cloudtrail:UpdateFunctionConfiguration20150331v2")
+
+
 def test_a_time_not_after_the_baseline_cannot_be_when_a_difference_from_it_appeared():
     trail = StubTrail(NotImplementedError("lookup_events"))
     # In the baseline's own second (captured_at is cut to the second): not certainly after it.

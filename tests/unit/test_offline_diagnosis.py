@@ -858,3 +858,53 @@ def test_an_alert_naming_lambdas_own_error_is_the_service_when_the_function_repo
     )
     diagnosis, _, _ = diagnose(incident(), **tools(get_recent_logs=logs(invocation("2", failed))))
     assert faults(diagnosis) == {"lambda_service_error"} and diagnosis.failure_modes == ["lambda-service-error"]
+
+
+# -- the runtime or package Lambda refuses at Invoke (the caller sees it, the logs never do) ------------------------
+def _changes(*events: dict[str, Any]) -> dict[str, Any]:
+    return {"function_name": FN, "window_hours": 24, "events": list(events), "omitted": 0, "gaps": [], "error": None}
+
+
+def test_an_alert_naming_an_unsupported_runtime_is_handed_over_citing_the_runtime():
+    diagnosis, _, called = diagnose(caller_alert("InvalidRuntimeException"), **tools())
+    assert "get_lambda_config" in called[0]
+    assert faults(diagnosis) == {"code_package_invalid"}
+    assert diagnosis.failure_modes == ["invalid-runtime-or-package"]
+    assert cites(diagnosis, "get_lambda_config", "Runtime", "nodejs20.x")
+
+
+def test_an_alert_naming_a_package_lambda_cannot_unzip_needs_a_code_deployment_in_the_changes():
+    deployed = {"time": "2026-11-23T10:00:00Z", "event_name": "UpdateFunctionCode", "resource": FN, "who": "ci"}
+    diagnosis, _, _ = diagnose(caller_alert("InvalidZipFileException"), **tools(get_recent_changes=_changes(deployed)))
+    assert faults(diagnosis) == {"code_package_invalid"}
+    assert diagnosis.failure_modes == ["invalid-runtime-or-package"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].event_name", "UpdateFunctionCode")
+    # A refused upload changed nothing, and no deployment at all bears nothing out: a gap, not the fault.
+    refused = {**deployed, "error_code": "RequestEntityTooLargeException"}
+    diagnosis, _, _ = diagnose(caller_alert("InvalidZipFileException"), **tools(get_recent_changes=_changes(refused)))
+    assert "code_package_invalid" not in faults(diagnosis)
+    assert any("invalid-runtime-or-package" in gap for gap in diagnosis.investigation_gaps)
+
+
+def test_a_handler_change_whose_code_upload_was_refused_names_the_refused_upload():
+    moved = Difference(path="handler", baseline="app.handler", current="service.handler")
+    refused = {
+        "time": "2026-11-23T10:00:01Z",
+        "event_name": "UpdateFunctionCode",
+        "resource": FN,
+        "who": "ci",
+        "error_code": "RequestEntityTooLargeException",
+    }
+    configured = {"time": "2026-11-23T10:00:00Z", "event_name": "UpdateFunctionConfiguration", "resource": FN}
+    diagnosis, _, called = diagnose(
+        incident(), **tools(get_config_drift=drift(moved), get_recent_changes=_changes(refused, configured))
+    )
+    assert "get_recent_changes" in [tool for turn in called for tool in turn]
+    assert faults(diagnosis) == {"handler_misconfigured"}
+    assert diagnosis.failure_modes == ["code-upload-rejected"]
+    assert cites(diagnosis, "get_recent_changes", "events[0].error_code", "RequestEntityTooLargeException")
+    # The same handler change with no refused upload is the handler setting's own entry.
+    diagnosis, _, _ = diagnose(
+        incident(), **tools(get_config_drift=drift(moved), get_recent_changes=_changes(configured))
+    )
+    assert diagnosis.failure_modes == ["handler-not-found"]

@@ -162,6 +162,70 @@ def test_broken_package_defines_an_error_class_the_runtime_lacks():
     compile(builtin.source, "app.py", "exec")  # what chaos deploys is valid Python
 
 
+def test_an_async_node_handler_awaiting_a_promise_it_never_settles_ends_with_the_runtime_clients_exit_error():
+    from chaos.kinds.nodejs_unexpected_exit import unsettled_source
+    from incident_responder.account.log_records import parse_event
+    from incident_responder.catalogue.queries import failure_mode_of
+
+    source = unsettled_source("handler")
+    code = DeployedCode("2", "sha", "index.mjs", source, "index.handler")
+    error = thrown_error(code, NodeRuntime())
+    assert error is not None and error.error_type == "Runtime.NodeJsExit"
+    assert error.message.startswith("The Lambda runtime client detected an unexpected Node.js exit code.")
+    # Logged by the runtime client as an Invoke Error, which the log reader reads back and the catalogue names.
+    record = parse_event(NodeRuntime().error(MOMENT, REQUEST, error))
+    assert (record.error_type, record.handled) == ("Runtime.NodeJsExit", False)
+    assert failure_mode_of(record.error_type, record.message) == "nodejs-unexpected-exit"
+    # Only an async handler fails (a callback handler's invocation succeeds with a null response); a promise that
+    # settles is no exit; Python has no such error.
+    callback = source.replace("async (event)", "(event, context, callback)")
+    assert thrown_error(DeployedCode("2", "sha", "index.mjs", callback, "index.handler"), NodeRuntime()) is None
+    settled = source.replace("(resolve) => {}", "(resolve) => setTimeout(resolve, 10)")
+    assert thrown_error(DeployedCode("2", "sha", "index.mjs", settled, "index.handler"), NodeRuntime()) is None
+    assert thrown_error(code, PythonRuntime()) is None
+
+
+def test_an_os_only_runtime_without_a_bootstrap_fails_every_init_as_the_platform_reports_it():
+    from incident_responder.account.log_records import parse_event
+    from incident_responder.catalogue.queries import failure_mode_of
+    from incident_responder.lab.layers import bootstrap_error
+
+    python = DeployedCode("$LATEST", "sha", "app.py", "def handler(e, c):\n    return 1\n", "app.handler")
+    moved = DeployedCode("$LATEST", "sha", "app.py", python.source, "app.handler", runtime="provided.al2023")
+    error = bootstrap_error(None, moved)  # no layers: nothing to read
+    assert (error.error_type, error.message) == (
+        "Runtime.InvalidEntrypoint",
+        "Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]",
+    )
+    assert error.init and error.platform_only
+    # A managed runtime, or a package with its bootstrap, starts.
+    assert bootstrap_error(None, DeployedCode("1", "sha", "app.py", "", "app.handler", runtime="python3.12")) is None
+    with_bootstrap = DeployedCode("1", "sha", None, None, "bootstrap", runtime="provided.al2023", bootstrap=True)
+    assert bootstrap_error(None, with_bootstrap) is None
+    # The platform's lines: INIT_REPORT names the error type (the log reader's and the catalogue's), and each
+    # invocation's line says what it could not find.
+    record = parse_event(Runtime.init_report(12.5, "error", error.error_type))
+    assert failure_mode_of(record.error_type, record.message) == "invalid-entrypoint"
+    assert Runtime.exited(REQUEST, error.message, error.error_type) == (
+        f"RequestId: {REQUEST} Error: Couldn't find valid bootstrap(s): [/var/task/bootstrap /opt/bootstrap]\n"
+        "Runtime.InvalidEntrypoint"
+    )
+
+
+def test_a_python_handler_naming_a_module_the_package_lacks_fails_init_with_an_import_error():
+    from incident_responder.lab.runtimes import module_error
+
+    moved = DeployedCode("$LATEST", "sha", None, None, "service.handler", runtime="python3.12")
+    error = module_error(moved, PythonRuntime())
+    assert (error.error_type, error.message, error.init) == (
+        "Runtime.ImportModuleError",
+        "Unable to import module 'service': No module named 'service'",
+        True,
+    )
+    assert module_error(DeployedCode("1", "sha", "app.py", "", "app.handler"), PythonRuntime()) is None
+    assert module_error(moved, NodeRuntime()) is None  # the lab emulates no Node.js loader
+
+
 def test_broken_package_is_deterministic_and_refuses_other_runtimes():
     assert broken_package("nodejs20.x", "index.handler", "Error: x") == broken_package(
         "nodejs20.x", "index.handler", "Error: x"

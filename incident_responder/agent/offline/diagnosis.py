@@ -22,6 +22,7 @@ from incident_responder.agent.offline.reported import (
     _from_alert_error,
     _from_function_state,
     _from_mappings,
+    _from_refused_upload,
     _from_rejected_update,
 )
 from incident_responder.agent.offline.symptoms import (
@@ -128,6 +129,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     _from_rejected_update(b)
     _from_environment(b)
     _from_log_errors(b, drift)
+    _from_refused_upload(b)
     for tool, error in obs.failed.items():
         if not tool.startswith(TERMINAL_TOOL_PREFIX):
             b.gap(f"{tool} could not be used: {error[:200]}")

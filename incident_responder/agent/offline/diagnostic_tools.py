@@ -41,11 +41,11 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
             plan += _after_the_logs(obs, fallback)
     else:
         # An error only the caller saw: what the function's configuration says of it (its file systems, SnapStart,
-        # who its resource-based policy lets invoke it).
+        # who its resource-based policy lets invoke it, its runtime).
         if (
             obs.alert_error_category() == "kms"
             or obs.alert_mode_area() == "mounts"
-            or obs.alert_mode() == INVOKE_DENIED
+            or obs.alert_mode() in (INVOKE_DENIED, "invalid-runtime-or-package")
         ):
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
@@ -118,9 +118,10 @@ def _beyond_drift(obs: Observations) -> list[str]:
         tools.append("get_network_config")
     if looping or not explained or obs.is_queue_alarm():
         tools.append("get_dependencies")
-    # The code fails on a variable the function does not have and no drift of its environment says why: what did
-    # the latest deploy change (an environment update Lambda refused)?
-    if (not explained or missing_variable_errors(obs)) and not looping:
+    # The code fails on a variable the function does not have and no drift of its environment says why, or a
+    # handler changed (a deploy's configuration step): what else did the latest deploy do, or fail to do?
+    handler_changed = any(d.get("path") == "handler" for d in obs.drift() or [])
+    if ((not explained or missing_variable_errors(obs)) and not looping) or handler_changed:
         tools.append("get_recent_changes")
     return tools
 

@@ -27,6 +27,7 @@ LIMIT_CATEGORIES = ("timeout", "out_of_memory", "runtime_exit")
 # The errors the logs report for that fault's catalogue entries are its evidence (and not the code's own failure).
 SETTING_FAULTS = {
     "handler": ("handler_misconfigured", "the handler setting"),
+    "runtime": ("runtime_misconfigured", "the function's runtime"),
     "layers": ("layers_changed", "the function's layers"),
     "async_retry_attempts": ("async_config_changed", "the asynchronous invocation's maximum retry attempts"),
     "async_max_event_age": ("async_config_changed", "the asynchronous invocation's maximum event age"),
@@ -175,7 +176,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     ptr,
                     cfg,
                     *dated,
-                    mode="deployment-regression",
+                    mode=b.regression_mode(),
                 )
             elif alias in moved:  # the version's code hash: the same change, seen from the code
                 b.faults.setdefault("deployment_regression", []).extend([ptr, *dated])
@@ -185,7 +186,7 @@ def _from_drift(b: _Builder, drift: list[dict[str, Any]]) -> None:
                     f"the code behind alias {alias} changed{when}",
                     ptr,
                     *dated,
-                    mode="deployment-regression",
+                    mode=b.regression_mode(),
                 )
         elif parts[0] == "aliases" and len(parts) == 2 and before is not None and now is None:
             version = before.get("function_version") if isinstance(before, dict) else None

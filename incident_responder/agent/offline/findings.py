@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from incident_responder.agent.offline.observations import Observations, SeenError
+from incident_responder.catalogue.queries import modes_by_fault_type
 
 # Key states in which Lambda cannot decrypt the function's environment.
 UNUSABLE_KEY_STATES = {"Disabled", "PendingDeletion", "PendingImport", "Unavailable", "PendingReplicaDeletion"}
@@ -74,6 +75,13 @@ class _Builder:
             self.modes.setdefault(fault_type, mode)
         if cause not in self.causes:
             self.causes.append(cause)
+
+    def regression_mode(self) -> str:
+        """The catalogue entry of a version that fails where the baseline's worked: the one an error of the new
+        version names (the Node.js runtime client's exit...), else deployment-regression itself."""
+        modes = {m.id for m in modes_by_fault_type().get("deployment_regression", [])} - {"function-not-found"}
+        named = (str(e.failure_mode) for e in self.obs.log_errors() if e.failure_mode in modes)
+        return next(named, "deployment-regression")
 
     def gap(self, text: str) -> None:
         if text not in self.gaps:

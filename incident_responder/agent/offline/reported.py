@@ -86,6 +86,8 @@ def _from_alert_error(b: _Builder) -> None:
         _caller_not_authorized(b, mode, str(b.obs.incident.get("error_message") or ""))
     if mode.id in BEFORE_THE_FUNCTION:
         _before_the_function(b, mode, error_type)
+    if mode.id == "invalid-runtime-or-package":
+        _package_refused(b, mode, error_type)
     if mode.area != "mounts":
         return
     config = b.obs.config()
@@ -192,6 +194,53 @@ def _rate_limited(b: _Builder, mode: Any, error_type: str) -> None:
         mode.fault_type,
         f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
         ptr,
+        mode=mode.id,
+    )
+
+
+def _from_refused_upload(b: _Builder) -> None:
+    """A deploy half done: its configuration change went through (the setting's fault, from drift) and the recent
+    changes show Lambda refusing its code upload (UpdateFunctionCode with the entry's errorCode): that entry."""
+    mode = MODES_BY_ID["code-upload-rejected"]
+    if mode.fault_type not in b.faults:
+        return
+    codes = {s.text for s in mode.signatures}
+    for i, event in enumerate((b.obs.results.get("get_recent_changes") or {}).get("events") or []):
+        if event.get("event_name") == "UpdateFunctionCode" and event.get("error_code") in codes:
+            why = "Lambda refused the new code's upload: the function kept its old code"
+            b.faults[mode.fault_type].append(
+                b.point("get_recent_changes", f"events[{i}].error_code", event["error_code"], why)
+            )
+            b.modes[mode.fault_type] = mode.id
+            b.causes.append(
+                f"the deploy's code upload was refused ({event['error_code']}) after its configuration changed"
+            )
+            return
+
+
+def _package_refused(b: _Builder, mode: Any, error_type: str) -> None:
+    """The caller reports Lambda refusing the function's runtime (InvalidRuntimeException) or package
+    (InvalidZipFileException): the fault when the configuration shows the runtime, or the recent changes a code
+    deployment that went through; a person fixes it."""
+    if error_type.rsplit(".", 1)[-1] == "InvalidRuntimeException":
+        runtime = b.obs.config().get("Runtime")
+        found = ("get_lambda_config", "Runtime", runtime, "the runtime Lambda reports it does not support")
+    else:
+        events = (b.obs.results.get("get_recent_changes") or {}).get("events") or []
+        deployed = [
+            (i, e)
+            for i, e in enumerate(events)
+            if e.get("event_name") == "UpdateFunctionCode" and not e.get("error_code")
+        ]
+        i, event = deployed[0] if deployed else (None, {"event_name": None})
+        found = ("get_recent_changes", f"events[{i}].event_name", event.get("event_name"), "the code deployed since")
+    if not found[2]:
+        b.gap(f"the alert names {error_type} ({mode.id}) but the function's configuration does not bear it out")
+        return
+    b.fault(
+        mode.fault_type,
+        f"{mode.title[0].lower()}{mode.title[1:]} ({error_type}, as the caller reports)",
+        b.point(*found),
         mode=mode.id,
     )
 

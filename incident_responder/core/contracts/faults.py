@@ -30,6 +30,7 @@ class FaultType(StrEnum):
     ACCOUNT_CONCURRENCY_EXHAUSTED = "account_concurrency_exhausted"
     RECURSIVE_LOOP = "recursive_loop"
     HANDLER_MISCONFIGURED = "handler_misconfigured"
+    RUNTIME_MISCONFIGURED = "runtime_misconfigured"
     LAYERS_CHANGED = "layers_changed"
     CODE_PACKAGE_INVALID = "code_package_invalid"
     VPC_MISCONFIGURED = "vpc_misconfigured"
@@ -64,6 +65,7 @@ class ActionType(StrEnum):
     RESTORE_SECRET = "restore_secret"
     RESTORE_QUEUE_ATTRIBUTES = "restore_queue_attributes"
     RESTORE_HANDLER = "restore_handler"
+    RESTORE_RUNTIME = "restore_runtime"
     RESTORE_LAYERS = "restore_layers"
     RESTORE_VPC_CONFIGURATION = "restore_vpc_configuration"
     RESTORE_INVOKE_PERMISSION = "restore_invoke_permission"
@@ -153,6 +155,12 @@ FAULTS: tuple[FaultRecord, ...] = (
         ActionType.ROLLBACK_ALIAS,
         "roll the alias back to the baseline version",
         r"alias|function_version|code_sha256|\bversion\b|deploy",
+    ),
+    FaultRecord(
+        FaultType.RUNTIME_MISCONFIGURED,
+        ActionType.RESTORE_RUNTIME,
+        "restore the function's runtime setting from the baseline",
+        r"runtime|bootstrap|entrypoint",
     ),
     FaultRecord(
         FaultType.HANDLER_MISCONFIGURED,

@@ -126,6 +126,14 @@ class RestoreHandlerParams(Contract):
     handler: str = Field(pattern=r"^[^\s]{1,128}$", description="the handler setting the baseline recorded")
 
 
+class RestoreRuntimeParams(Contract):
+    """UpdateFunctionConfiguration Runtime back to the baseline's (the identifier: python3.12, nodejs20.x...)."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    runtime: str = Field(pattern=r"^[a-z][a-z0-9.]{1,31}$", description="the runtime the baseline recorded")
+
+
 LAYER_VERSION_ARN_PATTERN = r"^arn:aws[a-zA-Z-]*:lambda:[a-z0-9-]+:\d{12}:layer:[A-Za-z0-9_-]{1,140}:[0-9]{1,9}$"
 
 
@@ -209,6 +217,7 @@ PARAMETERS_FOR_ACTION: dict[ActionType, type[BaseModel]] = {
     ActionType.RESTORE_SECRET: RestoreSecretParams,
     ActionType.RESTORE_QUEUE_ATTRIBUTES: RestoreQueueAttributesParams,
     ActionType.RESTORE_HANDLER: RestoreHandlerParams,
+    ActionType.RESTORE_RUNTIME: RestoreRuntimeParams,
     ActionType.RESTORE_LAYERS: RestoreLayersParams,
     ActionType.RESTORE_VPC_CONFIGURATION: RestoreVpcConfigurationParams,
     ActionType.RESTORE_INVOKE_PERMISSION: RestoreInvokePermissionParams,

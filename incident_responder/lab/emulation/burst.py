@@ -51,12 +51,12 @@ from incident_responder.lab.emulation.invocation import (
 )
 from incident_responder.lab.emulation.refusals import PENDING, service_error
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
-from incident_responder.lab.layers import extension_error, extension_start_seconds, layer_import_error
+from incident_responder.lab.init_errors import environment_error, permission_error
+from incident_responder.lab.layers import bootstrap_error, extension_error, extension_start_seconds, layer_import_error
 from incident_responder.lab.runtimes import (
     RaisedError,
-    environment_error,
     handler_error,
-    permission_error,
+    module_error,
     read_handler_source,
     runtime_for,
     thrown_error,
@@ -165,12 +165,14 @@ class Workload(LambdaTraces):
         view = self.read_view()
         facts = self.facts(view)
         facts["thrown"] = thrown_error(view.code, view.runtime)
-        # What fails the Init phase, first to fail first: extensions start, then the runtime imports the handler's
-        # module, then finds the handler in it.
+        # What fails the Init phase, first to fail first: extensions start, then the runtime's bootstrap starts, imports
+        # the handler's module, then finds the handler in it.
         facts["init_failure"] = (
             extension_error(self.clients, view.code)
+            or bootstrap_error(self.clients, view.code)
             or layer_import_error(self.clients, view.code, view.runtime)
             or permission_error(view.code, view.runtime)
+            or module_error(view.code, view.runtime)
             or environment_error(view.code, view.environment, view.runtime)
             or handler_error(view.code, view.runtime)
         )
@@ -337,8 +339,8 @@ class Workload(LambdaTraces):
             ctx.lines.append((t, runtime.killed(request_id)))
             status, etype, emsg = "failed", "Runtime.ExitError", "Runtime exited with error: signal: killed"
         elif error is not None:
-            if error.error_type == "Runtime.ExitError":  # the process ended: the platform says so
-                ctx.lines.append((t, runtime.exited(request_id, error.message)))
+            if error.error_type in ("Runtime.ExitError", "Runtime.InvalidEntrypoint"):  # the platform says so
+                ctx.lines.append((t, runtime.exited(request_id, error.message, error.error_type)))
             elif not error.platform_only:
                 ctx.lines.append((t, runtime.error(ctx.at(t), request_id, error)))
             status, etype, emsg = "failed", error.error_type, error.message
