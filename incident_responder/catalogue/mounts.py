@@ -107,7 +107,7 @@ MOUNTS: tuple[FailureMode, ...] = (
         symptom="`An error occurred (SnapStartNotReadyException) when calling the Invoke20150331 operation: Lambda "
         "is initializing your function. It will be ready to invoke once your function state becomes ACTIVE.` (HTTP "
         "409)",
-        shows_in=("Invoke response (synchronous callers)", "function State"),
+        shows_in=("Invoke response (synchronous callers)", "the version's State"),
         cause="The function version is `Inactive`: it was not invoked for 14 days, or Lambda recycled the execution "
         "environment.",
         fix="Wait until the version reaches the `Active` state, then invoke it again.",
@@ -117,8 +117,17 @@ MOUNTS: tuple[FailureMode, ...] = (
         handover="Wait until the version's State is Active (GetFunctionConfiguration with the version as Qualifier), "
         "then invoke it again; callers should retry. A version not invoked for 14 days turns Inactive again.",
         signatures=(_code("SnapStartNotReadyException"),),
-        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
-        lab_note=_NO_SNAPSTART,
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE, _DG + "snapstart-activate.html"),
+        lab_note="Lab only: when Lambda deletes a version's snapshot is AWS's side. The chaos kind sets up what a "
+        "team using SnapStart has on queue-consumer (Python 3.12): SnapStart ApplyOn PublishedVersions, a version "
+        "published with it (the lab's Lambda reports that version's OptimizationStatus On, $LATEST's Off, where moto "
+        "reports SnapStart off), its SQS event source mapping invoking that version; then the lab's Lambda holds the "
+        "version Inactive (no StateReasonCode: the pages cited name none). Each batch the mapping sends it is "
+        "answered SnapStartNotReadyException with the troubleshooting page's message: nothing is invoked, no log "
+        "line, no invocation counted. get_lambda_config shows the version the mapping invokes, Inactive, with its "
+        "SnapStart setting. Not emulated: the snapshot itself and the Restore phase (the lab's runtimes take "
+        "none), and the version turning Active again on its own (it stays Inactive until the kind is restored). "
+        "orders-api (Node.js) and data-processor (the lab's caller invokes $LATEST) refuse the kind.",
     ),
     FailureMode(
         id="snapstart-restore-timeout",

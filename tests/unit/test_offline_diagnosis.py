@@ -678,3 +678,17 @@ def test_a_state_lambda_reports_that_no_setting_explains_is_its_entry(state, cod
     # Active (the tool leaves it out): nothing of the kind.
     diagnosis, _, _ = diagnose(incident(), **tools())
     assert fault not in faults(diagnosis)
+
+
+# -- a published version the mappings invoke, as Lambda reports it ------------------------------------------------------
+def test_an_inactive_snapstart_version_the_mapping_invokes_is_snapstart_not_ready():
+    snapstart = "PublishedVersions (OptimizationStatus On)"
+    inactive = config(InvokedVersions=[{"Version": "4", "State": "Inactive", "SnapStart": snapstart}])
+    diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=inactive))
+    assert faults(diagnosis) == {"function_not_ready"} and diagnosis.failure_modes == ["snapstart-not-ready"]
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].State", "Inactive")
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].SnapStart", snapstart)
+    # Active again, or Inactive without SnapStart: not this entry.
+    for version in ({"Version": "4", "SnapStart": snapstart}, {"Version": "4", "State": "Inactive"}):
+        diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=config(InvokedVersions=[version])))
+        assert "snapstart-not-ready" not in diagnosis.failure_modes

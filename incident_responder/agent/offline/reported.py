@@ -28,6 +28,7 @@ def _from_function_state(b: _Builder) -> None:
     function is not Active): a state that no setting explains is the entry it matches, a fault a person waits out
     or takes to AWS."""
     config = b.obs.config()
+    _from_invoked_versions(b, config)
     state, code = config.get("State"), config.get("StateReasonCode")
     mode_id = next((m for s, c, m in _STATES if s == state and c in (None, code)), None)
     if mode_id is None:
@@ -39,6 +40,30 @@ def _from_function_state(b: _Builder) -> None:
     b.fault(
         str(mode.fault_type), f"{mode.title[0].lower()}{mode.title[1:]} (State {state}, {code})", *points, mode=mode.id
     )
+
+
+def _from_invoked_versions(b: _Builder, config: dict[str, Any]) -> None:
+    """A published version the function's aliases or mappings invoke, restoring from a SnapStart snapshot
+    (OptimizationStatus On) and Inactive: Lambda deleted its snapshot, and answers SnapStartNotReadyException until
+    the version is Active again."""
+    for i, version in enumerate(config.get("InvokedVersions") or []):
+        snap_start = str(version.get("SnapStart") or "")
+        if version.get("State") != "Inactive" or "OptimizationStatus On" not in snap_start:
+            continue
+        mode = MODES_BY_ID["snapstart-not-ready"]
+        where = f"InvokedVersions[{i}]"
+        b.fault(
+            str(mode.fault_type),
+            f"{mode.title[0].lower()}{mode.title[1:]} (version {version.get('Version')} Inactive, SnapStart on)",
+            b.point(
+                "get_lambda_config",
+                f"{where}.State",
+                "Inactive",
+                f"Lambda reports version {version.get('Version')} Inactive",
+            ),
+            b.point("get_lambda_config", f"{where}.SnapStart", snap_start, "it restores from a SnapStart snapshot"),
+            mode=mode.id,
+        )
 
 
 def _from_mappings(b: _Builder) -> None:
