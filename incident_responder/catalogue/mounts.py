@@ -13,12 +13,6 @@ _NO_EFS = (
     "names it and checks it against the function's FileSystemConfigs (unit tests pin the reading)."
 )
 
-_NO_SNAPSTART = (
-    "The lab's runtimes take no snapshots (moto reports SnapStart off): no chaos kind or scenario reproduces it. "
-    "Lambda returns this error to the caller; the responder reads it from an alert that names it and checks it "
-    "against the function's SnapStart setting (unit tests pin the reading)."
-)
-
 MOUNTS: tuple[FailureMode, ...] = (
     # -- file systems and SnapStart ------------------------------------------------------------------
     FailureMode(
@@ -135,7 +129,7 @@ MOUNTS: tuple[FailureMode, ...] = (
         title="Restoring a SnapStart snapshot times out",
         symptom="`SnapStartTimeoutException` (HTTP 408; the API reference: \"Lambda couldn't restore the snapshot "
         'within the timeout limit.")',
-        shows_in=("Invoke response (synchronous callers)", "function logs"),
+        shows_in=("Invoke response (synchronous callers)", "function logs", "metric Errors"),
         cause="An after-restore runtime hook runs for longer than 10 seconds; network connection and credentials "
         "issues can also make the Restore phase time out.",
         fix="Check the function's logs for timeouts during the Restore phase, and make every after-restore hook "
@@ -147,7 +141,18 @@ MOUNTS: tuple[FailureMode, ...] = (
         "complete in less than 10 seconds (move slow work out of them, check the connections and credentials "
         "they use), then publish a new version and move the alias to it.",
         signatures=(_code("SnapStartTimeoutException"),),
-        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
-        lab_note=_NO_SNAPSTART,
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE, _DG + "snapstart-monitoring.html"),
+        lab_note="Lab only: the lab's runtimes take no snapshot and run no after-restore hook, so what makes the "
+        "Restore phase time out (a hook running past 10 seconds, a network or credentials issue) is not emulated. "
+        "The chaos kind sets up what a team using SnapStart has on queue-consumer (Python 3.12): SnapStart ApplyOn "
+        "PublishedVersions, a version published with it (OptimizationStatus On), its SQS event source mapping "
+        "invoking that version; then the lab's Lambda holds the version's Restore phase timing out. Each batch the "
+        "mapping sends it is answered SnapStartTimeoutException with the Invoke API reference's description "
+        '("Lambda couldn\'t restore the snapshot within the timeout limit."), counted an invocation and an error; '
+        "the version stays Active. Not emulated: the Restore phase's lines in the function's logs and the REPORT's "
+        "Restore Duration (the lab writes none: the pages cited do not give their text). The responder names the "
+        "entry from errors the function's logs do not show, from an Active version that restores from a snapshot "
+        "(get_lambda_config's InvokedVersions), or from an alert naming SnapStartTimeoutException. orders-api "
+        "(Node.js) and data-processor (the lab's caller invokes $LATEST) refuse the kind.",
     ),
 )

@@ -102,3 +102,19 @@ def test_a_function_snapstart_cannot_serve_is_refused_unchanged(clients, sample,
     with pytest.raises(ChaosError):
         FaultInjector.for_function(function, clients=clients).snapstart_not_ready()
     assert diff_configurations(before, read_function_configuration(clients, function)) == []
+
+
+def test_a_snapstart_version_whose_restore_times_out_fails_every_batch_with_nothing_logged(clients, consumer):
+    before = read_function_configuration(clients, FN)
+    chaos = FaultInjector.for_function(FN, clients=clients)
+    chaos.snapstart_restore_timeout()
+    result = workload_for(clients, FN).invoke(2, notify=False)
+    assert {(i.error_type, i.error_message) for i in result.invocations} == {
+        ("SnapStartTimeoutException", "Lambda couldn't restore the snapshot within the timeout limit.")
+    }
+    assert all(i.reached and not i.logged for i in result.invocations)  # counted, an error, no log line
+    [version] = diagnostics.get_lambda_config(clients, FN).InvokedVersions
+    assert (version.State, version.SnapStart) == (None, "PublishedVersions (OptimizationStatus On)")  # Active
+    chaos.restore()
+    assert diff_configurations(before, read_function_configuration(clients, FN)) == []
+    assert {i.status for i in burst(clients)} == {"succeeded"}

@@ -692,3 +692,20 @@ def test_an_inactive_snapstart_version_the_mapping_invokes_is_snapstart_not_read
     for version in ({"Version": "4", "SnapStart": snapstart}, {"Version": "4", "State": "Inactive"}):
         diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=config(InvokedVersions=[version])))
         assert "snapstart-not-ready" not in diagnosis.failure_modes
+
+
+def test_errors_nothing_logged_from_an_active_snapstart_version_is_snapstart_restore_timeout():
+    snapstart = "PublishedVersions (OptimizationStatus On)"
+    restoring = config(InvokedVersions=[{"Version": "4", "SnapStart": snapstart}])
+    failing = {"series": {"Errors": {"total": 6.0, "statistic": "Sum", "points": [[TS, 6.0]]}}}
+    diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=restoring, get_function_metrics=failing))
+    assert faults(diagnosis) == {"snapstart_failure"} and diagnosis.failure_modes == ["snapstart-restore-timeout"]
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].SnapStart", snapstart)
+    assert cites(diagnosis, "get_function_metrics", "series.Errors.total", "6.0")
+    # No SnapStart version, or no errors: not this entry.
+    for tool_results in (
+        {"get_function_metrics": failing},
+        {"get_lambda_config": restoring},
+    ):
+        diagnosis, _, _ = diagnose(incident(), **tools(**tool_results))
+        assert "snapstart-restore-timeout" not in diagnosis.failure_modes

@@ -18,7 +18,12 @@ from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
 from incident_responder.agent.offline.observations import Observations
-from incident_responder.agent.offline.reported import _from_alert_error, _from_function_state, _from_mappings
+from incident_responder.agent.offline.reported import (
+    _from_alert_error,
+    _from_function_state,
+    _from_mappings,
+    _from_snapstart_restore,
+)
 from incident_responder.agent.offline.symptoms import (
     _from_environment,
     _from_log_errors,
@@ -125,6 +130,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     for tool, error in obs.failed.items():
         if not tool.startswith(TERMINAL_TOOL_PREFIX):
             b.gap(f"{tool} could not be used: {error[:200]}")
+    _from_snapstart_restore(b)
     function = obs.function_name or "the function"
     if not b.faults:
         _unknown(b)

@@ -66,6 +66,41 @@ def _from_invoked_versions(b: _Builder, config: dict[str, Any]) -> None:
         )
 
 
+def _from_snapstart_restore(b: _Builder) -> None:
+    """When nothing else explains the errors: errors the function's logs do not show (not one error line), from
+    callers invoking a version that restores from a SnapStart snapshot and is Active. The invocations failed before
+    the handler ran, in the Restore phase: the entry whose callers see SnapStartTimeoutException."""
+    if b.faults or not b.obs.logs_read() or b.obs.log_errors():
+        return
+    errors = ((b.obs.results.get("get_function_metrics") or {}).get("series") or {}).get("Errors") or {}
+    versions = b.obs.config().get("InvokedVersions") or []
+    i, version = next(
+        (
+            (i, v)
+            for i, v in enumerate(versions)
+            if v.get("State") in (None, "Active") and "OptimizationStatus On" in str(v.get("SnapStart") or "")
+        ),
+        (None, None),
+    )
+    if not errors.get("total") or version is None:
+        return
+    mode = MODES_BY_ID["snapstart-restore-timeout"]
+    b.fault(
+        str(mode.fault_type),
+        f"{mode.title[0].lower()}{mode.title[1:]}: version {version.get('Version')} restores from a SnapStart "
+        "snapshot and its invocations fail with no line in the function's logs (callers see "
+        "SnapStartTimeoutException)",
+        b.point("get_function_metrics", "series.Errors.total", errors["total"], "invocations failed"),
+        b.point(
+            "get_lambda_config",
+            f"InvokedVersions[{i}].SnapStart",
+            version["SnapStart"],
+            f"version {version.get('Version')}, which callers invoke, restores from a snapshot",
+        ),
+        mode=mode.id,
+    )
+
+
 def _from_mappings(b: _Builder) -> None:
     """What Lambda reports of a mapping it cannot read from: a Kafka cluster refusing it (its LastProcessingResult),
     or a consumer it stopped (its StateTransitionReason), in the words the failure catalogue lists."""
