@@ -56,6 +56,8 @@ from chaos.kinds.resource_policy_missing import ResourcePolicyMissingKind
 from chaos.kinds.response_not_serializable import ResponseNotSerializableKind
 from chaos.kinds.runtime_exited import RuntimeExitedKind
 from chaos.kinds.secret_scheduled_for_deletion import SecretScheduledForDeletionKind
+from chaos.kinds.snapstart_not_ready import SnapStartNotReadyKind
+from chaos.kinds.snapstart_restore_timeout import SnapStartRestoreTimeoutKind
 from chaos.kinds.subnet_out_of_addresses import SubnetOutOfAddressesKind
 from chaos.kinds.throttle import ThrottleKind
 from chaos.kinds.timeout import TimeoutKind
@@ -122,6 +124,8 @@ KIND_CLASSES: tuple[type[ChaosKind[Any]], ...] = (
     NodejsUnexpectedExitKind,
     InvalidEntrypointKind,
     CodeUploadRejectedKind,
+    SnapStartNotReadyKind,
+    SnapStartRestoreTimeoutKind,
 )
 
 

@@ -100,10 +100,15 @@ CONCURRENCY: tuple[FailureMode, ...] = (
             _message("ReservedFunctionInvocationRateLimitExceeded"),
             _message("CallerRateLimitExceeded"),
         ),
-        sources=(INVOKE, TOO_MANY_REQUESTS, REPOST_THROTTLING),
-        lab_note="The lab throttles by concurrency only, and the Reason reaches only the caller: no chaos kind or "
-        "scenario reproduces it. The responder reads it from an alert that names the Reason and checks it against "
-        "the function's Throttles metric (unit tests pin the reading).",
+        sources=(INVOKE, TOO_MANY_REQUESTS, REPOST_THROTTLING, _DG + "gettingstarted-limits.html"),
+        lab_note="No chaos kind or scenario reproduces it, and none could honestly: Lambda allows each unit of a "
+        "function's concurrency 10 requests per second (the quotas page), so its invocation rate limit binds before "
+        "its concurrency limit only when invocations last less than 100 ms. Each of the lab's workloads runs 0.2 s "
+        "or more even at the memory that gives it the most CPU, so an execution environment serves at most 5 "
+        "requests a second: lowering the reserved concurrency throttles by concurrency "
+        "(ReservedFunctionConcurrentInvocationLimitExceeded) long before by rate. The lab throttles by concurrency "
+        "only, and the Reason reaches only the caller. The responder reads it from an alert that names the Reason "
+        "and checks it against the function's Throttles metric (unit tests pin the reading).",
     ),
     FailureMode(
         id="dependency-throttling",

@@ -17,12 +17,6 @@ _NO_EFS = (
     "FileSystemConfigs (unit tests pin the reading)."
 )
 
-_NO_SNAPSTART = (
-    "The lab's runtimes take no snapshots (moto reports SnapStart off): no chaos kind or scenario reproduces it. "
-    "Lambda returns this error to the caller; the responder reads it from an alert that names it and checks it "
-    "against the function's SnapStart setting (unit tests pin the reading)."
-)
-
 MOUNTS: tuple[FailureMode, ...] = (
     # -- file systems and SnapStart ------------------------------------------------------------------
     FailureMode(
@@ -111,7 +105,7 @@ MOUNTS: tuple[FailureMode, ...] = (
         symptom="`An error occurred (SnapStartNotReadyException) when calling the Invoke20150331 operation: Lambda "
         "is initializing your function. It will be ready to invoke once your function state becomes ACTIVE.` (HTTP "
         "409)",
-        shows_in=("Invoke response (synchronous callers)", "function State"),
+        shows_in=("Invoke response (synchronous callers)", "the version's State"),
         cause="The function version is `Inactive`: it was not invoked for 14 days, or Lambda recycled the execution "
         "environment.",
         fix="Wait until the version reaches the `Active` state, then invoke it again.",
@@ -121,8 +115,17 @@ MOUNTS: tuple[FailureMode, ...] = (
         handover="Wait until the version's State is Active (GetFunctionConfiguration with the version as Qualifier), "
         "then invoke it again; callers should retry. A version not invoked for 14 days turns Inactive again.",
         signatures=(_code("SnapStartNotReadyException"),),
-        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
-        lab_note=_NO_SNAPSTART,
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE, _DG + "snapstart-activate.html"),
+        lab_note="Lab only: when Lambda deletes a version's snapshot is AWS's side. The chaos kind sets up what a "
+        "team using SnapStart has on queue-consumer (Python 3.12): SnapStart ApplyOn PublishedVersions, a version "
+        "published with it (the lab's Lambda reports that version's OptimizationStatus On, $LATEST's Off, where moto "
+        "reports SnapStart off), its SQS event source mapping invoking that version; then the lab's Lambda holds the "
+        "version Inactive (no StateReasonCode: the pages cited name none). Each batch the mapping sends it is "
+        "answered SnapStartNotReadyException with the troubleshooting page's message: nothing is invoked, no log "
+        "line, no invocation counted. get_lambda_config shows the version the mapping invokes, Inactive, with its "
+        "SnapStart setting. Not emulated: the snapshot itself and the Restore phase (the lab's runtimes take "
+        "none), and the version turning Active again on its own (it stays Inactive until the kind is restored). "
+        "orders-api (Node.js) and data-processor (the lab's caller invokes $LATEST) refuse the kind.",
     ),
     FailureMode(
         id="snapstart-restore-timeout",
@@ -130,7 +133,7 @@ MOUNTS: tuple[FailureMode, ...] = (
         title="Restoring a SnapStart snapshot times out",
         symptom="`SnapStartTimeoutException` (HTTP 408; the API reference: \"Lambda couldn't restore the snapshot "
         'within the timeout limit.")',
-        shows_in=("Invoke response (synchronous callers)", "function logs"),
+        shows_in=("Invoke response (synchronous callers)", "function logs", "metric Errors"),
         cause="An after-restore runtime hook runs for longer than 10 seconds; network connection and credentials "
         "issues can also make the Restore phase time out.",
         fix="Check the function's logs for timeouts during the Restore phase, and make every after-restore hook "
@@ -142,7 +145,18 @@ MOUNTS: tuple[FailureMode, ...] = (
         "complete in less than 10 seconds (move slow work out of them, check the connections and credentials "
         "they use), then publish a new version and move the alias to it.",
         signatures=(_code("SnapStartTimeoutException"),),
-        sources=(_DG + "snapstart-troubleshooting.html", INVOKE),
-        lab_note=_NO_SNAPSTART,
+        sources=(_DG + "snapstart-troubleshooting.html", INVOKE, _DG + "snapstart-monitoring.html"),
+        lab_note="Lab only: the lab's runtimes take no snapshot and run no after-restore hook, so what makes the "
+        "Restore phase time out (a hook running past 10 seconds, a network or credentials issue) is not emulated. "
+        "The chaos kind sets up what a team using SnapStart has on queue-consumer (Python 3.12): SnapStart ApplyOn "
+        "PublishedVersions, a version published with it (OptimizationStatus On), its SQS event source mapping "
+        "invoking that version; then the lab's Lambda holds the version's Restore phase timing out. Each batch the "
+        "mapping sends it is answered SnapStartTimeoutException with the Invoke API reference's description "
+        '("Lambda couldn\'t restore the snapshot within the timeout limit."), counted an invocation and an error; '
+        "the version stays Active. Not emulated: the Restore phase's lines in the function's logs and the REPORT's "
+        "Restore Duration (the lab writes none: the pages cited do not give their text). The responder names the "
+        "entry from errors the function's logs do not show, from an Active version that restores from a snapshot "
+        "(get_lambda_config's InvokedVersions), or from an alert naming SnapStartTimeoutException. orders-api "
+        "(Node.js) and data-processor (the lab's caller invokes $LATEST) refuse the kind.",
     ),
 )

@@ -33,6 +33,16 @@ class EventSourceMappingInfo(Compact):
     BatchSize: int | None = None
     StateTransitionReason: str | None = None  # unset: a user's change
     LastProcessingResult: str | None = None  # the last poll's; unset: OK, or no records processed
+    Qualifier: str | None = Field(default=None, description="the alias or version it invokes (unset: $LATEST)")
+
+
+class InvokedVersion(Compact):
+    """A published version an alias or event source mapping invokes, as Lambda reports it."""
+
+    Version: str
+    State: str | None = Field(default=None, description="unset: Active")
+    StateReasonCode: str | None = None
+    SnapStart: str | None = None  # ApplyOn (OptimizationStatus On: it restores from a snapshot); unset: off
 
 
 # What a healthy mapping reports (left out of results): AWS's and the emulators' spellings.
@@ -84,6 +94,11 @@ class LambdaConfig(Compact):
     )
     EventSourceMappings: list[EventSourceMappingInfo] = Field(
         default_factory=list, description="queues and streams that invoke the function"
+    )
+    InvokedVersions: list[InvokedVersion] = Field(
+        default_factory=list,
+        description="versions its aliases and mappings invoke that are not Active or restore from a SnapStart "
+        "snapshot (unset: none)",
     )
     read_errors: list[str] = Field(
         default_factory=list, description="parts that could not be read (the rest of the result stands)"
@@ -159,12 +174,35 @@ def get_lambda_config(clients: AwsClients, lambda_name: str, qualifier: str | No
                     BatchSize=m.get("BatchSize"),
                     StateTransitionReason=_unless(m.get("StateTransitionReason"), _ROUTINE_TRANSITIONS),
                     LastProcessingResult=_unless(m.get("LastProcessingResult"), _ROUTINE_RESULTS),
+                    Qualifier=str(m.get("FunctionArn") or "").split(":function:", 1)[-1].partition(":")[2] or None,
                 )
                 for m in page["EventSourceMappings"]
             ]
     except AWS_ERRORS as exc:
         config.read_errors.append(f"EventSourceMappings: {describe_error(exc)}")
+    _read_invoked_versions(lam, name, config)
     return config
+
+
+def _read_invoked_versions(lam: Any, name: str, config: LambdaConfig) -> None:
+    """The versions the aliases and mappings invoke whose state is not routine (a few: each alias or mapping names
+    one)."""
+    invoked = [*config.Aliases.values(), *(m.Qualifier for m in config.EventSourceMappings if m.Qualifier)]
+    for qualifier in list(dict.fromkeys(invoked))[:10]:
+        try:
+            raw = lam.get_function_configuration(FunctionName=name, Qualifier=qualifier)
+        except AWS_ERRORS as exc:
+            config.read_errors.append(f"InvokedVersions: {describe_error(exc)}")
+            continue
+        version = InvokedVersion(
+            Version=str(raw.get("Version") or qualifier),
+            State=_unless(raw.get("State"), _ROUTINE_STATES),
+            StateReasonCode=raw.get("StateReasonCode") or None,
+            SnapStart=_snap_start(raw.get("SnapStart") or {}),
+        )
+        known = {v.Version for v in config.InvokedVersions}
+        if (version.State or version.SnapStart) and version.Version not in known:
+            config.InvokedVersions.append(version)
 
 
 def _snap_start(config: dict[str, Any]) -> str | None:

@@ -908,3 +908,34 @@ def test_a_handler_change_whose_code_upload_was_refused_names_the_refused_upload
         incident(), **tools(get_config_drift=drift(moved), get_recent_changes=_changes(configured))
     )
     assert diagnosis.failure_modes == ["handler-not-found"]
+
+
+# -- a published version the mappings invoke, as Lambda reports it ------------------------------------------------------
+def test_an_inactive_snapstart_version_the_mapping_invokes_is_snapstart_not_ready():
+    snapstart = "PublishedVersions (OptimizationStatus On)"
+    inactive = config(InvokedVersions=[{"Version": "4", "State": "Inactive", "SnapStart": snapstart}])
+    diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=inactive))
+    assert faults(diagnosis) == {"function_not_ready"} and diagnosis.failure_modes == ["snapstart-not-ready"]
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].State", "Inactive")
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].SnapStart", snapstart)
+    # Active again, or Inactive without SnapStart: not this entry.
+    for version in ({"Version": "4", "SnapStart": snapstart}, {"Version": "4", "State": "Inactive"}):
+        diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=config(InvokedVersions=[version])))
+        assert "snapstart-not-ready" not in diagnosis.failure_modes
+
+
+def test_errors_nothing_logged_from_an_active_snapstart_version_is_snapstart_restore_timeout():
+    snapstart = "PublishedVersions (OptimizationStatus On)"
+    restoring = config(InvokedVersions=[{"Version": "4", "SnapStart": snapstart}])
+    failing = {"series": {"Errors": {"total": 6.0, "statistic": "Sum", "points": [[TS, 6.0]]}}}
+    diagnosis, _, _ = diagnose(incident(), **tools(get_lambda_config=restoring, get_function_metrics=failing))
+    assert faults(diagnosis) == {"snapstart_failure"} and diagnosis.failure_modes == ["snapstart-restore-timeout"]
+    assert cites(diagnosis, "get_lambda_config", "InvokedVersions[0].SnapStart", snapstart)
+    assert cites(diagnosis, "get_function_metrics", "series.Errors.total", "6.0")
+    # No SnapStart version, or no errors: not this entry.
+    for tool_results in (
+        {"get_function_metrics": failing},
+        {"get_lambda_config": restoring},
+    ):
+        diagnosis, _, _ = diagnose(incident(), **tools(**tool_results))
+        assert "snapstart-restore-timeout" not in diagnosis.failure_modes

@@ -24,6 +24,7 @@ from incident_responder.agent.offline.reported import (
     _from_mappings,
     _from_refused_upload,
     _from_rejected_update,
+    _from_snapstart_restore,
 )
 from incident_responder.agent.offline.symptoms import (
     _from_environment,
@@ -133,6 +134,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     for tool, error in obs.failed.items():
         if not tool.startswith(TERMINAL_TOOL_PREFIX):
             b.gap(f"{tool} could not be used: {error[:200]}")
+    _from_snapstart_restore(b)
     function = obs.function_name or "the function"
     if not b.faults:
         _unknown(b)

@@ -1,8 +1,10 @@
 """DIAGNOSING (the offline model): what AWS reports of the function to others than its logs.
 
-The function's own State and StateReasonCode, an event source mapping's own state (its LastProcessingResult, its
-StateTransitionReason) and an invoke error only the caller saw, named by the alert (a file system, SnapStart, a rate quota): each read in the failure catalogue's
-words, and a fault only where the configuration or the metrics bear it out.
+The function's own State and StateReasonCode, the versions its aliases and mappings invoke (SnapStart not ready, a
+restore timing out), an event source mapping's own state (its LastProcessingResult, its StateTransitionReason), an
+invoke error only the caller saw, named by the alert (a file system, SnapStart, a rate quota, the caller's permission,
+a package Lambda refuses), and a deploy's refused step in CloudTrail (an environment update, a code upload): each read
+in the failure catalogue's words, and a fault only where the configuration or the metrics bear it out.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def _from_function_state(b: _Builder) -> None:
     function is not Active): a state that no setting explains is the entry it matches, a fault a person waits out
     or takes to AWS."""
     config = b.obs.config()
+    _from_invoked_versions(b, config)
     state, code = config.get("State"), config.get("StateReasonCode")
     mode_id = next((m for s, c, m in _STATES if s == state and c in (None, code)), None)
     if mode_id is None:
@@ -41,6 +44,65 @@ def _from_function_state(b: _Builder) -> None:
         points.append(b.point("get_lambda_config", "StateReasonCode", code, f"the reason Lambda gives: {code}"))
     b.fault(
         str(mode.fault_type), f"{mode.title[0].lower()}{mode.title[1:]} (State {state}, {code})", *points, mode=mode.id
+    )
+
+
+def _from_invoked_versions(b: _Builder, config: dict[str, Any]) -> None:
+    """A published version the function's aliases or mappings invoke, restoring from a SnapStart snapshot
+    (OptimizationStatus On) and Inactive: Lambda deleted its snapshot, and answers SnapStartNotReadyException until
+    the version is Active again."""
+    for i, version in enumerate(config.get("InvokedVersions") or []):
+        snap_start = str(version.get("SnapStart") or "")
+        if version.get("State") != "Inactive" or "OptimizationStatus On" not in snap_start:
+            continue
+        mode = MODES_BY_ID["snapstart-not-ready"]
+        where = f"InvokedVersions[{i}]"
+        b.fault(
+            str(mode.fault_type),
+            f"{mode.title[0].lower()}{mode.title[1:]} (version {version.get('Version')} Inactive, SnapStart on)",
+            b.point(
+                "get_lambda_config",
+                f"{where}.State",
+                "Inactive",
+                f"Lambda reports version {version.get('Version')} Inactive",
+            ),
+            b.point("get_lambda_config", f"{where}.SnapStart", snap_start, "it restores from a SnapStart snapshot"),
+            mode=mode.id,
+        )
+
+
+def _from_snapstart_restore(b: _Builder) -> None:
+    """When nothing else explains the errors: errors the function's logs do not show (not one error line), from
+    callers invoking a version that restores from a SnapStart snapshot and is Active. The invocations failed before
+    the handler ran, in the Restore phase: the entry whose callers see SnapStartTimeoutException."""
+    if b.faults or not b.obs.logs_read() or b.obs.log_errors():
+        return
+    errors = ((b.obs.results.get("get_function_metrics") or {}).get("series") or {}).get("Errors") or {}
+    versions = b.obs.config().get("InvokedVersions") or []
+    i, version = next(
+        (
+            (i, v)
+            for i, v in enumerate(versions)
+            if v.get("State") in (None, "Active") and "OptimizationStatus On" in str(v.get("SnapStart") or "")
+        ),
+        (None, None),
+    )
+    if not errors.get("total") or version is None:
+        return
+    mode = MODES_BY_ID["snapstart-restore-timeout"]
+    b.fault(
+        str(mode.fault_type),
+        f"{mode.title[0].lower()}{mode.title[1:]}: version {version.get('Version')} restores from a SnapStart "
+        "snapshot and its invocations fail with no line in the function's logs (callers see "
+        "SnapStartTimeoutException)",
+        b.point("get_function_metrics", "series.Errors.total", errors["total"], "invocations failed"),
+        b.point(
+            "get_lambda_config",
+            f"InvokedVersions[{i}].SnapStart",
+            version["SnapStart"],
+            f"version {version.get('Version')}, which callers invoke, restores from a snapshot",
+        ),
+        mode=mode.id,
     )
 
 

@@ -49,7 +49,7 @@ from incident_responder.lab.emulation.invocation import (
     InvocationOutcome,
     WorkloadProfile,
 )
-from incident_responder.lab.emulation.refusals import PENDING, service_error
+from incident_responder.lab.emulation.refusals import NOT_INVOKED, service_error
 from incident_responder.lab.emulation.traces import REGION_NAMES, LambdaTraces
 from incident_responder.lab.init_errors import environment_error, permission_error
 from incident_responder.lab.layers import bootstrap_error, extension_error, extension_start_seconds, layer_import_error
@@ -230,7 +230,7 @@ class Workload(LambdaTraces):
                     error_type=refused[0],
                     error_message=refused[1],
                     logged=False,
-                    reached=refused[0] != PENDING[0],  # a Pending function is not invoked at all
+                    reached=refused[0] not in NOT_INVOKED,  # a Pending function (an Inactive version) is not invoked
                     executed_version=view.code.version,
                 )
             else:
@@ -285,8 +285,12 @@ class Workload(LambdaTraces):
         """The ARN the caller invokes as (its source ARN in the resource-based policy's condition)."""
         return ""
 
+    def invoked_qualifier(self, view: AccountView) -> str | None:
+        """The alias or version the function's caller invokes (None: $LATEST)."""
+        return self.invoked_alias if self.invoked_alias in {a.name for a in view.config.aliases} else None
+
     def _service_error(self, view: AccountView) -> tuple[str, str] | None:
-        return service_error(self.clients, view, self.function_name)
+        return service_error(self.clients, view, self.function_name, self.invoked_qualifier(view))
 
     def _run_one(
         self,

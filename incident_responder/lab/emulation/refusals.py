@@ -8,7 +8,12 @@ from incident_responder.account.iam_policy import is_allowed
 from incident_responder.account.network import VPC_NETWORK_INTERFACE_QUOTA, count_vpc_network_interfaces, read_routing
 from incident_responder.core.aws import AwsClients
 from incident_responder.lab.emulation.invocation import AccountView
-from incident_responder.lab.moto_patches.function_states import EC2_THROTTLED, condition_of, set_function_state
+from incident_responder.lab.moto_patches.function_states import (
+    EC2_THROTTLED,
+    SNAPSTART_RESTORE_TIMEOUT,
+    condition_of,
+    set_function_state,
+)
 
 # What the Lambda service answers when it cannot decrypt the function's environment (the function never runs);
 # a key in any other state than these (PendingDeletion, ...): the Invoke API reference's KMSInvalidStateException.
@@ -98,9 +103,41 @@ ENI_NOT_READY = (
 )
 
 
-def service_error(clients: AwsClients, view: AccountView, function_name: str) -> tuple[str, str] | None:
-    """What the Lambda service answers instead of running the function, in this account state (None: it runs); the
-    function's State as Lambda sets it on the way (functions-states.html)."""
+# What Lambda answers when the published version invoked restores from a SnapStart snapshot and cannot (the
+# troubleshooting page's words for the first, HTTP 409; the Invoke API reference's description for the second, 408).
+SNAPSTART_NOT_READY = (
+    "SnapStartNotReadyException",
+    "Lambda is initializing your function. It will be ready to invoke once your function state becomes ACTIVE.",
+)
+SNAPSTART_TIMEOUT = ("SnapStartTimeoutException", "Lambda couldn't restore the snapshot within the timeout limit.")
+# What Lambda refuses without invoking the function at all.
+NOT_INVOKED = {PENDING[0], SNAPSTART_NOT_READY[0]}
+
+
+def snap_start_error(clients: AwsClients, function_name: str, qualifier: str | None) -> tuple[str, str] | None:
+    """What Lambda answers when the version ``qualifier`` names restores from a SnapStart snapshot and cannot (None:
+    $LATEST, SnapStart off for the version, or it restores)."""
+    if not qualifier:
+        return None
+    config = clients.get("lambda").get_function_configuration(FunctionName=function_name, Qualifier=qualifier)
+    if (config.get("SnapStart") or {}).get("OptimizationStatus") != "On":
+        return None
+    if config.get("State") == "Inactive":
+        return SNAPSTART_NOT_READY
+    if condition_of(f"{function_name}:{config.get('Version')}") == SNAPSTART_RESTORE_TIMEOUT:
+        return SNAPSTART_TIMEOUT
+    return None
+
+
+def service_error(
+    clients: AwsClients, view: AccountView, function_name: str, qualifier: str | None = None
+) -> tuple[str, str] | None:
+    """What the Lambda service answers instead of running the function (the version ``qualifier`` names, else
+    $LATEST), in this account state (None: it runs); the function's State as Lambda sets it on the way
+    (functions-states.html)."""
+    snap_start = snap_start_error(clients, function_name, qualifier)
+    if snap_start is not None:
+        return snap_start
     state, code = view.raw.get("State"), view.raw.get("StateReasonCode")
     if state == "Pending":
         # Restoring an idle function's VPC connection: its interface is not ready yet; else it is being created.

@@ -32,6 +32,9 @@ ROUTINE = {"State": "Active", "LastUpdateStatus": "Successful"}
 CREATION_STUCK = "creation_stuck"  # Lambda's creation of the function's resources does not end
 VPC_CONNECTION_RECLAIMED = "vpc_connection_reclaimed"  # Lambda reclaimed the idle function's interfaces
 EC2_THROTTLED = "ec2_throttled"  # EC2 throttles the calls Lambda makes with the function's role
+# Held on a published version that restores from a SnapStart snapshot (snapstart-troubleshooting.html):
+SNAPSTART_INACTIVE = "snapstart_inactive"  # Lambda deleted the version's snapshot (not invoked for 14 days)
+SNAPSTART_RESTORE_TIMEOUT = "snapstart_restore_timeout"  # the Restore phase does not end within its limit
 CONDITIONS = {
     CREATION_STUCK: {
         "State": "Pending",
@@ -40,20 +43,24 @@ CONDITIONS = {
     },
     VPC_CONNECTION_RECLAIMED: {"State": "Inactive", "StateReasonCode": "Idle"},
     EC2_THROTTLED: {},
+    SNAPSTART_INACTIVE: {"State": "Inactive"},
+    SNAPSTART_RESTORE_TIMEOUT: {},
 }
 ROUTE = "/moto-api/lab/lambda-service"
 
 
 def _functions(function_name: str) -> list[Any]:
-    """moto's function objects ($LATEST) of that name, in every account and Region this process serves."""
+    """moto's function objects of that name ($LATEST, or ``name:version``: that published version), in every
+    account and Region this process serves."""
     from moto.awslambda.models import lambda_backends
     from moto.awslambda_simple.models import lambda_simple_backends
 
+    name, _, qualifier = function_name.partition(":")
     found = []
     for regions in [*lambda_backends.values(), *lambda_simple_backends.values()]:
         for backend in regions.values():
             try:
-                found.append(backend.get_function(function_name))
+                found.append(backend.get_function(name, qualifier or None))
             except Exception:  # noqa: BLE001 (moto's not-found errors differ by call)
                 continue
     return found
@@ -108,6 +115,44 @@ def report_function_states() -> None:
 
     get_configuration._reports_states = True  # type: ignore[attr-defined]
     get_configuration.__dict__.update({k: v for k, v in original.__dict__.items() if k.startswith("_")})
+    LambdaFunction.get_configuration = get_configuration  # type: ignore[method-assign]
+
+
+def report_snap_start() -> None:
+    """moto reports SnapStart off whatever the function asks: keep ``SnapStart.ApplyOn`` (CreateFunction,
+    UpdateFunctionConfiguration) and report it as Lambda does (API_SnapStartResponse): ``OptimizationStatus`` is
+    ``On`` for a published version created while ApplyOn was ``PublishedVersions`` (the version keeps its own),
+    ``Off`` for $LATEST, which never restores from a snapshot."""
+    from moto.awslambda.models import LambdaFunction
+
+    if getattr(LambdaFunction.get_configuration, "_reports_snap_start", False):
+        return
+    init, update, get = LambdaFunction.__init__, LambdaFunction.update_configuration, LambdaFunction.get_configuration
+
+    def __init__(self: Any, account_id: str, spec: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        init(self, account_id, spec, *args, **kwargs)
+        self.lab_snap_start = (spec.get("SnapStart") or {}).get("ApplyOn") or "None"
+
+    def update_configuration(self: Any, config_updates: dict[str, Any]) -> Any:
+        apply_on = (config_updates.get("SnapStart") or {}).get("ApplyOn") or "None"
+        if "SnapStart" in config_updates and apply_on != self.__dict__.get("lab_snap_start", "None"):
+            self.lab_snap_start = apply_on
+            self.code_or_config_updated = True  # a version published next takes the new setting
+        return update(self, config_updates)
+
+    def get_configuration(self: Any, *args: Any, **kwargs: Any) -> Any:
+        config = get(self, *args, **kwargs)
+        apply_on = self.__dict__.get("lab_snap_start") or "None"
+        published = str(self.version) != "$LATEST"
+        status = "On" if published and apply_on == "PublishedVersions" else "Off"
+        config["SnapStart"] = {"ApplyOn": apply_on, "OptimizationStatus": status}
+        return config
+
+    get_configuration._reports_snap_start = True  # type: ignore[attr-defined]
+    get_configuration.__dict__.update({k: v for k, v in get.__dict__.items() if k.startswith("_")})
+    update_configuration.__dict__.update(update.__dict__)
+    LambdaFunction.__init__ = __init__  # type: ignore[method-assign]
+    LambdaFunction.update_configuration = update_configuration  # type: ignore[method-assign]
     LambdaFunction.get_configuration = get_configuration  # type: ignore[method-assign]
 
 

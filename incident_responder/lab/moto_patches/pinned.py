@@ -39,6 +39,7 @@ PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
     (awslambda.keep_processing_results, "a mapping's LastProcessingResult is the lab poller's, as Lambda's is"),
     (awslambda.keep_dead_letter_config, "a function keeps its DeadLetterConfig, as Lambda does"),
     (function_states.report_function_states, "a function's State and its reasons are what the lab's Lambda set"),
+    (function_states.report_snap_start, "a function's SnapStart setting kept and reported, as Lambda does"),
     (function_states.answer_lab_route, "the lab's chaos holds what only AWS's side of Lambda knows (lab only)"),
     (awslambda.replace_event_invoke_config, "PutFunctionEventInvokeConfig replaces the configuration, as Lambda's"),
     (awslambda.refuse_oversized_environment, "environment variables over 4 KB are refused, as Lambda refuses them"),

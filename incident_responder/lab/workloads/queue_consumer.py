@@ -75,6 +75,14 @@ class QueueConsumer(Workload):
         )
         return facts
 
+    def invoked_qualifier(self, view: AccountView) -> str | None:
+        """The version or alias the SQS mapping invokes, as its FunctionArn names it (None: $LATEST)."""
+        mapping = next((m for m in view.config.event_source_mappings if ":sqs:" in m.event_source_arn), None)
+        if mapping is None:
+            return None
+        arn = self.clients.get("lambda").get_event_source_mapping(UUID=mapping.uuid).get("FunctionArn", "")
+        return arn.split(":function:", 1)[-1].partition(":")[2] or None
+
     def deliveries(self, invocations: int, view: AccountView, facts: dict[str, Any]) -> list[Any]:
         if facts["mapping"] is None:
             return []
