@@ -1,4 +1,4 @@
-"""Every lifecycle state: the keys of the ``incident-state`` table, one table holding seven kinds of item.
+"""Every lifecycle state: the keys of the ``incident-state`` table, one table holding eight kinds of item.
 
 The table has one key, ``incident_id`` (a string, no sort key), and a TTL attribute, ``expires_at`` (epoch
 seconds). Besides the incidents themselves it holds the items that keep the lifecycle safe, each kind under a
@@ -44,6 +44,12 @@ resource lease   ``lease#<resource>`` (``role:NAME``,          remediate takes i
                                                                reconcile after an execution ended otherwise:
                                                                one incident at a time per resource. A day
                                                                past the lease.
+history          ``history#<function_name>``                   the report step, as an incident ends
+                                                               (:mod:`incident_responder.memory`): the function's
+                                                               last ended incidents, newest first; read by the
+                                                               ``get_incident_history`` tool and the review's
+                                                               memory rules. ``MemoryTtlDays`` after its last
+                                                               write.
 ===============  ============================================  ==============================================
 
 The stored values are what deployed tables hold: a shape here changes only with a migration of those items.
@@ -61,6 +67,7 @@ GROUP_PREFIX = "group#"
 APPROVAL_PREFIX = "approval#"
 LEDGER_PREFIX = "remediation#"
 LEASE_PREFIX = "lease#"
+HISTORY_PREFIX = "history#"
 
 
 def is_incident(key: str) -> bool:
@@ -102,3 +109,8 @@ def ledger_step(incident_id: str, execution_order: int) -> str:
 def lease(resource: str) -> str:
     """The lease that lets one incident at a time change a resource (``role:NAME``, ``function:NAME``...)."""
     return f"{LEASE_PREFIX}{resource}"
+
+
+def history(function_name: str) -> str:
+    """A function's memory: its last ended incidents."""
+    return f"{HISTORY_PREFIX}{function_name}"

@@ -133,7 +133,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("catalogue",),
     ("account", "state", "notify", "mcp_transport"),
-    ("actions",),
+    ("actions", "memory"),
     ("agent", "guardrails"),
     ("investigation", "intake", "approval", "remediation"),
     ("proposal", "review"),

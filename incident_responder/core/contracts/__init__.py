@@ -15,6 +15,7 @@ actions     a remediation action, a rejected action, the proposal that orders th
 submission  what the proposer model submits (actions typed per action type)
 verdicts    the critic's verdict on each action, and what it submits
 approval    who approved which actions, and the digest of exactly those actions
+history     a function's past incidents as the responder recorded them (memory)
 """
 
 from incident_responder.core.contracts.actions import RejectedAction, RemediationAction, RemediationProposal
@@ -33,6 +34,7 @@ from incident_responder.core.contracts.faults import (
     FaultType,
     RiskLevel,
 )
+from incident_responder.core.contracts.history import HISTORY_KEPT, PastAction, PastIncident
 from incident_responder.core.contracts.incident import (
     ALERT_TEXT_FIELDS,
     FACT_FIELDS,
@@ -69,6 +71,9 @@ from incident_responder.core.contracts.usage import TokenUsage
 from incident_responder.core.contracts.verdicts import VERDICT_STRICTNESS, ActionVerdict, ReviewSubmission, Verdict
 
 __all__ = [
+    "HISTORY_KEPT",
+    "PastAction",
+    "PastIncident",
     "ACTION_FOR_FAULT",
     "FAULTS",
     "FAULT_RECORDS",
