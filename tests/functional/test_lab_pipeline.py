@@ -38,7 +38,20 @@ def _pipeline(lab):
 
 @pytest.fixture
 def pipeline(_pipeline):
-    """A fresh lab under the module's pipeline: moto reset, the stack redeployed, the workload onboarded."""
+    """The module's pipeline as the next scenario of an eval finds it: every fault restored and what an incident
+    leaves behind cleared (``clean_restore``), or, when that cannot make it clean, a fresh lab (moto reset, the
+    stack redeployed, the workloads onboarded)."""
+    running, used = _pipeline
+    if used and running.clean_restore():
+        running.refresh()
+    used.append(True)
+    return running
+
+
+@pytest.fixture
+def fresh_pipeline(_pipeline):
+    """A fresh lab, for a test that counts what the whole account holds (every execution, dead letter, invocation
+    of the stack's functions): a clean restore clears an incident's leftovers, not the lab's history."""
     running, used = _pipeline
     if used:
         running.refresh()
@@ -197,7 +210,8 @@ def test_ten_copies_of_one_alert_start_one_execution(pipeline):
     assert drain_dead_letters(pipeline) == []
 
 
-def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exists(pipeline):
+def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exists(fresh_pipeline):
+    pipeline = fresh_pipeline
     """Step Functions answers a repeated StartExecution (same name, same input) with success: ingest must not
     count every copy as started. The conditional claim on the group decides which one did."""
     from concurrent.futures import ThreadPoolExecutor
@@ -212,7 +226,8 @@ def test_concurrent_copies_of_one_alert_are_counted_from_the_execution_that_exis
     pipeline.follow(executions(pipeline)[0]["executionArn"])
 
 
-def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigated(pipeline):
+def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigated(fresh_pipeline):
+    pipeline = fresh_pipeline
     from incident_responder.account.baseline import record_baseline
     from incident_responder.intake.alerts import parse_alert
     from incident_responder.intake.ingest import group_key
@@ -256,7 +271,8 @@ def test_an_alarm_storm_is_one_incident_and_another_function_is_still_investigat
     assert drain_dead_letters(pipeline) == []
 
 
-def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline):
+def test_two_incidents_in_different_functions_at_once_do_not_interfere(fresh_pipeline):
+    pipeline = fresh_pipeline
     """data-processor's timeout is lowered while orders-api gets a bad deployment: two alerts, two executions
     side by side, each with its own baseline, its own diagnosis and its own proposal, nothing of the other."""
     from concurrent.futures import ThreadPoolExecutor
@@ -308,7 +324,8 @@ def test_two_incidents_in_different_functions_at_once_do_not_interfere(pipeline)
         assert other not in json.dumps([diagnosis, proposal]), f"{function}'s incident mentions {other}"
 
 
-def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
+def test_malformed_alerts_land_in_the_dead_letter_queue(fresh_pipeline):
+    pipeline = fresh_pipeline
     topic = pipeline.stack.output("IncidentTopicArn")
     sns = pipeline.clients.get("sns")
     bad = [
@@ -325,7 +342,8 @@ def test_malformed_alerts_land_in_the_dead_letter_queue(pipeline):
     assert executions(pipeline) == []
 
 
-def test_a_hundred_malformed_alerts_each_get_a_reason_and_start_nothing(pipeline):
+def test_a_hundred_malformed_alerts_each_get_a_reason_and_start_nothing(fresh_pipeline):
+    pipeline = fresh_pipeline
     topic = pipeline.stack.output("IncidentTopicArn")
     sns = pipeline.clients.get("sns")
     alerts = hostile_alerts()
@@ -351,7 +369,8 @@ def test_a_hundred_malformed_alerts_each_get_a_reason_and_start_nothing(pipeline
     assert counters["Items"] == []  # nothing started, no budget spent
 
 
-def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue(pipeline):
+def test_an_event_that_is_not_sns_is_kept_by_the_functions_own_dead_letter_queue(fresh_pipeline):
+    pipeline = fresh_pipeline
     ingest = pipeline.stack.functions["IngestFunction"]
     target = pipeline.dispatcher.functions[ingest].dead_letter_arn
     from incident_responder.lab.engine import _to_dead_letter
@@ -427,7 +446,8 @@ def test_recoveries_are_ignored_and_an_alias_travels_with_the_incident(pipeline)
     assert record["incident_json"]["qualifier"] == "live"
 
 
-def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(pipeline):
+def test_every_alarm_shape_aws_sends_through_the_deployed_ingest(fresh_pipeline):
+    pipeline = fresh_pipeline
     """The fixtures of tests/fixtures/alarms (AWS's own examples, cited in its index.json) published to the incident
     topic: each start starts, each ignore pages nobody, each reject reaches the dead-letter queue with its reason."""
     from tests.alarm_fixtures import FIXTURES, INDEX, create_child_alarms
@@ -495,7 +515,8 @@ def test_the_alarm_firing_again_after_its_incident_ended_starts_a_new_incident(p
     assert len(executions(pipeline)) == 5
 
 
-def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of_the_incident(pipeline):
+def test_an_aws_error_that_passes_is_retried_by_the_state_machine_not_the_end_of_the_incident(fresh_pipeline):
+    pipeline = fresh_pipeline
     """Defect: S3 answering 500 for a few seconds (past botocore's own attempts) inside the investigate
     function ended the incident ERROR. The handler now raises AwsTransientError, which the state machine retries."""
     from incident_responder.lab.moto_patches.stepfunctions import instant_retries
