@@ -189,9 +189,11 @@ INVOCATION: tuple[FailureMode, ...] = (
         "Callers retry with backoff (the AWS SDKs retry server errors); check the AWS Health Dashboard for Lambda in "
         "the Region, and contact AWS Support if the errors persist.",
         lab_note="Nothing in an account makes Lambda fail internally, so no chaos kind reproduces it (the lab fails "
-        "its own API calls only to test the responder's remediation). The responder reads the error from an alert "
-        "naming it (the caller's), or from the logs of a function that invokes another; a fault only when the "
-        "function's own logs report no error. Unit tests pin the reading.",
+        "its own API calls only to test the responder's remediation). Scenario lambda-service-error: a caller of "
+        "orders-api alerts with ServiceException (a project alert) while the function's own logs and metrics show "
+        "no error and its configuration is at its baseline; the responder names the entry because the logs report "
+        "no error, and hands over. The caller's failed requests themselves are not emulated: the function's "
+        "Invocations only count the requests that reached it.",
         signatures=(_code("ServiceException"),),
         sources=(INVOKE,),
     ),
