@@ -163,9 +163,11 @@ INVOCATION: tuple[FailureMode, ...] = (
         "content type application/json, within the invocation payload quota (see Lambda quotas), and pass larger "
         "data by reference (an S3 object the function reads). The function's configuration plays no part.",
         lab_note="The lab's callers send small JSON events (S3 notifications, API Gateway requests, SQS batches): no "
-        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. The responder reads "
-        "the error from an alert naming it (the caller's), or from the logs of a function that invokes another; a "
-        "fault only when the function's own logs report no error. Unit tests pin the reading.",
+        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. Scenario "
+        "invoke-request-rejected: a caller of orders-api alerts with RequestTooLargeException (a project alert) while "
+        "the function's own logs report no error; the responder names the entry because the failure came before the "
+        "function ran, and hands over. The caller's oversized request itself is not emulated (nothing in the "
+        "account records a refused request).",
         signatures=(
             _code("RequestTooLargeException"),
             _code("InvalidRequestContentException"),
