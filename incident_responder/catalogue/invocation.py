@@ -74,12 +74,14 @@ INVOCATION: tuple[FailureMode, ...] = (
         "alias's, `<function ARN>:<alias>`, when it invokes an alias); a caller in another account also needs a "
         "statement of the function's resource-based policy (AddPermission). The responder changes only the "
         "onboarded function's own resources, never a caller's.",
-        lab_note="No workload of the lab invokes another function, so no chaos kind reproduces it: the error reaches "
-        "only the caller, and the responder reads it from an alert that names it (the caller's error in the "
-        "project's alert JSON), then checks the function's resource-based policy (get_lambda_config, "
-        "InvokePermissions): no statement for the caller is the caller's own permissions (handed over); a statement "
-        "removed since the baseline is resource-policy-missing (restored); a statement that lets the caller is a "
-        "gap (an explicit deny elsewhere). Unit tests pin the reading.",
+        lab_note="No chaos kind reproduces it: the error reaches only the caller, never the function's logs or "
+        "metrics. Scenario invoke-not-authorized: a role in the account that calls orders-api's alias `live` alerts "
+        "with the access-denied message (a project alert) while API Gateway, which the resource-based policy lets "
+        "invoke, keeps invoking it successfully; the responder finds no statement for the caller in the policy "
+        "(get_lambda_config, InvokePermissions) and hands over. Not emulated: the caller's role and its refused "
+        "requests (the lab account holds no such role; the responder never reads a caller's own policies, outside "
+        "its scope). A statement removed since the baseline is resource-policy-missing (restored); a statement that "
+        "lets the caller is a gap (an explicit deny elsewhere): unit tests pin both.",
         signatures=(_message("is not authorized to perform: lambda:InvokeFunction"),),
         sources=(TS_INVOCATION,),
     ),
