@@ -74,12 +74,14 @@ INVOCATION: tuple[FailureMode, ...] = (
         "alias's, `<function ARN>:<alias>`, when it invokes an alias); a caller in another account also needs a "
         "statement of the function's resource-based policy (AddPermission). The responder changes only the "
         "onboarded function's own resources, never a caller's.",
-        lab_note="No workload of the lab invokes another function, so no chaos kind reproduces it: the error reaches "
-        "only the caller, and the responder reads it from an alert that names it (the caller's error in the "
-        "project's alert JSON), then checks the function's resource-based policy (get_lambda_config, "
-        "InvokePermissions): no statement for the caller is the caller's own permissions (handed over); a statement "
-        "removed since the baseline is resource-policy-missing (restored); a statement that lets the caller is a "
-        "gap (an explicit deny elsewhere). Unit tests pin the reading.",
+        lab_note="No chaos kind reproduces it: the error reaches only the caller, never the function's logs or "
+        "metrics. Scenario invoke-not-authorized: a role in the account that calls orders-api's alias `live` alerts "
+        "with the access-denied message (a project alert) while API Gateway, which the resource-based policy lets "
+        "invoke, keeps invoking it successfully; the responder finds no statement for the caller in the policy "
+        "(get_lambda_config, InvokePermissions) and hands over. Not emulated: the caller's role and its refused "
+        "requests (the lab account holds no such role; the responder never reads a caller's own policies, outside "
+        "its scope). A statement removed since the baseline is resource-policy-missing (restored); a statement that "
+        "lets the caller is a gap (an explicit deny elsewhere): unit tests pin both.",
         signatures=(_message("is not authorized to perform: lambda:InvokeFunction"),),
         sources=(TS_INVOCATION,),
     ),
@@ -163,9 +165,11 @@ INVOCATION: tuple[FailureMode, ...] = (
         "content type application/json, within the invocation payload quota (see Lambda quotas), and pass larger "
         "data by reference (an S3 object the function reads). The function's configuration plays no part.",
         lab_note="The lab's callers send small JSON events (S3 notifications, API Gateway requests, SQS batches): no "
-        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. The responder reads "
-        "the error from an alert naming it (the caller's), or from the logs of a function that invokes another; a "
-        "fault only when the function's own logs report no error. Unit tests pin the reading.",
+        "account setting makes a request too large or not JSON, so no chaos kind reproduces it. Scenario "
+        "invoke-request-rejected: a caller of orders-api alerts with RequestTooLargeException (a project alert) while "
+        "the function's own logs report no error; the responder names the entry because the failure came before the "
+        "function ran, and hands over. The caller's oversized request itself is not emulated (nothing in the "
+        "account records a refused request).",
         signatures=(
             _code("RequestTooLargeException"),
             _code("InvalidRequestContentException"),
@@ -189,9 +193,11 @@ INVOCATION: tuple[FailureMode, ...] = (
         "Callers retry with backoff (the AWS SDKs retry server errors); check the AWS Health Dashboard for Lambda in "
         "the Region, and contact AWS Support if the errors persist.",
         lab_note="Nothing in an account makes Lambda fail internally, so no chaos kind reproduces it (the lab fails "
-        "its own API calls only to test the responder's remediation). The responder reads the error from an alert "
-        "naming it (the caller's), or from the logs of a function that invokes another; a fault only when the "
-        "function's own logs report no error. Unit tests pin the reading.",
+        "its own API calls only to test the responder's remediation). Scenario lambda-service-error: a caller of "
+        "orders-api alerts with ServiceException (a project alert) while the function's own logs and metrics show "
+        "no error and its configuration is at its baseline; the responder names the entry because the logs report "
+        "no error, and hands over. The caller's failed requests themselves are not emulated: the function's "
+        "Invocations only count the requests that reached it.",
         signatures=(_code("ServiceException"),),
         sources=(INVOKE,),
     ),

@@ -11,6 +11,9 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
     #   workload: {setup: {reserved_concurrency: null, timeout: 30, memory: 512}}
     expect: {status: REMEDIATED, fault_types: [permission_loss], actions: [restore_iam_policy],
              failure_modes: [iam-permission-lost]}  # failure_modes: optional, checked when given
+    # optional: the caller's own monitoring alerts instead of the function's alarms (a project alert, published to
+    # the stack's incident topic for the workload's function; {account} and {region} are the lab's)
+    #   alert: {error_type: ServiceException, error_message: "..."}
     # optional: how the closed loop is driven after PROPOSAL_READY (defaults shown)
     #   lifecycle: {approval: auto, replay_approval: false, remediation_failure: null,
     #               reinject_during_verifying: false}
@@ -89,6 +92,19 @@ class Workload(_Strict):
     setup: Setup | None = None
 
 
+class Alert(_Strict):
+    """The alert a caller's own monitoring publishes (the project alert JSON, ``intake.shapes.ProjectAlert``): the
+    error the caller saw, which the function's own logs and metrics never show. The lab publishes it to the stack's
+    incident topic for the workload's function after the burst, and the incident starts from it; the function's own
+    alarms are evaluated but not sent. Its text is the caller's, untrusted: the account must bear it out.
+
+    ``{account}`` and ``{region}`` in the message stand for the lab account's id and Region (an ARN the caller names).
+    """
+
+    error_type: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$")
+    error_message: str | None = Field(default=None, min_length=1, max_length=2000)
+
+
 Approver = Literal["auto", "reject", "none"]
 
 
@@ -141,6 +157,7 @@ class Scenario(_Strict):
     name: ScenarioName
     faults: list[Fault] = Field(default_factory=list)
     workload: Workload = Field(default_factory=Workload)
+    alert: Alert | None = None
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     expect: Expect = Field(default_factory=Expect)
 

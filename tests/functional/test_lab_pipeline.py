@@ -181,6 +181,30 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
         assert fetched.read().decode().startswith("<!DOCTYPE html>")
 
 
+def test_a_callers_alert_starts_the_incident_and_the_functions_own_alarm_is_not_sent(pipeline):
+    """A scenario's alert: the project alert the caller's monitoring publishes to the incident topic, for the
+    workload's function. The function's own alarm (its invocations time out) is evaluated but not sent: one
+    incident, the alert's; its text is untrusted, so the diagnosis follows the function's own errors."""
+    scenario = Scenario.model_validate(
+        {
+            "name": "caller-alert",
+            "faults": [{"kind": "timeout", "seconds": 1}],
+            "alert": {"error_type": "RequestTooLargeException", "error_message": "payload too large for {account}"},
+            "workload": {"function": "orders-api"},
+        }
+    )
+    record = pipeline.run(scenario)
+    assert record.workload["alert"] == "RequestTooLargeException"
+    assert set(record.workload["invocations"]) == {"timed_out"}
+    (execution,) = executions(pipeline)
+    assert execution["executionArn"].endswith(f":{record.incident_id}")
+    assert record.incident_id.startswith("orders-api-")
+    assert record.status == "PROPOSAL_READY"
+    assert record.diagnosis["fault_types"] == ["timeout"]
+    assert record.diagnosis["failure_modes"] == ["function-timeout"]
+    assert not drain_dead_letters(pipeline)
+
+
 def test_a_refresh_stops_the_execution_environments_of_the_functions_it_replaced(pipeline):
     """moto names a redeployed function anew: the replaced one's workers must not pile up, one set per refresh."""
     old = dict(pipeline.dispatcher.functions)

@@ -212,3 +212,70 @@ def test_a_scenario_file_given_as_the_corpus_is_a_corpus_of_one(tmp_path):
     (tmp_path / "nested").mkdir()
     (tmp_path / "nested" / "one.yaml").write_text(path.read_text().replace("s3-policy-revoked", "one"))
     assert [s.name for _, s in load_corpus(tmp_path)] == ["one"]  # a folder's subfolders too
+
+
+ALERTED = VALID.replace(
+    "expect:",
+    'alert:\n  error_type: ServiceException\n  error_message: "The AWS Lambda service encountered an internal error."\nexpect:',
+)
+
+
+def test_scenario_alert_loads(tmp_path):
+    path = tmp_path / "alerted.yaml"
+    path.write_text(ALERTED)
+    scenario = load_scenario(path)
+    assert scenario.alert is not None
+    assert scenario.alert.error_type == "ServiceException"
+    assert scenario.alert.error_message == "The AWS Lambda service encountered an internal error."
+    path.write_text(VALID)
+    assert load_scenario(path).alert is None
+
+
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        (ALERTED.replace("  error_type: ServiceException\n", ""), "alert.error_type"),
+        (ALERTED.replace("error_type: ServiceException", "error_type: ''"), "alert.error_type"),
+        (ALERTED.replace("error_type: ServiceException", "error_type: 'Service Exception; rm'"), "alert.error_type"),
+        (ALERTED.replace("error_type: ServiceException", f"error_type: {'E' * 201}"), "alert.error_type"),
+        (ALERTED.replace('error_message: "The', f'error_message: "{"x" * 2000}'), "alert.error_message"),
+        (ALERTED.replace("error_type: ServiceException", "error_type: [ServiceException]"), "alert.error_type"),
+        (
+            ALERTED.replace("  error_type: ServiceException", "  error_type: ServiceException\n  function_name: x"),
+            "alert.function_name",
+        ),
+        (VALID.replace("expect:", "alert: ServiceException\nexpect:"), "alert"),
+    ],
+)
+def test_broken_alert_names_file_and_field(tmp_path, text, field):
+    path = tmp_path / "broken-alert.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError) as excinfo:
+        load_scenario(path)
+    assert str(path) in str(excinfo.value)
+    assert field in str(excinfo.value)
+
+
+def test_scenario_alert_is_published_as_a_project_alert():
+    from types import SimpleNamespace
+
+    from incident_responder.intake.alerts import parse_alert
+    from incident_responder.lab.pipeline.incident import IncidentRuns
+    from incident_responder.lab.scenario import Alert
+
+    published = []
+    arn = "arn:aws:lambda:eu-west-1:111122223333:function:orders-api"
+    lam = SimpleNamespace(get_function_configuration=lambda FunctionName: {"FunctionArn": arn})
+    sns = SimpleNamespace(publish=lambda **kw: published.append(kw) or {"MessageId": "m"})
+    runs = SimpleNamespace(
+        clients=SimpleNamespace(get=lambda name: {"lambda": lam, "sns": sns}[name]),
+        stack=SimpleNamespace(output=lambda key: f"topic:{key}"),
+    )
+    alert = Alert(error_type="AccessDeniedException", error_message="User: arn:aws:iam::{account}:role/r in {region}")
+    body = IncidentRuns.publish_alert(runs, "orders-api", alert)
+    assert published[0]["TopicArn"] == "topic:IncidentTopicArn"
+    assert json.loads(published[0]["Message"]) == body
+    assert body["error_message"] == "User: arn:aws:iam::111122223333:role/r in eu-west-1"
+    incident = parse_alert(body)  # what ingest reads of it
+    assert (incident.function_name, incident.error_type) == ("orders-api", "AccessDeniedException")
+    assert IncidentRuns.publish_alert(runs, "orders-api", alert)["alert_id"] != body["alert_id"]

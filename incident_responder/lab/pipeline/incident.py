@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +20,7 @@ from incident_responder.lab import approver
 from incident_responder.lab.changes import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.pipeline.record import IncidentRecord
-from incident_responder.lab.scenario import Approver, Scenario, Setup
+from incident_responder.lab.scenario import Alert, Approver, Scenario, Setup
 from incident_responder.lab.workloads.selection import workload_for
 from incident_responder.remediation.health import (
     PERIOD,
@@ -106,9 +108,15 @@ class IncidentRuns:
         if scenario.workload.setup is not None:
             self.set_up(scenario.workload.function, scenario.workload.setup)
         self.inject(scenario)
+        # With a caller's alert, the function's own alarms are evaluated but not sent: the caller's starts the incident.
         burst = self.workload(scenario.workload.function).invoke(
-            scenario.workload.invocations, log_lines=scenario.workload.log_lines, app_error=scenario.workload.app_error
+            scenario.workload.invocations,
+            log_lines=scenario.workload.log_lines,
+            app_error=scenario.workload.app_error,
+            notify=scenario.alert is None,
         )
+        if scenario.alert is not None:
+            burst = burst.model_copy(update={"alert": self.publish_alert(scenario.workload.function, scenario.alert)})
         if burst.alert is None:
             return self._record(None, None, burst, started)
         # The incident the alert started, or the one under way for its fault that it joined.
@@ -158,6 +166,24 @@ class IncidentRuns:
         if reports:
             record.approval = {**(record.approval or {}), **reports}
         return record
+
+    def publish_alert(self, function: str, alert: Alert) -> dict[str, Any]:
+        """The caller's alert, as its own monitoring publishes it: the project alert JSON for ``function``, on the
+        stack's incident topic (ingest starts the incident from it). Returns the alert."""
+        arn = self.clients.get("lambda").get_function_configuration(FunctionName=function)["FunctionArn"]
+        account, region = arn.split(":")[4], arn.split(":")[3]
+        message = alert.error_message
+        if message is not None:
+            message = message.replace("{account}", account).replace("{region}", region)
+        body = {
+            "function_name": function,
+            "detected_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "alert_id": str(uuid.uuid4()),
+            "error_type": alert.error_type,
+            **({"error_message": message} if message is not None else {}),
+        }
+        self.clients.get("sns").publish(TopicArn=self.stack.output("IncidentTopicArn"), Message=json.dumps(body))
+        return body
 
     def _configuration(self, function: str) -> Any:
         raw = self.clients.get("lambda").get_function_configuration(FunctionName=function)

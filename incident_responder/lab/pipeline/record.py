@@ -79,7 +79,7 @@ class IncidentRecords:
     ) -> IncidentRecord:
         sfn = self.clients.get("stepfunctions")
         latency = int((time.monotonic() - started) * 1000)
-        workload = {"invocations": [i.status for i in burst.invocations], "alert": (burst.alert or {}).get("AlarmName")}
+        workload = {"invocations": [i.status for i in burst.invocations], "alert": _alert_name(burst.alert)}
         if incident_id is None or execution is None:
             return IncidentRecord(
                 incident_id=None, status="NO_ALERT", metrics={"latency_ms": latency}, execution={}, workload=workload
@@ -138,3 +138,9 @@ class IncidentRecords:
             approval=approval or None,
             remediation=remediation or None,
         )
+
+
+def _alert_name(alert: dict[str, Any] | None) -> str | None:
+    """What the record names the alert by: the alarm's name, or a project alert's error type."""
+    alert = alert or {}
+    return alert.get("AlarmName") or alert.get("error_type")
