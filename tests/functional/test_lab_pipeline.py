@@ -181,10 +181,11 @@ def test_scenario_end_to_end_through_the_deployed_path(pipeline, tmp_path, capsy
         assert fetched.read().decode().startswith("<!DOCTYPE html>")
 
 
-def test_a_callers_alert_starts_the_incident_and_the_functions_own_alarm_is_not_sent(pipeline):
+def test_a_callers_alert_starts_the_incident_and_the_functions_own_alarm_is_not_sent(fresh_pipeline):
     """A scenario's alert: the project alert the caller's monitoring publishes to the incident topic, for the
     workload's function. The function's own alarm (its invocations time out) is evaluated but not sent: one
     incident, the alert's; its text is untrusted, so the diagnosis follows the function's own errors."""
+    pipeline = fresh_pipeline
     scenario = Scenario.model_validate(
         {
             "name": "caller-alert",
