@@ -56,8 +56,8 @@ demo test test-fast: export PYTHONDONTWRITEBYTECODE :=
 demo: $(STAMP)
 	$(BIN)/responder demo
 
-# Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py splits
-# the corpus run in two and starts the longest first): much of the suite waits on subprocesses and on the
+# Three workers on 2 cores, a test file each at a time (module fixtures stay whole; tests/conftest.py starts
+# the corpus run and the longest files first): much of the suite waits on subprocesses and on the
 # lab's clocks (sam build, lab servers, settle waits), so one more worker than cores keeps both busy; a
 # fourth only adds contention now that the suite is CPU-bound (fresh clone, 2 cores: 7:19 with four, 6:59
 # with three, CPU 13:57 and 12:47).

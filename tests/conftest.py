@@ -43,8 +43,8 @@ def _bind_handler_logs() -> None:
 _bind_handler_logs()
 
 
-# Test files whose tests are each a unit of work of their own under `make test` (the corpus run, split in two);
-# every other file is one unit, so its module fixtures (a lab, a pipeline) are built once.
+# Test files whose tests are each a unit of work of their own (the corpus run's shards under `make corpus`); every
+# other file is one unit, so its module fixtures (a lab, a pipeline) are built once.
 SPLIT_FILES = frozenset({"tests/functional/test_evaluation.py"})
 
 
@@ -72,7 +72,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """`make test` runs ``-n 4 --dist loadfile``: a file per worker at a time, except :data:`SPLIT_FILES`, in the
+    """`make test` runs ``-n 3 --dist loadfile``: a file per worker at a time, except :data:`SPLIT_FILES`, in the
     order collected (xdist's own loadgroup tags node ids, which pytest 9 no longer reads, and loadfile would
     put the corpus shards on one worker)."""
     if config.getvalue("dist") != "loadfile":
