@@ -24,19 +24,45 @@ from tests.converse_user import USER_KEY, USER_REGION, USER_SECRET, user_environ
 REPO = Path(__file__).parents[2]
 
 
+class _Switchable:
+    """The user's endpoint's answers, switched per test: one endpoint and one lab pipeline serve the module (a
+    pipeline's start costs more than the incident it runs)."""
+
+    def __init__(self) -> None:
+        self.backend = OfflineBackend()
+
+    def __call__(self, model_id: str, request: dict) -> dict:
+        return self.backend(model_id, request)
+
+
 @pytest.fixture(scope="module")
-def gateway():
-    with ConverseGateway(OfflineBackend(), secrets={USER_KEY: USER_SECRET}, require_signature=True) as running:
-        yield running
+def user_lab(lab):
+    """(the user's Converse endpoint, its switchable answers, a pipeline whose model calls go there)."""
+    answers = _Switchable()
+    with (
+        ConverseGateway(answers, secrets={USER_KEY: USER_SECRET}, require_signature=True) as gateway,
+        pytest.MonkeyPatch.context() as monkeypatch,
+    ):
+        user_environment(monkeypatch, gateway.url)
+        with LabPipeline.start(lab=lab, workers=True, model=DEFAULT_MODEL) as pipeline:
+            yield gateway, answers, pipeline
 
 
-def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(lab, gateway, monkeypatch):
-    user_environment(monkeypatch, gateway.url)
-    with LabPipeline.start(lab=lab, workers=True, model=DEFAULT_MODEL) as pipeline:
-        record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
-        lab_key = pipeline.lab.env["AWS_ACCESS_KEY_ID"]
+def _incident(user_lab, backend, model: str = DEFAULT_MODEL, mode: str = "closed_loop"):
+    """The scenario's incident on a fresh lab under the module's pipeline, the endpoint answering with ``backend``:
+    (its record, the exchanges the endpoint saw for it)."""
+    gateway, answers, pipeline = user_lab
+    answers.backend = backend
+    pipeline.refresh(model, parameters={"RemediationMode": mode})
+    before = len(gateway.exchanges)
+    record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
+    return record, gateway.exchanges[before:], pipeline
+
+
+def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(user_lab):
+    record, exchanges, pipeline = _incident(user_lab, OfflineBackend())
+    lab_key = pipeline.lab.env["AWS_ACCESS_KEY_ID"]
     assert record.status == "REMEDIATED", record.error
-    exchanges = gateway.exchanges
     assert len(exchanges) >= 4  # investigation, proposal and review turns
     # Signed by the user's key for the user's Region, never by the lab's; every signature checked.
     assert {e.access_key for e in exchanges} == {USER_KEY} != {lab_key}
@@ -72,27 +98,23 @@ def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(
     assert record.metrics["input_tokens"] > 0 and record.metrics["llm_calls"] == len(exchanges)
 
 
-def test_a_model_error_ends_the_incident_with_the_fix_in_one_line(lab, monkeypatch):
+def test_a_model_error_ends_the_incident_with_the_fix_in_one_line(user_lab):
     on_demand = ConverseError(
         400,
         "ValidationException",
         "Invocation of model ID anthropic.claude-haiku-4-5-20251001-v1:0 with on-demand throughput isn\u2019t "
         "supported. Retry your request with the ID or ARN of an inference profile that contains this model.",
     )
-    backend = ScriptedBackend([on_demand] * 3)
-    with ConverseGateway(backend, secrets={USER_KEY: USER_SECRET}) as failing:
-        user_environment(monkeypatch, failing.url)
-        spec = "bedrock_converse:anthropic.claude-haiku-4-5-20251001-v1:0"
-        with LabPipeline.start(lab=lab, workers=True, model=spec) as pipeline:
-            record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
-        assert record.status == "ERROR"
-        assert len(failing.exchanges) == 1  # a configuration error is not retried
+    spec = "bedrock_converse:anthropic.claude-haiku-4-5-20251001-v1:0"
+    record, exchanges, _ = _incident(user_lab, ScriptedBackend([on_demand] * 3), model=spec)
+    assert record.status == "ERROR"
+    assert len(exchanges) == 1  # a configuration error is not retried
     error = record.error_reason or ""
     assert "\n" not in error and "ModelConfigError" in error
     assert "bedrock_converse:global.anthropic.claude-haiku-4-5-20251001-v1:0" in error  # the fix, named
 
 
-def test_a_throttled_model_is_retried_and_the_incident_goes_on(lab, monkeypatch):
+def test_a_throttled_model_is_retried_and_the_incident_goes_on(user_lab):
     throttled = ConverseError(429, "ThrottlingException", "Too many requests, please wait before trying again.")
     offline = OfflineBackend()
     calls = {"n": 0}
@@ -103,14 +125,9 @@ def test_a_throttled_model_is_retried_and_the_incident_goes_on(lab, monkeypatch)
             raise throttled
         return offline(model_id, request)
 
-    with ConverseGateway(flaky, secrets={USER_KEY: USER_SECRET}) as gateway:
-        user_environment(monkeypatch, gateway.url)
-        with LabPipeline.start(
-            lab=lab, workers=True, model=DEFAULT_MODEL, parameters={"RemediationMode": "propose_only"}
-        ) as pipeline:
-            record = pipeline.run(load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml"))
-        assert record.status == "PROPOSAL_READY", record.error
-        assert gateway.exchanges[0].error["type"] == "ThrottlingException"
+    record, exchanges, _ = _incident(user_lab, flaky, mode="propose_only")
+    assert record.status == "PROPOSAL_READY", record.error
+    assert exchanges[0].error["type"] == "ThrottlingException"
 
 
 def test_without_the_users_endpoint_variable_the_model_goes_to_bedrock_itself(monkeypatch):
