@@ -1,0 +1,74 @@
+"""The hand-over steps where people look: the report, `responder show`, the notification, the chat notices and the
+approval page; each step with the runbook it cites, the proposer's words escaped or quoted, never live markup."""
+
+from __future__ import annotations
+
+from incident_responder.approval.page import render_review_page
+from incident_responder.approval.request import _ReviewShown, approval_message
+from incident_responder.core.contracts import Incident, RemediationProposal
+from incident_responder.notify import chat
+from incident_responder.notify.notifications import proposal_notification
+from incident_responder.reporting.report import render_html
+from incident_responder.reporting.view import render_text
+from tests.unit.test_approval_page import DIGEST, link_params, record
+
+CITATION = "runbook:mode/eni-limit-reached@" + "ab" * 32
+HOSTILE = "<script>alert(1)</script> ask #network-oncall <!channel> https://evil.example/x"
+STEPS = [
+    {"fault_type": "vpc_capacity_exhausted", "text": "Ask for a higher ENI quota", "runbook": CITATION},
+    {"fault_type": "vpc_capacity_exhausted", "text": HOSTILE, "runbook": None},
+]
+INCIDENT = Incident(
+    incident_id="data-processor-20261123T040000Z-ab12",
+    function_name="data-processor",
+    source="cloudwatch_alarm",
+    detected_at="2026-11-23T04:00:00Z",
+)
+PROPOSAL = {
+    "incident_id": INCIDENT.incident_id,
+    "actions": [],
+    "unresolvable_faults": ["vpc_capacity_exhausted"],
+    "handover": STEPS,
+}
+
+
+def test_the_report_and_show():
+    detail = {
+        "incident_id": INCIDENT.incident_id,
+        "function_name": "data-processor",
+        "status": "PROPOSAL_READY",
+        "proposal": PROPOSAL,
+    }
+    page = render_html(detail)
+    assert "Ask for a higher ENI quota" in page and f"follows <code>{CITATION}</code>" in page
+    assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
+    text = render_text(detail)
+    assert f"hand-over (vpc_capacity_exhausted): Ask for a higher ENI quota [{CITATION}]" in text
+
+
+def test_the_notification_quotes_the_steps_with_their_runbook():
+    proposal = RemediationProposal.model_validate(PROPOSAL)
+    message = proposal_notification(INCIDENT, {"fault_types": ["vpc_capacity_exhausted"]}, proposal, reference=None)
+    assert f'- vpc_capacity_exhausted: "Ask for a higher ENI quota" (follows {CITATION})' in message.message
+    assert "https://evil" not in message.message and "never authorises" in message.message
+
+
+def test_the_chat_notices():
+    ended = chat.incident_ended(
+        {"incident_id": INCIDENT.incident_id, "status": "PROPOSAL_READY", "proposal": PROPOSAL}, None, "s3://b/k"
+    )
+    description = ended["content"]["description"]
+    assert f"(follows `{CITATION}`)" in description
+    assert "<!channel>" not in description and "<script>" not in description
+    waiting = chat.awaiting_approval(INCIDENT.incident_id, "data-processor", [], "high", "2026-11-24T04:10:00Z", STEPS)
+    assert "Ask for a higher ENI quota" in waiting["content"]["description"]
+
+
+def test_the_approval_page_and_message_show_the_steps_outside_the_decision():
+    page = render_review_page(record(handover=STEPS), link_params())
+    assert "For a person (no action fixes these)" in page and f"<code>{CITATION}</code>" in page
+    assert "<script>alert(1)" not in page and "Not part of this decision" in page
+    assert "For a person" not in render_review_page(record(), link_params())
+    shown = _ReviewShown.model_validate({"actions": record().actions, "actions_digest": DIGEST, "handover": STEPS})
+    _, message = approval_message(INCIDENT, shown, record().actions, [], {"approve": "a", "reject": "r"}, "x", 60)
+    assert f"(follows {CITATION})" in message and f"Digest of exactly these actions: {DIGEST}" in message
