@@ -72,3 +72,24 @@ def test_the_approval_page_and_message_show_the_steps_outside_the_decision():
     shown = _ReviewShown.model_validate({"actions": record().actions, "actions_digest": DIGEST, "handover": STEPS})
     _, message = approval_message(INCIDENT, shown, record().actions, [], {"approve": "a", "reject": "r"}, "x", 60)
     assert f"(follows {CITATION})" in message and f"Digest of exactly these actions: {DIGEST}" in message
+
+
+def test_the_approval_record_keeps_the_steps_it_was_shown():
+    import json
+
+    from incident_responder.approval.record import ApprovalRecord
+    from incident_responder.state import keys
+
+    data = record().model_dump()
+    item = {
+        k: {"S": json.dumps(v)} if k in ("actions", "verdicts", "link_keys") else {"S": str(v)}
+        for k, v in data.items()
+        if isinstance(v, str | list | dict) and k != "handover"
+    }
+    item = {(f"{k}_json" if k in ("actions", "verdicts", "link_keys") else k): v for k, v in item.items()}
+    item["incident_id"] = {"S": keys.approval(data["incident_id"])}
+    item["approval_expires_epoch"] = {"N": "1795493400"}
+    item["handover_json"] = {"S": json.dumps(STEPS)}
+    assert ApprovalRecord.from_item(item).handover == STEPS
+    del item["handover_json"]  # a record written before hand-over steps were kept
+    assert ApprovalRecord.from_item(item).handover == []
