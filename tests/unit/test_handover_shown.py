@@ -4,13 +4,13 @@ approval page; each step with the runbook it cites, the proposer's words escaped
 from __future__ import annotations
 
 from incident_responder.approval.page import render_review_page
-from incident_responder.approval.request import _ReviewShown, approval_message
-from incident_responder.core.contracts import Incident, RemediationProposal
+from incident_responder.approval.record import ApprovalRecord
+from incident_responder.approval.request import _ReviewShown, approval_link, approval_message
+from incident_responder.core.contracts import Incident, RemediationProposal, actions_digest
 from incident_responder.notify import chat
 from incident_responder.notify.notifications import proposal_notification
 from incident_responder.reporting.report import render_html
 from incident_responder.reporting.view import render_text
-from tests.unit.test_approval_page import DIGEST, link_params, record
 
 CITATION = "runbook:mode/eni-limit-reached@" + "ab" * 32
 HOSTILE = "<script>alert(1)</script> ask #network-oncall <!channel> https://evil.example/x"
@@ -30,6 +30,44 @@ PROPOSAL = {
     "unresolvable_faults": ["vpc_capacity_exhausted"],
     "handover": STEPS,
 }
+
+
+ACTIONS = [
+    {
+        "execution_order": 1,
+        "fault_type": "timeout",
+        "action_type": "update_function_configuration",
+        "target_resource": "data-processor",
+        "parameters": {"function_name": "data-processor", "timeout": 30},
+        "risk_level": "low",
+        "requires_approval": True,
+        "reasoning": "",
+    }
+]
+DIGEST = actions_digest(ACTIONS)
+
+
+def record(**overrides) -> ApprovalRecord:
+    data = {
+        "incident_id": INCIDENT.incident_id,
+        "function_name": "data-processor",
+        "token_hash": "0" * 64,
+        "actions_digest": DIGEST,
+        "actions": ACTIONS,
+        "risk": "low",
+        "created_at": "2026-11-23T04:10:00Z",
+        "approval_expires_at": "2026-11-24T04:10:00Z",
+        "approval_expires_epoch": 1795493400,
+        "execution_arn": "arn:aws:states:us-east-1:123456789012:execution:lifecycle:x",
+    }
+    return ApprovalRecord.model_validate({**data, **overrides})
+
+
+def link_params() -> dict[str, str]:
+    from urllib.parse import parse_qs, urlsplit
+
+    link = approval_link("https://x.lambda-url.us-east-1.on.aws/", INCIDENT.incident_id, DIGEST, "approve", "t", "k")
+    return {k: v[0] for k, v in parse_qs(urlsplit(link).query).items()}
 
 
 def test_the_report_and_show():
@@ -77,7 +115,6 @@ def test_the_approval_page_and_message_show_the_steps_outside_the_decision():
 def test_the_approval_record_keeps_the_steps_it_was_shown():
     import json
 
-    from incident_responder.approval.record import ApprovalRecord
     from incident_responder.state import keys
 
     data = record().model_dump()
