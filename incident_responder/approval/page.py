@@ -117,6 +117,23 @@ def _action_cards(record: ApprovalRecord) -> str:
     return "".join(cards)
 
 
+def _handover(record: ApprovalRecord) -> str:
+    """The hand-over steps for what no action fixes: shown for context, not part of the decision."""
+    if not record.handover:
+        return ""
+    items = "".join(
+        f"<li>{e(s.get('text'))} <span class=meta>({e(s.get('fault_type'))}"
+        + (f"; follows <code>{e(s['runbook'])}</code>" if s.get("runbook") else "")
+        + ")</span></li>"
+        for s in record.handover
+        if isinstance(s, dict)
+    )
+    return (
+        "<h2>For a person (no action fixes these)</h2><p class=meta>The proposer's words; a runbook guides them and "
+        f"never authorises anything. Not part of this decision.</p><ol>{items}</ol>"
+    )
+
+
 def render_review_page(record: ApprovalRecord, params: dict[str, str]) -> str:
     """What a GET shows: everything being decided, and one button that POSTs the same parameters."""
     decision = params["decision"]
@@ -137,7 +154,7 @@ def render_review_page(record: ApprovalRecord, params: dict[str, str]) -> str:
         f"<time>{e(record.approval_expires_at)}</time></p>"
         "<p class=notice>Nothing has been decided yet. Opening this page changes nothing; the button below does. "
         "Your decision covers exactly the actions listed here, identified by their digest.</p>"
-        f"{summary}<h2>Actions, in the order they would run</h2>{_action_cards(record)}"
+        f"{summary}<h2>Actions, in the order they would run</h2>{_action_cards(record)}{_handover(record)}"
         f"<h2>Digest</h2><p class=digest><code>{e(record.actions_digest)}</code></p>"
         f'<form method=post action="?{e(urlencode({k: params[k] for k in _PARAMS}))}">{hidden}{reason}'
         f"<button type=submit class={decision}>{verb} these {count} action{'s' * (count != 1)}</button></form>"

@@ -44,6 +44,7 @@ class ApprovalRecord(BaseModel):
     actions: list[dict]
     verdicts: list[dict] = Field(default_factory=list)
     summary: str = ""
+    handover: list[dict] = Field(default_factory=list)  # the proposal's hand-over steps: shown, never approved
     risk: str = ""
     created_at: str
     approval_expires_at: str

@@ -23,9 +23,9 @@ from incident_responder.approval.errors import InvalidApprovalRequestError
 from incident_responder.approval.record import DIGEST_PATTERN, flat
 from incident_responder.approval.tokens import encode_token, hash_token
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import ActionVerdict, Incident, RemediationAction, actions_digest
+from incident_responder.core.contracts import ActionVerdict, HandoverStep, Incident, RemediationAction, actions_digest
 from incident_responder.core.encoding import iso
-from incident_responder.notify.notifications import quote, subject_line
+from incident_responder.notify.notifications import handover_lines, quote, subject_line
 from incident_responder.state import keys as state_keys
 
 MAX_ACTIONS_IN_MESSAGE = 20
@@ -41,6 +41,7 @@ class _ReviewShown(BaseModel):
     actions: list[RemediationAction] = Field(min_length=1)
     actions_digest: str = Field(pattern=DIGEST_PATTERN.pattern)
     verdicts: list[ActionVerdict] = Field(default_factory=list)
+    handover: list[HandoverStep] = Field(default_factory=list)
     rejected: list[dict] = Field(default_factory=list)
     risk: str = ""
     summary: str = ""
@@ -92,6 +93,7 @@ def request_approval(
         "actions_json": {"S": json.dumps(actions, sort_keys=True)},
         "verdicts_json": {"S": json.dumps([v.model_dump(mode="json") for v in shown.verdicts], sort_keys=True)},
         "summary": {"S": flat(shown.summary, 2000)},
+        "handover_json": {"S": json.dumps([s.model_dump(mode="json") for s in shown.handover], sort_keys=True)},
         "risk": {"S": shown.risk or _max_risk(actions)},
         "created_at": {"S": iso(now)},
         "approval_expires_at": {"S": iso(expires)},
@@ -111,7 +113,12 @@ def request_approval(
         from incident_responder.notify.chat import awaiting_approval
 
         chat = awaiting_approval(
-            incident.incident_id, incident.function_name, actions, shown.risk or _max_risk(actions), iso(expires)
+            incident.incident_id,
+            incident.function_name,
+            actions,
+            shown.risk or _max_risk(actions),
+            iso(expires),
+            [s.model_dump(mode="json") for s in shown.handover],
         )
         clients.get("sns").publish(TopicArn=chat_topic_arn, Message=json.dumps(chat))
     return iso(expires)
@@ -212,6 +219,8 @@ def approval_message(
         lines.append(f"  ... and {len(actions) - MAX_ACTIONS_IN_MESSAGE} more: the approval page shows every action")
     if shown.rejected:
         lines.append(f"Rejected by the critic and not part of this request: {len(shown.rejected)}")
+    if shown.handover:
+        lines += ["", *handover_lines(shown.handover)]
     if evidence:
         lines += ["", "Verified evidence (each checked against the tool output it cites):"]
         for p in evidence[:20]:

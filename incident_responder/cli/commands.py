@@ -9,6 +9,7 @@ Operator commands (production code only, for the lab or a real account):
   responder pending                                incidents awaiting approval
   responder approve INCIDENT_ID [--reject]         decide on them, with your own credentials
   responder rollback INCIDENT_ID                   undo what an ended incident left applied (fenced)
+  responder runbook set|list|show|remove ...       a function's or a catalogue entry's runbook
   responder mcp serve diagnostics --port N         run an MCP server (bearer key)
   responder mcp call URL TOOL key=value ...        call one MCP tool (bearer key or SigV4)
 
@@ -28,7 +29,7 @@ import errno
 import os
 import sys
 
-from incident_responder.cli import incidents, mcp_tools, onboarding
+from incident_responder.cli import incidents, mcp_tools, onboarding, runbooks
 from incident_responder.cli.arguments import LAB_COMMANDS, ArgumentParser
 
 # What the `lab` extra (pyproject.toml) installs, by import name: `pip install .` leaves them out.
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     onboarding.add_commands(sub)
     incidents.add_commands(sub)
     mcp_tools.add_commands(sub)
+    runbooks.add_commands(sub)
 
     for command, help_text in LAB_COMMANDS.items():
         # Its arguments (--help included) are left for the lab's own parser.
@@ -81,7 +83,10 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
     from incident_responder.agent import errors as agent_errors
     from incident_responder.approval.errors import ApprovalError
     from incident_responder.core.settings import ConfigurationError
+    from incident_responder.memory.runbooks import RunbookError
 
+    if isinstance(exc, RunbookError):  # a runbook refused, or none: the message says which and why
+        return str(exc), exc.exit_code
     if isinstance(exc, ApprovalError):  # refusals of a decision: the message says why
         return str(exc), 1
     if isinstance(exc, InvalidFunctionNameError | ForeignFunctionError):
@@ -156,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         if explained is None:
             raise
         message, code = explained
-        command = " ".join(filter(None, (args.command, getattr(args, "mcp_command", None))))
+        command = " ".join(
+            filter(None, (args.command, getattr(args, "mcp_command", None), getattr(args, "runbook_command", None)))
+        )
         print(f"responder {command}: {message}", file=sys.stderr)
         return code

@@ -103,6 +103,14 @@ def score(
         failures.append(f"failure_modes {modes} (expected {sorted(set(expect.failure_modes))})")
     if actions != sorted({a.value for a in expect.actions}):
         failures.append(f"actions {actions} (expected {sorted({a.value for a in expect.actions})})")
+    if expect.handover_cites_runbook is not None:
+        cited = {s.get("runbook") for s in proposal.get("handover") or [] if isinstance(s, dict)}
+        wanted_citations = {r.citation for r in scenario.runbooks}
+        if bool(cited & wanted_citations) != expect.handover_cites_runbook:
+            failures.append(
+                f"hand-over citations {sorted(c for c in cited if c)} (expected "
+                f"{'one of' if expect.handover_cites_runbook else 'none of'} {sorted(wanted_citations)})"
+            )
     rejected = len(proposal.get("rejected_actions", []))
     if rejected:
         failures.append(f"{rejected} action(s) rejected by the guardrails")

@@ -14,6 +14,9 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
     # optional: the caller's own monitoring alerts instead of the function's alarms (a project alert, published to
     # the stack's incident topic for the workload's function; {account} and {region} are the lab's)
     #   alert: {error_type: ServiceException, error_message: "..."}
+    # optional: runbooks stored before it runs (as `responder runbook set` stores them), one scope each
+    #   runbooks: [{mode: eni-limit-reached, text: "1. ..."}, {function: data-processor, text: "- ..."}]
+    #   expect: {handover_cites_runbook: true}  # a hand-over step cites one of them (unset: not checked)
     # optional: how the closed loop is driven after PROPOSAL_READY (defaults shown)
     #   lifecycle: {approval: auto, replay_approval: false, remediation_failure: null,
     #               reinject_during_verifying: false}
@@ -31,7 +34,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # The faults' models and the fault type of each kind come from chaos's registry (chaos/kinds/: a module per kind).
 from chaos.kinds import FAULT_TYPE_OF_KIND as FAULT_TYPE_OF_KIND
@@ -115,6 +118,10 @@ class Expect(_Strict):
     failure_modes: list[str] | None = Field(
         default=None, description="exact set of failure catalogue entries the diagnosis names (unset: not checked)"
     )
+    handover_cites_runbook: bool | None = Field(
+        default=None,
+        description="whether a hand-over step cites one of the scenario's runbooks, exactly (unset: not checked)",
+    )
 
     @field_validator("failure_modes")
     @classmethod
@@ -153,11 +160,41 @@ class Lifecycle(_Strict):
     reinject_during_verifying: bool = Field(default=False, description="the faults come back before verification")
 
 
+class ScenarioRunbook(_Strict):
+    """A runbook the scenario attaches before it runs: for a function or for a catalogue entry (``mode``)."""
+
+    function: str | None = None
+    mode: str | None = None
+    text: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _one_scope(self) -> ScenarioRunbook:
+        from incident_responder.memory.runbooks import check_text
+
+        if (self.function is None) == (self.mode is None):
+            raise ValueError("a runbook names exactly one of function and mode")
+        self.scope()  # a function name Lambda accepts, or a catalogue entry's id
+        check_text(self.text.encode())  # what `responder runbook set` would refuse, refused here
+        return self
+
+    def scope(self):
+        from incident_responder.memory.runbooks import function_scope, mode_scope
+
+        return function_scope(self.function) if self.function is not None else mode_scope(str(self.mode))
+
+    @property
+    def citation(self) -> str:
+        from incident_responder.memory.runbooks import digest_of
+
+        return f"runbook:{self.scope()}@{digest_of(self.text.encode())}"
+
+
 class Scenario(_Strict):
     name: ScenarioName
     faults: list[Fault] = Field(default_factory=list)
     workload: Workload = Field(default_factory=Workload)
     alert: Alert | None = None
+    runbooks: list[ScenarioRunbook] = Field(default_factory=list, max_length=8)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     expect: Expect = Field(default_factory=Expect)
 

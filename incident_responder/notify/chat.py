@@ -52,6 +52,17 @@ def _notification(
     }
 
 
+def handover_said(steps: list[dict[str, Any]], limit: int = 6) -> list[str]:
+    """The hand-over steps for the channel: the proposer's words quoted, each with the runbook it follows."""
+    lines = []
+    for step in [s for s in steps if isinstance(s, dict)][:limit]:
+        cites = f" (follows `{escape_control(str(step['runbook']))}`)" if step.get("runbook") else ""
+        lines.append(f"- {escape_control(str(step.get('fault_type')))}: {said(step.get('text'), 200)}{cites}")
+    if len(steps) > limit:
+        lines.append(f"... and {len(steps) - limit} more in the report")
+    return ["Hand-over steps (a runbook guides them, never authorises):", *lines] if lines else []
+
+
 def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> dict[str, Any]:
     """An incident reached its final status (``detail``: :func:`incident_responder.reporting.report.collect`)."""
     incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
@@ -63,6 +74,7 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
         description.append(f"Root cause (the model's words): {said(diagnosis.get('root_cause'), 200)}")
     if detail.get("error_reason"):
         description.append(f"Why: {said(detail.get('error_reason'), 200)}")
+    description += handover_said((detail.get("proposal") or {}).get("handover") or [])
     steps = [f"<{url}|Open the incident report>"] if url else []
     steps.append(f"`responder report {incident_id}`")
     return _notification(
@@ -72,7 +84,12 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
 
 
 def awaiting_approval(
-    incident_id: str, function_name: str, actions: list[dict[str, Any]], risk: str, expires_at: str
+    incident_id: str,
+    function_name: str,
+    actions: list[dict[str, Any]],
+    risk: str,
+    expires_at: str,
+    handover: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """An incident waits for a person to approve exactly these actions."""
     lines = [f"*AWAITING_APPROVAL* ({risk or 'unknown'} risk), until {expires_at}"]
@@ -83,6 +100,7 @@ def awaiting_approval(
         )
     if len(actions) > 10:
         lines.append(f"... and {len(actions) - 10} more")
+    lines += handover_said(handover or [])
     steps = [
         f"`responder approve {incident_id}` (or `--reject`) decides with your own AWS credentials",
         "the approve / reject links went to the approval topic's subscribers",

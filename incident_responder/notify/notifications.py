@@ -66,6 +66,20 @@ def _parameters(action: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def handover_lines(steps: list[Any], limit: int = MAX_ACTIONS_SHOWN) -> list[str]:
+    """The hand-over steps as plain text: the proposer's words quoted, each with the runbook it follows."""
+    if not steps:
+        return []
+    lines = ["Hand-over steps for a person (the proposer's words, a quote; a runbook guides, it never authorises):"]
+    for step in steps[:limit]:
+        step = step if isinstance(step, dict) else step.model_dump(mode="json")
+        cites = f" (follows {step['runbook']})" if step.get("runbook") else ""
+        lines.append(f"  - {step.get('fault_type')}: {quote(step.get('text'), 300)}{cites}")
+    if len(steps) > limit:
+        lines.append(f"  ... and {len(steps) - limit} more in the stored proposal")
+    return lines
+
+
 def proposal_notification(
     incident: Incident, diagnosis: dict[str, Any], proposal: RemediationProposal | None, *, reference: str | None
 ) -> Notification:
@@ -102,6 +116,7 @@ def proposal_notification(
         lines.append(
             f"Needs a person (no automated action): {', '.join(f.value for f in proposal.unresolvable_faults)}"
         )
+    lines += handover_lines(proposal.handover if proposal else [])
     lines.append(f"Rejected by the guardrails: {len(proposal.rejected_actions) if proposal else 0}")
     lines += [
         "",

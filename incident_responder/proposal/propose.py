@@ -7,6 +7,7 @@ nothing here changes the account.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -19,8 +20,9 @@ from incident_responder.agent.graph import run_agent_over_mcp
 from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.contracts import Incident, RemediationProposal
+from incident_responder.core.contracts import UNRESOLVABLE_FAULTS, Incident, RemediationProposal
 from incident_responder.guardrails.policy import apply_guardrails
+from incident_responder.investigation.runbook import get_runbook
 from incident_responder.notify.notifications import Notification, proposal_notification
 from incident_responder.proposal.errors import DiagnosisUnavailableError
 from incident_responder.proposal.proposer import proposal_message, proposer_spec
@@ -88,9 +90,19 @@ async def propose(
         )
         return checked, {"rejected": len(checked.rejected_actions), "kept": len(checked.actions)}
 
+    runbooks = runbooks_for(clients, incident, diagnosis)
+    cited = {f"runbook:{r['scope']}@{r['digest']}" for r in runbooks.get("runbooks", [])}
+
+    def guard_and_cite(
+        proposal: RemediationProposal, results: list[dict[str, Any]]
+    ) -> tuple[RemediationProposal, dict[str, Any]]:
+        # A citation of a runbook this run was not shown is the model's invention: dropped, the step kept.
+        handover = [s if s.runbook in cited else s.model_copy(update={"runbook": None}) for s in proposal.handover]
+        return guard(proposal.model_copy(update={"handover": handover}), results)
+
     return await run_agent_over_mcp(
-        proposer_spec(guard, incident.incident_id, diagnosis.get("fault_types")),
-        proposal_message(incident, diagnosis),
+        proposer_spec(guard_and_cite, incident.incident_id, diagnosis.get("fault_types")),
+        proposal_message(incident, diagnosis, runbooks),
         model=model,
         servers=servers,
         provider=provider,
@@ -98,6 +110,16 @@ async def propose(
         remaining_ms=remaining_ms,
         function_name=incident.function_name,
     )
+
+
+def runbooks_for(clients: AwsClients, incident: Incident, diagnosis: dict[str, Any]) -> dict[str, Any]:
+    """The team's runbooks for a diagnosis a person takes over (a fault no action fixes): the function's and its
+    catalogue entries', as get_runbook answers (bounded, digest-checked); nothing without such a fault or a bucket."""
+    bucket = os.environ.get("ARTIFACTS_BUCKET")
+    if not bucket or not {str(f) for f in diagnosis.get("fault_types") or []} & {f.value for f in UNRESOLVABLE_FAULTS}:
+        return {}
+    modes = [m for m in diagnosis.get("failure_modes") or [] if isinstance(m, str)]
+    return get_runbook(clients, incident.function_name, modes, bucket=bucket).model_dump(mode="json")
 
 
 def run_proposal(

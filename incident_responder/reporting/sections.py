@@ -136,6 +136,18 @@ def _proposal(detail: dict[str, Any]) -> str:
         )
     if proposal.get("unresolvable_faults"):
         body += f"<p>Needs a person: {_e(', '.join(proposal['unresolvable_faults']))}</p>"
+    if proposal.get("handover"):
+        body += (
+            "<h3>Hand-over steps (the proposer's words; a runbook guides them, never authorises)</h3><ol>"
+            + "".join(
+                f"<li>{_e(s.get('text'))} <span class='muted'>({_e(s.get('fault_type'))}"
+                + (f"; follows <code>{_e(s['runbook'])}</code>" if s.get("runbook") else "")
+                + ")</span></li>"
+                for s in proposal["handover"]
+                if isinstance(s, dict)
+            )
+            + "</ol>"
+        )
     review = detail.get("review") or {}
     if review:
         body += f"<h3>Critic: {_e(review.get('outcome', '-'))}</h3><p>{_e(review.get('summary', ''))}</p>"

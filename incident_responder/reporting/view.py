@@ -173,6 +173,9 @@ def render_text(shown: dict[str, Any], *, hint: bool = True) -> str:
             )
         if proposal.get("unresolvable_faults"):
             lines.append(f"    needs a person: {', '.join(proposal['unresolvable_faults'])}")
+        for s in proposal.get("handover") or []:
+            cites = f" [{s['runbook']}]" if s.get("runbook") else ""
+            lines.append(f"    hand-over ({s.get('fault_type')}): {_short(s.get('text'), 200)}{cites}")
     review = shown.get("review") or {}
     if review:
         lines.append(f"  critic: {review.get('outcome', '-')}: {review.get('summary', '')}".rstrip())

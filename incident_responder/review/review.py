@@ -21,6 +21,7 @@ from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ActionVerdict,
     ApprovalDecision,
+    HandoverStep,
     Incident,
     RejectedAction,
     RemediationAction,
@@ -46,6 +47,7 @@ class ReviewResult(BaseModel):
     end_reason: str
     verdicts: list[ActionVerdict]
     actions: list[RemediationAction]
+    handover: list[HandoverStep] = Field(default_factory=list, description="the proposal's, for the approval page")
     rejected: list[RejectedAction]
     actions_digest: str
     risk: RiskLevel | None = None
@@ -202,6 +204,7 @@ def run_review(
         end_reason=end_reason,
         verdicts=[_bounded(v) for v in decision.verdicts],
         actions=decision.actions,
+        handover=proposal.get("handover") or [],
         rejected=[
             r.model_copy(update={"reasons": [_cut(x, MAX_REASON_CHARS) for x in r.reasons]}) for r in decision.rejected
         ],

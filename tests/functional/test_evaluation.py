@@ -43,6 +43,7 @@ def features(path: Path) -> set[tuple[str, str]]:
     found = {("catalogue area", MODES_BY_ID[m].area) for m in scenario.expect.failure_modes or []}
     found |= {("lifecycle", k) for k in scenario.lifecycle.model_fields_set}
     found |= {("status", scenario.expect.status)} | {("workload", scenario.workload.function)}
+    found |= {("runbooks", "attached")} if scenario.runbooks else set()
     return found
 
 

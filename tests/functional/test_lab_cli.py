@@ -206,6 +206,30 @@ def test_mcp_call_signs_for_the_lab_even_with_a_key_exported(lab_up):
     assert "Traceback" not in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
 
 
+def test_a_runbook_set_in_the_shell_is_what_get_runbook_answers(lab_up, tmp_path):
+    _, shell = lab_up
+    runbook = tmp_path / "data-processor.md"
+    runbook.write_text("# data-processor\n\n1. Page the data team.\n")
+    stored = responder("runbook", "set", "--function", "data-processor", str(runbook), env=shell)
+    assert stored.returncode == 0, stored.stderr
+    try:
+        shown = responder("runbook", "show", "--function", "data-processor", env=shell)
+        assert shown.returncode == 0 and shown.stdout == runbook.read_text()
+        out = responder(
+            "mcp", "call", shell["DIAGNOSTICS_MCP_URL"], "get_runbook", "lambda_name=data-processor", env=shell
+        )
+        assert out.returncode == 0, out.stderr
+        (answered,) = json.loads(out.stdout)["runbooks"]
+        assert answered["scope"] == "function/data-processor" and answered["text"] == runbook.read_text()
+        assert f"@{answered['digest']}" in shown.stderr
+    finally:
+        responder("runbook", "remove", "--function", "data-processor", env=shell)
+    gone = responder("runbook", "show", "--function", "data-processor", env=shell)
+    assert (
+        gone.returncode == 1 and gone.stderr.strip() == "responder runbook show: no runbook for function/data-processor"
+    )
+
+
 def test_sigterm_stops_every_child_and_the_next_lab_on_the_port_starts_clean(stopped_lab, lab_up):
     _, _, first = stopped_lab
     assert len(first.children) >= 2  # the function URL processes of both MCP servers

@@ -28,6 +28,7 @@ TOOLS = {
     "get_function_metrics",
     "get_recent_changes",
     "get_dependencies",
+    "get_runbook",
 }
 
 
@@ -94,7 +95,8 @@ def test_structured_results_over_mcp(clients, sample):
     assert len(results["get_recent_logs"]["events"]) > 0
     assert results["get_config_drift"]["drifted"] is False
     assert results["get_network_config"]["in_vpc"] is True
-    assert all(r.get("error") is None for r in results.values())
+    # get_runbook says the artifacts bucket is not configured here (tests/functional/test_runbook_tool.py reads one).
+    assert all(r.get("error") is None for t, r in results.items() if t != "get_runbook")
 
 
 @pytest.mark.parametrize(

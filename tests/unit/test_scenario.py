@@ -279,3 +279,69 @@ def test_scenario_alert_is_published_as_a_project_alert():
     incident = parse_alert(body)  # what ingest reads of it
     assert (incident.function_name, incident.error_type) == ("orders-api", "AccessDeniedException")
     assert IncidentRuns.publish_alert(runs, "orders-api", alert)["alert_id"] != body["alert_id"]
+
+
+RUNBOOK = VALID.replace(
+    "expect:", "runbooks:\n  - mode: eni-limit-reached\n    text: |\n      1. raise the quota\nexpect:"
+)
+
+
+def test_runbooks_load_with_their_citation(tmp_path):
+    from incident_responder.memory.runbooks import digest_of
+
+    path = tmp_path / "s.yaml"
+    path.write_text(RUNBOOK.replace("  actions:", "  handover_cites_runbook: true\n  actions:"))
+    scenario = load_scenario(path)
+    (runbook,) = scenario.runbooks
+    digest = digest_of(b"1. raise the quota\n")
+    assert runbook.citation == f"runbook:mode/eni-limit-reached@{digest}"
+    assert scenario.expect.handover_cites_runbook is True
+
+
+@pytest.mark.parametrize(
+    "entry, says",
+    [
+        ("  - mode: no-such-entry\n    text: x", "not a catalogue entry"),
+        ("  - function: ../etc\n    text: x", "not a Lambda function name"),
+        ("  - function: data-processor\n    mode: eni-limit-reached\n    text: x", "exactly one of function and mode"),
+        ("  - text: x", "exactly one of function and mode"),
+        ('  - function: data-processor\n    text: "a\\u0000b"', "U\\+0000"),
+        (f"  - function: data-processor\n    text: {'x' * 16385}", "at most 16384 bytes"),
+        ("  - function: data-processor\n    text: x\n    digest: abc", "digest"),
+    ],
+)
+def test_a_runbook_the_cli_would_refuse_is_refused(tmp_path, entry, says):
+    path = tmp_path / "s.yaml"
+    path.write_text(VALID.replace("expect:", f"runbooks:\n{entry}\nexpect:"))
+    with pytest.raises(ScenarioError, match=says):
+        load_scenario(path)
+
+
+def test_the_score_checks_that_the_hand_over_cites_the_scenarios_runbook_exactly():
+    from incident_responder.lab.evaluation import score
+    from incident_responder.lab.pipeline.record import IncidentRecord
+
+    scenario = Scenario.model_validate(
+        {
+            "name": "s",
+            "runbooks": [{"mode": "eni-limit-reached", "text": "1. raise the quota\n"}],
+            "expect": {"fault_types": ["vpc_capacity_exhausted"], "handover_cites_runbook": True},
+        }
+    )
+    (runbook,) = scenario.runbooks
+
+    def record(*citations):
+        steps = [{"fault_type": "vpc_capacity_exhausted", "text": "step", "runbook": c} for c in citations]
+        return IncidentRecord(
+            incident_id="i",
+            status="PROPOSAL_READY",
+            diagnosis={"fault_types": ["vpc_capacity_exhausted"]},
+            proposal={"actions": [], "handover": steps},
+            metrics={},
+            execution={},
+        )
+
+    assert score(scenario, record(runbook.citation), None).failures == []
+    stale = runbook.citation[:-1] + ("0" if runbook.citation[-1] != "0" else "1")  # another version's digest
+    assert "hand-over citations" in score(scenario, record(stale, None), None).failures[0]
+    assert "hand-over citations" in score(scenario, record(), None).failures[0]

@@ -833,9 +833,14 @@ SIGNALS_CALLS = [
 ]
 
 
+ARTIFACTS = "arn:aws:s3:::artifacts"
+
+
 def diagnostics_statements() -> list[dict[str, Any]]:
     """The diagnostics server's statements as deployed; a stack resource's ARN (GetAtt) written as its logical id."""
-    statements = render(role_statements(function_role("DiagnosticsMcpFunction")), defaults())
+    statements = render(
+        role_statements(function_role("DiagnosticsMcpFunction")), {**defaults(), "ArtifactsBucket.Arn": ARTIFACTS}
+    )
     for statement in statements:
         resources = [ref_name(r) or r if isinstance(r, dict) else r for r in as_list(statement["Resource"])]
         statement["Resource"] = resources
@@ -868,6 +873,27 @@ def test_the_diagnostics_server_reads_no_secret_parameter_message_or_item_and_de
     granted = {a for s in statements if s["Effect"] == "Allow" for a in as_list(s["Action"])}
     assert not {a for a in granted if a.endswith("*") or a.startswith(("ssm:GetParameter", "kms:Decrypt"))}
     assert "secretsmanager:GetSecretValue" not in granted
+
+
+@pytest.mark.parametrize(
+    "action, key, decided",
+    [
+        ("s3:GetObject", "runbooks/function/orders-api.md", "allowed"),
+        ("s3:GetObject", "runbooks/mode/eni-limit-reached.md", "allowed"),
+        ("s3:GetObject", "incidents/orders-api-1/proposal.json", "not allowed"),
+        ("s3:GetObject", "reports/orders-api-1/report.html", "not allowed"),
+        ("s3:PutObject", "runbooks/function/orders-api.md", "not allowed"),
+        ("s3:DeleteObject", "runbooks/function/orders-api.md", "not allowed"),
+    ],
+)
+def test_the_diagnostics_server_reads_the_runbooks_and_nothing_else_of_the_artifacts(action, key, decided):
+    assert decide(diagnostics_statements(), action, f"{ARTIFACTS}/{key}", {}) == decided
+
+
+def test_runbooks_never_expire_with_the_incidents_artifacts():
+    rules = SAM["Resources"]["ArtifactsBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]
+    expiring = [r for r in rules if "ExpirationInDays" in r]
+    assert expiring and all(r.get("Prefix") in ("incidents/", "reports/") for r in expiring)
 
 
 def test_the_metrics_changes_and_dependencies_reads_are_statements_of_their_own():

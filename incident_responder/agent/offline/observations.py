@@ -20,6 +20,7 @@ from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     INCIDENT_TAG,
     PROPOSAL_TAG,
+    RUNBOOK_TAG,
     TERMINAL_TOOL_PREFIX,
     TOOL_RESULT_TAG,
     read_blocks,
@@ -78,7 +79,7 @@ class Observations:
             alert = read_blocks(text, ALERT_TEXT_TAG)
             if alert and isinstance(alert[0][1], dict):  # the alert's own words: read as data, like logs
                 self.incident.update(alert[0][1])
-        for tag in (DIAGNOSIS_TAG, PROPOSAL_TAG):
+        for tag in (DIAGNOSIS_TAG, PROPOSAL_TAG, RUNBOOK_TAG):
             if tag not in self.quoted and (blocks := read_blocks(text, tag)):
                 self.quoted[tag] = blocks[0][1]
 

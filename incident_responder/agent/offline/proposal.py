@@ -8,7 +8,9 @@ from typing import Any
 
 from incident_responder.account.log_records import classify_error_type
 from incident_responder.actions.registry import LOOKUP_FOR_FAULT
+from incident_responder.agent.offline.handover import runbook_steps
 from incident_responder.agent.offline.observations import Observations
+from incident_responder.agent.protocol import RUNBOOK_TAG
 from incident_responder.core.contracts import UNRESOLVABLE_FAULTS
 
 # What a person should look at for a fault no action fixes. The fields ({errors}, {variables}, {key},
@@ -123,10 +125,13 @@ def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, An
     for_a_person = [
         FOR_A_PERSON[f].format(**_details(diagnosis, f, obs.function_name)) for f in unresolvable if f in FOR_A_PERSON
     ]
+    unresolvable = list(dict.fromkeys(unresolvable))
+    handover = runbook_steps(obs.quoted.get(RUNBOOK_TAG) or {}, unresolvable)
     return {
         "actions": actions,
+        "handover": handover,
         "confidence": "high" if actions and not notes else ("low" if not actions else "medium"),
         "chain_of_thought": "; ".join([a["reasoning"] for a in actions] + notes + for_a_person)
         or "nothing to restore automatically",
-        "unresolvable_faults": list(dict.fromkeys(unresolvable)),
+        "unresolvable_faults": unresolvable,
     }

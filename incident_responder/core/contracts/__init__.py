@@ -18,7 +18,12 @@ approval    who approved which actions, and the digest of exactly those actions
 history     a function's past incidents as the responder recorded them (memory)
 """
 
-from incident_responder.core.contracts.actions import RejectedAction, RemediationAction, RemediationProposal
+from incident_responder.core.contracts.actions import (
+    HandoverStep,
+    RejectedAction,
+    RemediationAction,
+    RemediationProposal,
+)
 from incident_responder.core.contracts.approval import ApprovalChannel, ApprovalDecision, actions_digest
 from incident_responder.core.contracts.base import Contract, build_all
 from incident_responder.core.contracts.diagnosis import Confidence, Diagnosis, RemediationAdvice, Severity
@@ -106,6 +111,7 @@ __all__ = [
     "PROPOSED_FOR_ACTION",
     "ProposedAction",
     "proposed",
+    "HandoverStep",
     "RejectedAction",
     "RemediationAction",
     "RemediationProposal",

@@ -38,6 +38,24 @@ class RemediationAction(Contract):
         return PARAMETERS_FOR_ACTION[self.action_type].model_validate(self.parameters)
 
 
+# How a hand-over step cites the runbook it follows (incident_responder/memory/runbooks.py: Runbook.citation).
+RUNBOOK_CITATION = r"^runbook:(function|mode)/[A-Za-z0-9_-]{1,64}@[0-9a-f]{64}$"
+MAX_HANDOVER_STEPS = 12
+
+
+class HandoverStep(Contract):
+    """A step a person takes for a fault no action fixes. A runbook it cites guides the step; it authorises
+    nothing (the guardrails and the approval policy never read hand-over steps)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fault_type: FaultType
+    text: str = Field(min_length=1, max_length=300)
+    runbook: str | None = Field(
+        default=None, pattern=RUNBOOK_CITATION, description="the runbook it follows: runbook:<scope>@<digest>"
+    )
+
+
 class RejectedAction(Contract):
     action: RemediationAction
     reasons: list[str]
@@ -53,6 +71,7 @@ class RemediationProposal(Contract):
     confidence: Confidence = "medium"
     chain_of_thought: str = Field(default="", max_length=4000)
     unresolvable_faults: list[FaultType] = Field(default_factory=list)
+    handover: list[HandoverStep] = Field(default_factory=list, max_length=MAX_HANDOVER_STEPS)
     rejected_actions: list[RejectedAction] = Field(default_factory=list, description="set by the guardrails")
 
     @model_validator(mode="after")

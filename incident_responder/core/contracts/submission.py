@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from incident_responder.core.contracts.actions import RemediationAction, RemediationProposal
+from incident_responder.core.contracts.actions import (
+    MAX_HANDOVER_STEPS,
+    HandoverStep,
+    RemediationAction,
+    RemediationProposal,
+)
 from incident_responder.core.contracts.base import Contract
 from incident_responder.core.contracts.diagnosis import Confidence
 from incident_responder.core.contracts.faults import ACTION_FOR_FAULT, ActionType, FaultType
@@ -79,6 +84,11 @@ class ProposalSubmission(Contract):
     confidence: Confidence = "medium"
     chain_of_thought: str = Field(default="", max_length=4000)
     unresolvable_faults: list[FaultType] = Field(default_factory=list)
+    handover: list[HandoverStep] = Field(
+        default_factory=list,
+        max_length=MAX_HANDOVER_STEPS,
+        description="what a person does for the unresolvable faults, each step citing the runbook it follows",
+    )
 
     def to_proposal(self, incident_id: str) -> RemediationProposal:
         """The stored shape; risk, approval and order are left to deterministic code."""
@@ -97,6 +107,7 @@ class ProposalSubmission(Contract):
             confidence=self.confidence,
             chain_of_thought=self.chain_of_thought,
             unresolvable_faults=self.unresolvable_faults,
+            handover=self.handover,
         )
 
 

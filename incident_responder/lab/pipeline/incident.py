@@ -107,6 +107,7 @@ class IncidentRuns:
         started = time.monotonic()
         if scenario.workload.setup is not None:
             self.set_up(scenario.workload.function, scenario.workload.setup)
+        self.attach_runbooks(scenario)
         self.inject(scenario)
         # With a caller's alert, the function's own alarms are evaluated but not sent: the caller's starts the incident.
         burst = self.workload(scenario.workload.function).invoke(
@@ -188,6 +189,16 @@ class IncidentRuns:
     def _configuration(self, function: str) -> Any:
         raw = self.clients.get("lambda").get_function_configuration(FunctionName=function)
         return configuration_from(self.clients, raw)
+
+    def attach_runbooks(self, scenario: Scenario) -> None:
+        """The scenario's runbooks, and no other: stored as ``responder runbook set`` stores them."""
+        from incident_responder.memory import runbooks
+
+        bucket = self.stack.physical["ArtifactsBucket"]
+        for listed in runbooks.list_runbooks(self.clients, bucket):  # an earlier scenario's, in this lab
+            runbooks.remove(self.clients, bucket, listed.scope)
+        for runbook in scenario.runbooks:
+            runbooks.store(self.clients, bucket, runbook.scope(), runbook.text.encode())
 
     def set_up(self, function: str, setup: Setup) -> None:
         """The function's healthy configuration, then its baseline recorded again: what it was onboarded with."""
