@@ -13,6 +13,7 @@ function's asynchronous invocation may be retried).
 from __future__ import annotations
 
 import json
+import random
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +29,7 @@ from incident_responder.memory.history import read_history
 from incident_responder.state import keys
 
 MEMORY_TTL_DAYS = 90  # the stack's MemoryTtlDays: how long a function's history outlives its last write
-WRITE_ATTEMPTS = 5
+WRITE_ATTEMPTS = 8  # each conflict is another incident's write landing: a few suffice
 # Remembered: an ended incident, except one the circuit breaker suppressed (nothing was looked at).
 REMEMBERED = TERMINAL_STATUSES - {Status.SUPPRESSED}
 _FAULTS = {f.value for f in FaultType}
@@ -162,5 +163,5 @@ def remember(
         except ClientError as exc:
             if not _conflict(exc) or attempt == WRITE_ATTEMPTS - 1:
                 raise
-            time.sleep(0.05 * (attempt + 1))
+            time.sleep(random.uniform(0, 0.05 * (attempt + 1)))  # jittered: the writers part
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

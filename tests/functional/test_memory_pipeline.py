@@ -1,0 +1,47 @@
+"""Memory on the deployed path in the lab (template.yaml's stack, AutoApprove=low): an incident's end is written to
+its function's history by the report function from the stored records, and the same fix rolled back last time is not
+approved automatically again: the review's floor sends it to a person, saying why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from incident_responder.lab.pipeline import LabPipeline
+from incident_responder.lab.scenario import load_scenario
+from incident_responder.memory.history import read_history
+from incident_responder.state.store import load_record
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
+    scenario = load_scenario(SCENARIOS / "loop-fault-returns-during-verifying.yaml")
+    with LabPipeline.start(lab=lab, workers=False, parameters={"AutoApprove": "low"}) as pipeline:
+        tables = pipeline.stack.physical
+        first = pipeline.run(scenario)
+        (remembered,) = read_history(pipeline.clients, tables["IncidentStateTable"], "data-processor").incidents
+        review = load_record(pipeline.clients, tables["IncidentContextTable"], first.incident_id, "review")
+        second = pipeline.run(scenario)
+        again = load_record(pipeline.clients, tables["IncidentContextTable"], second.incident_id, "review")
+        history = read_history(pipeline.clients, tables["IncidentStateTable"], "data-processor")
+    # The first time: approved automatically (a low-risk restore the critic approved), applied, rolled back ...
+    assert first.status == "ROLLED_BACK" and review["summary"]["outcome"] == "APPROVED"
+    # ... and remembered from the records: the ledger's undone step, the verification's reason, the approval.
+    assert remembered.incident_id == first.incident_id and remembered.status == "ROLLED_BACK"
+    assert remembered.fault_types == ["timeout"] and remembered.failure_modes == ["function-timeout"]
+    assert [(a.action_type, a.outcome) for a in remembered.actions] == [
+        ("update_function_configuration", "rolled_back")
+    ]
+    assert "timeout is still seen" in remembered.rolled_back_reason
+    assert remembered.decided_by == "auto-approve (AutoApprove=low)"
+    assert remembered.report_key == f"reports/{first.incident_id}/report.html"
+    # The second time the same fix for the same fault needs a person, with the history's words.
+    assert again["summary"]["outcome"] == "NEEDS_APPROVAL"
+    (verdict,) = again["summary"]["verdicts"]
+    assert verdict["verdict"] == "needs_human"
+    assert any(
+        p.startswith(f"rolled back last time ({remembered.ended_at}: the symptom remains") for p in verdict["policy"]
+    )
+    assert any("rolled back last time" in h for h in again["summary"]["history"])
+    assert [p.incident_id for p in history.incidents] == [second.incident_id, first.incident_id]
+    assert history.version == 2
