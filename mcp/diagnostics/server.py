@@ -103,8 +103,9 @@ def build_server(
     ``state_table``: the incident-state table get_incident_history reads (its ``history#`` items only)."""
     clients = clients or AwsClients()
     onboarded = OnboardedScope(clients, baseline_table).acheck
-    # Self-hosted (responder mcp serve): the stack's table name from INCIDENT_STATE_TABLE, else its default.
-    state_table = state_table or StoreSettings.from_env().incident_state_table
+    if state_table is None:  # self-hosted (responder mcp serve): the stack's table when INCIDENT_STATE_TABLE names it
+        store = StoreSettings.from_env()
+        state_table = store.incident_state_table if "incident_state_table" in store.model_fields_set else None
 
     mcp = create_server("incident-diagnostics", INSTRUCTIONS, **server_kwargs)
 
@@ -150,6 +151,9 @@ def build_server(
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_dependencies"])
     async def get_dependencies(lambda_name: LambdaName) -> Dependencies:
         return await anyio.to_thread.run_sync(diagnostics.get_dependencies, clients, await onboarded(lambda_name))
+
+    if not state_table:
+        return mcp  # no incident-state table: no history to offer, and no tool that could only fail
 
     @mcp.tool(
         name="get_incident_history",

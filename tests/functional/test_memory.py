@@ -14,13 +14,17 @@ import pytest
 from incident_responder.core.contracts import PastIncident
 from incident_responder.investigation.incident_history import get_incident_history
 from incident_responder.lab.account.resources import create_table
+from incident_responder.mcp_transport.app import load_server
+from incident_responder.mcp_transport.auth import ApiKeyVerifier
 from incident_responder.memory.history import read_history
 from incident_responder.memory.record import remember
 from incident_responder.memory.rules import read_memory
 from incident_responder.state import keys
-from tests.mcp_calls import build, call_raw, tool_call
+from tests.mcp_calls import KEY, build, call_raw, tool_call
 
 TABLE = "incident-state"
+FN_ARN = "arn:aws:lambda:us-east-1:123456789012:function:data-processor"
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
 
@@ -137,10 +141,21 @@ def test_the_tool_answers_for_its_function_only_and_bounded(clients, sample, tab
     assert [p.ended_at for p in answer.incidents] == sorted((p.ended_at for p in answer.incidents), reverse=True)
     assert answer.summary.startswith("5 past incidents in the last 30 days; the last ended ")
     assert len(answer.model_dump_json()) < 6000  # small: the model reads it again every turn
-    # Over MCP the server answers only for onboarded functions (orders-api is not onboarded here) ...
-    server = build(clients)
-    refused = call_raw(server, "test-key-0123456789", tool_call("get_incident_history", {"lambda_name": "orders-api"}))
+    # Over MCP: listed only where the server knows the incident-state table, and only for onboarded functions
+    # (orders-api is not onboarded here).
+    unlisted = call_raw(build(clients), KEY, LIST).text
+    assert "get_recent_logs" in unlisted and "get_incident_history" not in unlisted
+
+    def server():
+        return load_server("diagnostics").build_server(
+            clients=clients, verifier=ApiKeyVerifier(lambda: KEY), state_table=table
+        )
+
+    assert "get_recent_logs" in (listed := call_raw(server(), KEY, LIST).text) and "get_incident_history" in listed
+    refused = call_raw(server(), KEY, tool_call("get_incident_history", {"lambda_name": "orders-api"}))
     assert "not onboarded" in refused.text and "rolled_back" not in refused.text
+    answered = call_raw(server(), KEY, tool_call("get_incident_history", {"lambda_name": FN_ARN}))
+    assert answered.status_code == 200 and '"summary"' in answered.text and "orders-api" not in answered.text
     # ... and an incident's agent may call it for its own function only, before any server sees the call.
     from incident_responder.agent.tools import ToolExecutor
 

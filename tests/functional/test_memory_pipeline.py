@@ -45,3 +45,33 @@ def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
     assert any("rolled back last time" in h for h in again["summary"]["history"])
     assert [p.incident_id for p in history.incidents] == [second.incident_id, first.incident_id]
     assert history.version == 2
+
+
+def test_a_recurring_fault_is_diagnosed_with_fewer_turns_and_tokens_than_the_first_time(lab):
+    # memory-too-low twice: the first incident is diagnosed with no past (the history read first, empty, then the
+    # logs and metrics as without memory), fixed and verified; the second reads the history and the drift, finds
+    # the verified fault shown again, and concludes from the drift.
+    scenario = load_scenario(SCENARIOS / "memory-too-low.yaml")
+    with LabPipeline.start(lab=lab, workers=False) as pipeline:
+        tables = pipeline.stack.physical
+        runs = []
+        for _ in range(2):
+            record = pipeline.run(scenario)
+            investigation = load_record(
+                pipeline.clients, tables["IncidentContextTable"], record.incident_id, "investigation"
+            )
+            runs.append((record, investigation["summary"]))
+    (first, cold), (second, warm) = runs
+    assert first.status == "REMEDIATED" and second.status == "REMEDIATED"
+    for summary in (cold, warm):
+        assert summary["diagnosis"]["fault_types"] == ["memory_exhaustion"]
+        assert summary["diagnosis"]["failure_modes"] == ["memory-exhaustion"]
+    assert warm["metrics"]["llm_calls"] < cold["metrics"]["llm_calls"]
+    assert warm["metrics"]["input_tokens"] < cold["metrics"]["input_tokens"]
+    assert any("get_incident_history" in gap for gap in warm["diagnosis"]["investigation_gaps"])
+    print(
+        "memory-too-low investigation: first",
+        {k: cold["metrics"][k] for k in ("llm_calls", "tool_calls", "input_tokens", "output_tokens")},
+        "recurring",
+        {k: warm["metrics"][k] for k in ("llm_calls", "tool_calls", "input_tokens", "output_tokens")},
+    )
