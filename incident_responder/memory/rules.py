@@ -104,6 +104,14 @@ class Memory:
             recurrence_hours=self.recurrence_hours,
         )
 
+    def notes(self, actions: list[Any]) -> list[str]:
+        """What the history says of each action (``RemediationAction``s), one line each, as the policy words it."""
+        return [
+            f"action {a.execution_order} ({a.action_type.value}): {f.text}"
+            for a in actions
+            for f in self.findings(str(a.fault_type), a.action_type.value)
+        ]
+
 
 def started_at(detected_at: str | None) -> datetime:
     """When the incident started (its alert's time); now when that is not a readable time."""

@@ -131,7 +131,7 @@ def apply_review_policy(
         if action.action_type in PERSON_ONLY_ACTIONS:
             verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, PERSON_ONLY_ACTIONS[action.action_type])
         for finding in memory.findings(fault, action.action_type.value) if memory else []:
-            history.append(f"action {order} ({action.action_type.value}): {finding.text}")
+            history.append(f"action {order} ({action.action_type.value}): {finding.text}")  # as Memory.notes says
             if finding.needs_human:
                 verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, f"{finding.text}: a person decides")
         if not grounded.get(fault):

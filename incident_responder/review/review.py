@@ -86,12 +86,13 @@ async def review(
     servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
     remaining_ms: Callable[[], int] | None = None,
+    history: list[str] | None = None,
 ) -> AgentRun:
     """The critic's run over the remediation lookups; model and MCP errors are raised typed."""
     faults = [a.fault_type for a in actions] + list(diagnosis.get("fault_types") or [])
     return await run_agent_over_mcp(
         critic_spec(faults),
-        review_message(incident, diagnosis, actions),
+        review_message(incident, diagnosis, actions, history),
         model=model,
         servers=servers,
         provider=provider,
@@ -170,6 +171,7 @@ def run_review(
                     servers=servers,
                     provider=provider,
                     remaining_ms=remaining_ms,
+                    history=memory.notes(actions) if memory else None,
                 )
             )
         except Exception as exc:

@@ -179,3 +179,20 @@ def test_a_fix_verified_before_is_noted_and_relaxes_nothing():
         memory=Memory("data-processor", [FIXED_LONG_AGO], NOW),
     )  # fmt: skip
     assert ungrounded.outcome == "REJECTED"
+
+
+def test_the_critic_is_shown_the_history_as_quoted_data():
+    from incident_responder.core.contracts import Incident
+    from incident_responder.review.critic import review_message
+
+    incident = Incident(
+        incident_id="data-processor-20261127T120000-eeeeeeeeee",
+        function_name="data-processor",
+        source="alert",
+        detected_at="2026-11-27T12:00:00Z",
+    )
+    notes = Memory("data-processor", [ROLLED_BACK], NOW).notes([ACTION])
+    assert notes == ["action 1 (update_function_configuration): rolled back last time (2026-11-25T10:00:00Z: errors)"]
+    shown = review_message(incident, DIAGNOSIS, [ACTION], notes)
+    assert '<history trust="untrusted">' in shown and "rolled back last time" in shown
+    assert "<history" not in review_message(incident, DIAGNOSIS, [ACTION], [])
