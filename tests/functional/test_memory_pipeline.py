@@ -24,6 +24,12 @@ def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
         second = pipeline.run(scenario)
         again = load_record(pipeline.clients, tables["IncidentContextTable"], second.incident_id, "review")
         history = read_history(pipeline.clients, tables["IncidentStateTable"], "data-processor")
+        page = (
+            pipeline.clients.get("s3")
+            .get_object(Bucket=tables["ArtifactsBucket"], Key=f"reports/{second.incident_id}/report.html")["Body"]
+            .read()
+            .decode()
+        )
     # The first time: approved automatically (a low-risk restore the critic approved), applied, rolled back ...
     assert first.status == "ROLLED_BACK" and review["summary"]["outcome"] == "APPROVED"
     # ... and remembered from the records: the ledger's undone step, the verification's reason, the approval.
@@ -45,6 +51,9 @@ def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
     assert any("rolled back last time" in h for h in again["summary"]["history"])
     assert [p.incident_id for p in history.incidents] == [second.incident_id, first.incident_id]
     assert history.version == 2
+    # The second report says it was seen before, and links the first one's report beside it.
+    assert "Seen before: 1 earlier incident of this function; the last ended" in page
+    assert f"<a href='../{first.incident_id}/report.html'>" in page
 
 
 def test_a_recurring_fault_is_diagnosed_with_fewer_turns_and_tokens_than_the_first_time(lab):
