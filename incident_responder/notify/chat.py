@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from incident_responder.notify.notifications import quote
+from incident_responder.notify.notifications import quote, seen_before_line
 
 
 def escape_control(text: str) -> str:
@@ -63,6 +63,8 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
         description.append(f"Root cause (the model's words): {said(diagnosis.get('root_cause'), 200)}")
     if detail.get("error_reason"):
         description.append(f"Why: {said(detail.get('error_reason'), 200)}")
+    if seen := seen_before_line(detail.get("seen_before")):
+        description.append(seen)
     steps = [f"<{url}|Open the incident report>"] if url else []
     steps.append(f"`responder report {incident_id}`")
     return _notification(

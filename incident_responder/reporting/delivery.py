@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from incident_responder.notify.notifications import quote, subject_line
+from incident_responder.notify.notifications import quote, seen_before_line, subject_line
 
 REPORT_KEY = "reports/{incident_id}/report.html"
 MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
@@ -54,6 +54,8 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
     if diagnosis:
         lines.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
         lines.append(f"Root cause, in the investigating model's words (a quote): {quote(diagnosis.get('root_cause'))}")
+    if seen := seen_before_line(detail.get("seen_before")):
+        lines.append(seen)
     ledger = detail.get("ledger") or []
     if ledger:
         lines.append("Actions applied by the responder:")

@@ -4,6 +4,7 @@ policy's floor with them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -196,3 +197,20 @@ def test_the_critic_is_shown_the_history_as_quoted_data():
     shown = review_message(incident, DIAGNOSIS, [ACTION], notes)
     assert '<history trust="untrusted">' in shown and "rolled back last time" in shown
     assert "<history" not in review_message(incident, DIAGNOSIS, [ACTION], [])
+
+
+def test_the_notices_say_seen_before_from_the_history_only():
+    from incident_responder.notify.chat import incident_ended
+    from incident_responder.reporting.delivery import report_message
+
+    detail = _detail("REMEDIATED", "applied")
+    assert "Seen before" not in report_message(detail, None, 1)[1]
+    earlier = past_incident(_detail("ROLLED_BACK", "undone"), None).model_dump(mode="json")
+    detail["seen_before"] = [earlier]
+    line = (
+        "Seen before: 1 earlier incident of this function; the last, data-processor-20261127T101500-cc7cdcccb2, "
+        "ended 2026-11-27T10:15:20.070087Z ROLLED_BACK (its report: "
+        "reports/data-processor-20261127T101500-cc7cdcccb2/report.html)"
+    )
+    assert line in report_message(detail, None, 1)[1]
+    assert line in json.dumps(incident_ended(detail, None, "s3://b/k"))
