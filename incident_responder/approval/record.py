@@ -44,6 +44,7 @@ class ApprovalRecord(BaseModel):
     actions: list[dict]
     verdicts: list[dict] = Field(default_factory=list)
     summary: str = ""
+    history: list[str] = Field(default_factory=list)  # what the function's past incidents say (memory rules)
     risk: str = ""
     created_at: str
     approval_expires_at: str

@@ -44,6 +44,7 @@ class _ReviewShown(BaseModel):
     rejected: list[dict] = Field(default_factory=list)
     risk: str = ""
     summary: str = ""
+    history: list[str] = Field(default_factory=list, max_length=40)  # the memory rules' words (ReviewResult)
 
 
 def request_approval(
@@ -92,6 +93,7 @@ def request_approval(
         "actions_json": {"S": json.dumps(actions, sort_keys=True)},
         "verdicts_json": {"S": json.dumps([v.model_dump(mode="json") for v in shown.verdicts], sort_keys=True)},
         "summary": {"S": flat(shown.summary, 2000)},
+        "history_json": {"S": json.dumps([flat(h, 1000) for h in shown.history])},
         "risk": {"S": shown.risk or _max_risk(actions)},
         "created_at": {"S": iso(now)},
         "approval_expires_at": {"S": iso(expires)},

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from incident_responder.approval.page import _PARAMS, render_review_page
+from incident_responder.approval.record import load_approval_record
 from incident_responder.lab.pipeline import LabPipeline
 from incident_responder.lab.scenario import load_scenario
 from incident_responder.memory.history import read_history
@@ -24,6 +26,7 @@ def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
         second = pipeline.run(scenario)
         again = load_record(pipeline.clients, tables["IncidentContextTable"], second.incident_id, "review")
         history = read_history(pipeline.clients, tables["IncidentStateTable"], "data-processor")
+        approval = load_approval_record(pipeline.clients, tables["IncidentStateTable"], second.incident_id)
         page = (
             pipeline.clients.get("s3")
             .get_object(Bucket=tables["ArtifactsBucket"], Key=f"reports/{second.incident_id}/report.html")["Body"]
@@ -51,6 +54,11 @@ def test_a_fix_rolled_back_last_time_needs_a_person_the_next_time(lab):
     assert any("rolled back last time" in h for h in again["summary"]["history"])
     assert [p.incident_id for p in history.incidents] == [second.incident_id, first.incident_id]
     assert history.version == 2
+    # The approval page the person decides on says why: seen before, rolled back last time.
+    assert approval is not None and any("rolled back last time" in h for h in approval.history)
+    params = {k: "x" for k in _PARAMS} | {"decision": "approve"}
+    shown = render_review_page(approval, params)
+    assert "<h2>Seen before</h2>" in shown and "rolled back last time" in shown
     # The second report says it was seen before, and links the first one's report beside it.
     assert "Seen before: 1 earlier incident of this function; the last ended" in page
     assert f"<a href='../{first.incident_id}/report.html'>" in page
