@@ -17,7 +17,7 @@ from incident_responder.account.compact import Compact
 from incident_responder.account.errors import describe_error
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts.history import ActionOutcome, PastIncident
-from incident_responder.memory.history import _at, past_incidents
+from incident_responder.memory.history import parsed_time, past_incidents
 
 MAX_SHOWN = 5
 MAX_ACTIONS_SHOWN = 5
@@ -100,8 +100,10 @@ def get_incident_history(
         read = past_incidents(clients, table, lambda_name, now=now, days=days, limit=MAX_SHOWN, exclude=exclude)
     except Exception as exc:  # noqa: BLE001 - the error is itself evidence, as for the other tools
         return result.model_copy(update={"error": describe_error(exc)})
-    ordered = sorted(read.incidents, key=lambda p: _at(p.started_at))  # oldest first: what came after each
-    shown = [_shown(p, [q for q in ordered if _at(q.started_at) > _at(p.ended_at)]) for p in read.incidents]
+    ordered = sorted(read.incidents, key=lambda p: parsed_time(p.started_at))  # oldest first: what came after each
+    shown = [
+        _shown(p, [q for q in ordered if parsed_time(q.started_at) > parsed_time(p.ended_at)]) for p in read.incidents
+    ]
     return result.model_copy(
         update={"incidents": shown, "summary": summary_line(read.incidents, days), "dropped": read.dropped}
     )

@@ -11,7 +11,7 @@ Nothing here ever reads a model's prose, and nothing here can authorise a change
 
 from incident_responder.core.exports import lazy_exports
 
-_HISTORY = ["History", "fixed_then_back", "past_incidents", "read_history"]
+_HISTORY = ["History", "fixed_then_back", "parsed_time", "past_incidents", "read_history"]
 _RECORD = ["past_incident", "remember"]
 _RULES = ["Memory", "MemoryFinding", "findings_for", "read_memory", "started_at"]
 __all__ = [*_HISTORY, *_RECORD, *_RULES]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from incident_responder.core.contracts.history import PastIncident
-from incident_responder.memory.history import _at, fixed_then_back, read_history
+from incident_responder.memory.history import fixed_then_back, parsed_time, read_history
 
 MEMORY_DAYS = 30  # the window past incidents count in (the stack's MemoryDays)
 RECURRENCE_HOURS = 24  # a fault back this soon after a verified fix goes to a person (the stack's RecurrenceHours)
@@ -37,7 +37,7 @@ class MemoryFinding:
 
 def _within(incidents: list[PastIncident], started_at: datetime, days: int) -> list[PastIncident]:
     since = started_at - timedelta(days=days)
-    return [p for p in incidents if since <= _at(p.ended_at) <= started_at]
+    return [p for p in incidents if since <= parsed_time(p.ended_at) <= started_at]
 
 
 def findings_for(
@@ -64,7 +64,7 @@ def findings_for(
         found.append(MemoryFinding(f"rolled back last time ({rolled_back.ended_at}: {why})", needs_human=True))
     back = fixed_then_back(same, fault_type, started_at, recurrence_hours)
     if back is not None and back.verified_at:
-        hours = max(1, math.ceil((started_at - _at(back.verified_at)).total_seconds() / 3600))
+        hours = max(1, math.ceil((started_at - parsed_time(back.verified_at)).total_seconds() / 3600))
         found.append(
             MemoryFinding(
                 f"fixed at {back.verified_at} and back within {hours} h: a fix that does not stick is a symptom",
@@ -116,7 +116,7 @@ class Memory:
 def started_at(detected_at: str | None) -> datetime:
     """When the incident started (its alert's time); now when that is not a readable time."""
     try:
-        when = _at(str(detected_at or "").replace("+0000", "+00:00"))
+        when = parsed_time(str(detected_at or "").replace("+0000", "+00:00"))
     except ValueError:
         return datetime.now(UTC)
     return when if when.tzinfo else when.replace(tzinfo=UTC)
