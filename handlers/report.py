@@ -39,6 +39,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         link_hours=config.report_link_hours,
         chat_topic_arn=config.chat_topic_arn,
         wait_seconds=config.report_settle_seconds,
+        memory_ttl_days=config.memory_ttl_days,
     )
     if result["outcome"] == "reported":
         # Flushed on its own: a dimension added to `metrics` would go on every metric it flushes, and the dashboard

@@ -23,6 +23,7 @@ from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
 from incident_responder.core.settings import ReviewSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
+from incident_responder.memory.rules import read_memory, started_at
 from incident_responder.proposal.propose import diagnosis_for
 from incident_responder.review.review import run_review
 from incident_responder.state.store import RecordStore
@@ -47,6 +48,17 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     clients = AwsClients.shared()
     store = RecordStore.from_settings(config)
     diagnosis = diagnosis_for(clients, store, incident.incident_id, event.get("investigation"))
+    memory = None
+    if config.incident_state_table:  # the function's past incidents: one GetItem, for the policy's memory rules
+        memory = read_memory(
+            clients,
+            config.incident_state_table,
+            incident.function_name,
+            incident_id=incident.incident_id,
+            started_at=started_at(incident.detected_at),
+            days=config.memory_days,
+            recurrence_hours=config.recurrence_hours,
+        )
     result, run = run_review(
         incident,
         diagnosis,
@@ -59,6 +71,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         auto_approve_iam_and_network=config.auto_approve_iam_and_network,
         clients=clients,
         remaining_ms=context.get_remaining_time_in_millis,
+        memory=memory,
     )
     logger.info("agent_metrics", extra={"agent_metrics": result.metrics})
     logger.info(
@@ -74,6 +87,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
                 "risk": result.risk,
                 "auto_approved": result.approval is not None,
                 "tools_called": run.tools_called if run is not None else [],
+                "history": result.history,
             }
         },
     )

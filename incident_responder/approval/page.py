@@ -147,6 +147,12 @@ def render_review_page(record: ApprovalRecord, params: dict[str, str]) -> str:
         else ""
     )
     summary = f"<p class=meta>The critic's summary (a quote): {e(record.summary)}</p>" if record.summary else ""
+    if record.history:  # seen before: what the function's past incidents say of these actions
+        summary += (
+            "<h2>Seen before</h2><ul>" + "".join(f"<li>{e(h)}</li>" for h in record.history) + "</ul>"
+            "<p class=meta>From the responder's records of this function's earlier incidents; a fix rolled back "
+            "last time, or a fault back soon after a verified fix, is why a person decides.</p>"
+        )
     content = (
         f"<h1>{verb} {count} remediation action{'s' * (count != 1)} for <code>{e(record.function_name)}</code>?</h1>"
         f"<p class=meta>Incident <code>{e(record.incident_id)}</code> &middot; overall risk "

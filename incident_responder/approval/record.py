@@ -45,6 +45,7 @@ class ApprovalRecord(BaseModel):
     verdicts: list[dict] = Field(default_factory=list)
     summary: str = ""
     handover: list[dict] = Field(default_factory=list)  # the proposal's hand-over steps: shown, never approved
+    history: list[str] = Field(default_factory=list)  # what the function's past incidents say (memory rules)
     risk: str = ""
     created_at: str
     approval_expires_at: str

@@ -45,6 +45,7 @@ class _ReviewShown(BaseModel):
     rejected: list[dict] = Field(default_factory=list)
     risk: str = ""
     summary: str = ""
+    history: list[str] = Field(default_factory=list, max_length=40)  # the memory rules' words (ReviewResult)
 
 
 def request_approval(
@@ -94,6 +95,7 @@ def request_approval(
         "verdicts_json": {"S": json.dumps([v.model_dump(mode="json") for v in shown.verdicts], sort_keys=True)},
         "summary": {"S": flat(shown.summary, 2000)},
         "handover_json": {"S": json.dumps([s.model_dump(mode="json") for s in shown.handover], sort_keys=True)},
+        "history_json": {"S": json.dumps([flat(h, 1000) for h in shown.history])},
         "risk": {"S": shown.risk or _max_risk(actions)},
         "created_at": {"S": iso(now)},
         "approval_expires_at": {"S": iso(expires)},

@@ -136,6 +136,8 @@ class ReportSettings(FunctionSettings):
     report_link_hours: float = Field(default=12, gt=0, le=168)
     # How long to wait for the reconcile function's terminal status when an execution did not succeed.
     report_settle_seconds: float = Field(default=10, ge=0, le=50)
+    # Set: each ended incident goes into its function's history (history#<function_name>), kept this many days.
+    memory_ttl_days: int | None = Field(default=None, ge=1)
 
 
 class McpAuthSettings(FunctionSettings):
@@ -155,6 +157,9 @@ class McpServerSettings(McpAuthSettings, RedactionSettings):
     """An MCP server behind a function URL."""
 
     baseline_table: str = Field(min_length=1)
+    # The diagnostics server's get_incident_history: where the histories are, and how far back it answers.
+    incident_state_table: str | None = None
+    memory_days: int = Field(default=30, ge=1, le=365)
 
 
 class AgentSettings(McpAuthSettings):
@@ -210,6 +215,10 @@ class ReviewSettings(AgentSettings):
     auto_approve: Literal["none", "low"]
     # Opt-in: with AUTO_APPROVE=low, IAM and network baseline restores the critic approved skip the person too.
     auto_approve_iam_and_network: bool = False
+    # Set: the memory rules read the function's history (one GetItem) and only ever make the floor stricter.
+    incident_state_table: str | None = None
+    memory_days: int = Field(default=30, ge=1, le=365)
+    recurrence_hours: int = Field(default=24, ge=1, le=720)
 
 
 class ApprovalRequestSettings(FunctionSettings):

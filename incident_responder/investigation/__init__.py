@@ -3,6 +3,7 @@
 investigate   the stage: one investigation, from an Incident to a stored, verified Diagnosis
 investigator  the investigator agent: its prompt and the incident as it is shown
 diagnostics   the read-only diagnostics tools as plain functions returning pydantic results
+incident_history  get_incident_history: the function's past incidents (memory), bounded and validated
 arguments     what the MCP tools take: validated types with the JSON schema a model is shown
 telemetry     the log lines and metrics an investigation's result leaves behind
 """
@@ -15,6 +16,7 @@ __all__ = [
     "EventSourceMappingInfo",
     "Hours",
     "IamState",
+    "IncidentHistory",
     "InvestigationMetrics",
     "InvestigationResult",
     "LambdaConfig",
@@ -30,6 +32,7 @@ __all__ = [
     "get_dependencies",
     "get_function_metrics",
     "get_iam_state",
+    "get_incident_history",
     "get_lambda_config",
     "get_network_config",
     "get_recent_changes",
@@ -70,6 +73,7 @@ __getattr__ = lazy_exports(
             "get_recent_changes",
             "get_recent_logs",
         ],
+        "incident_history": ["IncidentHistory", "get_incident_history"],
         "arguments": ["Hours", "LambdaName", "Minutes", "Qualifier"],
         "telemetry": ["record_investigation"],
     },

@@ -338,12 +338,18 @@ def function_url_handler(name: str):
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         config = settings()
-        key = (config.mcp_auth, config.baseline_table)
+        key = (config.mcp_auth, config.baseline_table, config.incident_state_table, config.memory_days)
         if key not in adapters:
+            # The diagnostics server's get_incident_history reads the histories (history#<function> items only).
+            memory = (
+                {"state_table": config.incident_state_table, "memory_days": config.memory_days}
+                if name == "diagnostics"
+                else {}
+            )
 
             def build() -> FastMCP:
                 return load_server(name).build_server(
-                    host="0.0.0.0", auth=config.mcp_auth, baseline_table=config.baseline_table
+                    host="0.0.0.0", auth=config.mcp_auth, baseline_table=config.baseline_table, **memory
                 )
 
             adapters[key] = FunctionUrlAdapter(build, require_iam=config.mcp_auth == "iam")

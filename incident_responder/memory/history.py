@@ -54,7 +54,8 @@ def read_history(clients: AwsClients, table: str, function_name: str) -> History
     return History(incidents=incidents, dropped=dropped, version=version)
 
 
-def _at(text: str) -> datetime:
+def parsed_time(text: str) -> datetime:
+    """An ISO 8601 time as the history holds it (``Z`` or an offset), as a datetime."""
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
@@ -73,7 +74,7 @@ def past_incidents(
     now = now or datetime.now(UTC)
     read = read_history(clients, table, function_name)
     since = now - timedelta(days=days)
-    kept = [p for p in read.incidents if p.incident_id != exclude and since <= _at(p.ended_at) <= now]
+    kept = [p for p in read.incidents if p.incident_id != exclude and since <= parsed_time(p.ended_at) <= now]
     return History(incidents=kept[:limit], dropped=read.dropped, version=read.version)
 
 
@@ -87,7 +88,7 @@ def fixed_then_back(
         if (
             fault_type in past.fault_types
             and verified
-            and timedelta(0) <= started_at - _at(verified) <= timedelta(hours=hours)
+            and timedelta(0) <= started_at - parsed_time(verified) <= timedelta(hours=hours)
         ):
             return past
     return None

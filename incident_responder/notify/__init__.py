@@ -13,12 +13,20 @@ __all__ = [
     "inert",
     "proposal_notification",
     "quote",
+    "seen_before_line",
     "subject_line",
 ]
 __getattr__ = lazy_exports(
     __name__,
     {
-        "notifications": ["Notification", "inert", "proposal_notification", "quote", "subject_line"],
+        "notifications": [
+            "Notification",
+            "inert",
+            "proposal_notification",
+            "quote",
+            "seen_before_line",
+            "subject_line",
+        ],
         "chat": ["awaiting_approval", "incident_ended"],
     },
 )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from incident_responder.notify.notifications import quote
+from incident_responder.notify.notifications import quote, seen_before_line
 
 
 def escape_control(text: str) -> str:
@@ -75,6 +75,8 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
     if detail.get("error_reason"):
         description.append(f"Why: {said(detail.get('error_reason'), 200)}")
     description += handover_said((detail.get("proposal") or {}).get("handover") or [])
+    if seen := seen_before_line(detail.get("seen_before")):
+        description.append(seen)
     steps = [f"<{url}|Open the incident report>"] if url else []
     steps.append(f"`responder report {incident_id}`")
     return _notification(

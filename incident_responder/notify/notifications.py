@@ -58,6 +58,19 @@ def subject_line(text: str) -> str:
     return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
 
 
+def seen_before_line(seen: list[dict[str, Any]] | None) -> str | None:
+    """ "Seen before" from the function's history (validated ids, times and statuses): how many earlier incidents,
+    and how the last one ended; None when there was none."""
+    if not seen:
+        return None
+    last = seen[0]
+    count = f"{len(seen)} earlier incident{'s' if len(seen) > 1 else ''}"
+    return (
+        f"Seen before: {count} of this function; the last, {last['incident_id']}, ended {last['ended_at']} "
+        f"{last['status']} (its report: reports/{last['incident_id']}/report.html)"
+    )
+
+
 def _parameters(action: dict[str, Any]) -> str:
     parts = []
     for key, value in sorted((action.get("parameters") or {}).items()):

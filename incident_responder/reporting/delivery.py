@@ -15,7 +15,7 @@ import json
 import time
 from typing import Any
 
-from incident_responder.notify.notifications import quote, subject_line
+from incident_responder.notify.notifications import quote, seen_before_line, subject_line
 
 REPORT_KEY = "reports/{incident_id}/report.html"
 MAX_LINK_SECONDS = 7 * 24 * 3600  # SigV4's limit for a pre-signed URL
@@ -54,6 +54,8 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
     if diagnosis:
         lines.append(f"Fault types: {', '.join(diagnosis.get('fault_types') or []) or 'none'}")
         lines.append(f"Root cause, in the investigating model's words (a quote): {quote(diagnosis.get('root_cause'))}")
+    if seen := seen_before_line(detail.get("seen_before")):
+        lines.append(seen)
     ledger = detail.get("ledger") or []
     if ledger:
         lines.append("Actions applied by the responder:")
@@ -63,6 +65,22 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
         lines.append(f"Report (the link works for up to {link_hours:g} hours): {url}")
     lines.append(f"Or make it again at any time: responder report {incident_id}")
     return subject, "\n".join(lines)
+
+
+def _remember(clients: Any, state_table: str, detail: dict[str, Any], key: str, ttl_days: int) -> str:
+    """The ended incident into its function's history; what happened, in a word (a failure here never costs the
+    report or its notice: the history only loses this incident)."""
+    from incident_responder.memory.record import past_incident, remember
+
+    function_name = detail.get("function_name")
+    entry = past_incident(detail, key)
+    if not function_name or entry is None:
+        return "not_remembered"
+    try:
+        remember(clients, state_table, function_name, entry, ttl_days=ttl_days)
+    except Exception as exc:  # noqa: BLE001 - the report and its notice go out regardless
+        return f"failed: {type(exc).__name__}"
+    return "remembered"
 
 
 def deliver(
@@ -77,9 +95,11 @@ def deliver(
     link_hours: float,
     chat_topic_arn: str | None = None,
     wait_seconds: float = 10.0,
+    memory_ttl_days: int | None = None,
 ) -> dict[str, Any]:
     """Write the report of the incident ``execution_arn`` ran, link it, and say what ended how. The incident is read
-    from the incident-state table ``state_table`` and the incident-context table ``context_table``."""
+    from the incident-state table ``state_table`` and the incident-context table ``context_table``. With
+    ``memory_ttl_days``, the ended incident is added to its function's history (:mod:`incident_responder.memory`)."""
     from incident_responder.reporting.report import render_html
     from incident_responder.reporting.view import alert_to_end_seconds
     from incident_responder.state.lifecycle import incident_id_of
@@ -104,6 +124,7 @@ def deliver(
     seconds = max(60, min(int(link_hours * 3600), MAX_LINK_SECONDS))
     url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=seconds)
     report_uri = f"s3://{bucket}/{key}"
+    remembered = _remember(clients, state_table, detail, key, memory_ttl_days) if memory_ttl_days else None
     sent = []
     announce = detail.get("status") not in UNANNOUNCED
     if topic_arn and announce:
@@ -122,5 +143,6 @@ def deliver(
         "report_uri": report_uri,
         "report_url": url,
         "sent": sent,
+        "remembered": remembered,
         "duration_seconds": alert_to_end_seconds(detail.get("timings") or {}),
     }

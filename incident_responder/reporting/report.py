@@ -85,6 +85,11 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
         entries = []
         unavailable.append(f"the undo ledger ({type(exc).__name__})")
     detail["ledger"] = [e.model_dump(mode="json") for e in entries]
+    try:  # the function's earlier incidents (its history item): "seen before", with links to their reports
+        detail["seen_before"] = seen_before(clients, state_table, detail["function_name"], incident_id)
+    except Exception as exc:  # noqa: BLE001 - the rest of the page still stands
+        detail["seen_before"] = []
+        unavailable.append(f"the function's history ({type(exc).__name__})")
     detail["transcripts"], missing = transcripts(clients, records)
     unavailable += missing
     events = found["events"]
@@ -100,6 +105,44 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
             unavailable.append(f"the state machine's definition ({type(exc).__name__})")
     detail["unavailable"] = unavailable
     return detail
+
+
+SEEN_BEFORE_SHOWN = 5
+
+
+def seen_before(clients: Any, state_table: str, function_name: str | None, incident_id: str) -> list[dict[str, Any]]:
+    """The function's earlier ended incidents (newest first, at most :data:`SEEN_BEFORE_SHOWN`), as its history
+    item holds them (validated: an edited entry is left out)."""
+    from incident_responder.memory.history import read_history
+
+    if not function_name:
+        return []
+    past = read_history(clients, state_table, function_name).incidents
+    return [p.model_dump(mode="json") for p in past if p.incident_id != incident_id][:SEEN_BEFORE_SHOWN]
+
+
+def _seen_before(detail: dict[str, Any]) -> str:
+    """Count, the last one's end and status, and each earlier report (a link beside this page's, in the bucket)."""
+    past = detail.get("seen_before") or []
+    if not past:
+        return "<p>No earlier incident of this function in its history.</p>"
+    last = past[0]
+    rows = [
+        [
+            f"<a href='../{escape(p['incident_id'])}/report.html'>{escape(p['incident_id'])}</a>",
+            _e(p["ended_at"]),
+            _e(p["status"]),
+            _e(", ".join(p.get("fault_types") or []) or "-"),
+            _e("; ".join(f"{a['action_type']}: {a['outcome']}" for a in p.get("actions") or []) or "-"),
+            _e(p.get("rolled_back_reason") or p.get("verified_at") or "-"),
+        ]
+        for p in past
+    ]
+    head = (
+        f"<p>Seen before: {len(past)} earlier incident{'s' if len(past) > 1 else ''} of this function; the last "
+        f"ended {_e(last['ended_at'])} {_e(last['status'])}.</p>"
+    )
+    return head + _table(["incident", "ended", "status", "fault types", "actions", "verified / rolled back"], rows)
 
 
 def _cost_of(usage: dict[str, int]) -> float | None:
@@ -188,6 +231,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
         ("tool calls", totals["tool_calls"]),
         ("tokens", f"{totals['input_tokens'] + totals['output_tokens']:,}"),
         ("cost", f"${cost:.4f}" if cost is not None else "-"),
+        ("seen before", len(detail.get("seen_before") or [])),
     ]
     error = (
         f'<p class="error"><b>{_e(detail.get("error_category") or "error")}</b>: {_e(detail.get("error_reason") or "")}</p>'
@@ -203,6 +247,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
         ("Evidence", _evidence(detail), "evidence"),
         ("Proposal and review", _proposal(detail), "proposal"),
         ("Decision, actions and verification", _decision_and_actions(detail), "actions"),
+        ("Seen before", _seen_before(detail), "seen-before"),
         ("Model and tool usage", usage_html + redactions_html(detail.get("transcripts") or {}), "usage"),
         ("Transcript", transcript_html(detail.get("transcripts") or {}), "transcript"),
     ]

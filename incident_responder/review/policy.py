@@ -25,6 +25,7 @@ from incident_responder.core.contracts import (
     actions_digest,
 )
 from incident_responder.core.encoding import iso
+from incident_responder.memory.rules import Memory
 
 AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
@@ -47,6 +48,9 @@ class PolicyDecision(BaseModel):
     actions_digest: str
     risk: RiskLevel | None = Field(description="the highest risk among the surviving actions")
     approval: ApprovalDecision | None = None
+    history: list[str] = Field(
+        default_factory=list, description="what the function's past incidents say of each action (memory rules)"
+    )
 
 
 def effective_risk(action: RemediationAction) -> RiskLevel:
@@ -71,6 +75,7 @@ def apply_review_policy(
     auto_approve: AutoApprove,
     auto_approve_iam_and_network: bool = False,
     now: datetime | None = None,
+    memory: Memory | None = None,
 ) -> PolicyDecision:
     """The deterministic floor under the critic's verdicts; it only ever makes a verdict stricter.
 
@@ -78,7 +83,10 @@ def apply_review_policy(
     - approve without at least one verified evidence pointer -> needs_human;
     - IAM and network actions -> at least needs_human, unless ``auto_approve_iam_and_network``;
     - enabling a KMS key or cancelling a secret's deletion -> at least needs_human, always;
-    - an action whose fault the diagnosis does not ground in verified evidence -> reject.
+    - an action whose fault the diagnosis does not ground in verified evidence -> reject;
+    - with ``memory`` (the function's past incidents): the same action for the same fault rolled back within the
+      window, or the fault back soon after a verified fix -> at least needs_human
+      (:mod:`incident_responder.memory.rules`); a fix verified before is noted in ``history``, relaxing nothing.
 
     Verdicts naming no proposed action, and second verdicts for one action, are ignored (and listed).
     Each rule that overrode the critic is recorded in the verdict's ``policy``. The outcome is REJECTED
@@ -99,6 +107,7 @@ def apply_review_policy(
             given[verdict.execution_order] = verdict
     grounded = verified_evidence_by_fault(diagnosis)
 
+    history: list[str] = []
     final: list[ActionVerdict] = []
     for action in sorted(actions, key=lambda a: a.execution_order):
         order, fault = action.execution_order, str(action.fault_type)
@@ -121,6 +130,10 @@ def apply_review_policy(
             )
         if action.action_type in PERSON_ONLY_ACTIONS:
             verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, PERSON_ONLY_ACTIONS[action.action_type])
+        for finding in memory.findings(fault, action.action_type.value) if memory else []:
+            history.append(f"action {order} ({action.action_type.value}): {finding.text}")  # as Memory.notes says
+            if finding.needs_human:
+                verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, f"{finding.text}: a person decides")
         if not grounded.get(fault):
             verdict = _floor(
                 verdict,
@@ -169,4 +182,5 @@ def apply_review_policy(
         actions_digest=digest,
         risk=max(risks, key=RISK_ORDER.__getitem__) if risks else None,
         approval=approval,
+        history=history,
     )

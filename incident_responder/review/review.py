@@ -28,6 +28,7 @@ from incident_responder.core.contracts import (
     RiskLevel,
     Verdict,
 )
+from incident_responder.memory.rules import Memory
 from incident_responder.review.critic import critic_spec, review_message
 from incident_responder.review.errors import ProposalUnavailableError
 from incident_responder.review.policy import AutoApprove, IgnoredVerdict, PolicyDecision, apply_review_policy
@@ -54,6 +55,7 @@ class ReviewResult(BaseModel):
     approval: ApprovalDecision | None = None
     summary: str
     ignored_verdicts: list[IgnoredVerdict] = Field(default_factory=list)
+    history: list[str] = Field(default_factory=list, description="what the function's past incidents say (memory)")
     evidence: dict[str, Any] | None = Field(default=None, description="the critic's pointers: total, verified")
     review_ref: str | None = None
     metrics: dict[str, Any]
@@ -86,12 +88,13 @@ async def review(
     servers: list[McpServerConfig] | None = None,
     provider: ToolProvider | None = None,
     remaining_ms: Callable[[], int] | None = None,
+    history: list[str] | None = None,
 ) -> AgentRun:
     """The critic's run over the remediation lookups; model and MCP errors are raised typed."""
     faults = [a.fault_type for a in actions] + list(diagnosis.get("fault_types") or [])
     return await run_agent_over_mcp(
         critic_spec(faults),
-        review_message(incident, diagnosis, actions),
+        review_message(incident, diagnosis, actions, history),
         model=model,
         servers=servers,
         provider=provider,
@@ -146,6 +149,7 @@ def run_review(
     provider: ToolProvider | None = None,
     clients: AwsClients | None = None,
     remaining_ms: Callable[[], int] | None = None,
+    memory: Memory | None = None,
 ) -> tuple[ReviewResult, AgentRun | None]:
     """Review the proposal's actions, apply the policy floor, store the record (kind ``review``).
 
@@ -169,6 +173,7 @@ def run_review(
                     servers=servers,
                     provider=provider,
                     remaining_ms=remaining_ms,
+                    history=memory.notes(actions) if memory else None,
                 )
             )
         except Exception as exc:
@@ -196,6 +201,7 @@ def run_review(
         diagnosis,
         auto_approve=auto_approve,
         auto_approve_iam_and_network=auto_approve_iam_and_network,
+        memory=memory,
     )
     report = (run.report if run is not None else None) or {}
     result = ReviewResult(
@@ -213,6 +219,7 @@ def run_review(
         approval=decision.approval,
         summary=summarize(decision, submission.summary if submission else None, run is None or submission is not None),
         ignored_verdicts=[i.model_copy(update={"verdict": _bounded(i.verdict)}) for i in decision.ignored],
+        history=[_cut(h, MAX_REASON_CHARS) for h in decision.history],
         evidence={k: report[k] for k in ("total", "verified", "grounded_ratio")} if report else None,
         metrics=_metrics(run, decision),
     )

@@ -596,7 +596,7 @@ def test_alarms_on_project_metrics_name_what_a_handler_emits():
 
 
 # -- the end of an incident: its report, its link, the optional chat channel ----------------------------
-def test_the_report_function_reads_the_incident_and_writes_only_reports():
+def test_the_report_function_reads_the_incident_and_writes_only_reports_and_histories():
     statements = role_statements(function_role("ReportFunction"))
     granted = {
         (a, str(r))
@@ -608,6 +608,7 @@ def test_the_report_function_reads_the_incident_and_writes_only_reports():
     actions = {a for a, _ in granted if not a.startswith("xray:")}
     assert actions == {
         "dynamodb:GetItem",
+        "dynamodb:PutItem",  # the ended incident into its function's history (tests/validation/test_memory_posture.py)
         "s3:GetObject",
         "s3:PutObject",
         "states:GetExecutionHistory",

@@ -17,6 +17,7 @@ from typing import Any
 from incident_responder.actions.registry import RISK_FOR_ACTION
 from incident_responder.agent.offline.drift import _from_drift
 from incident_responder.agent.offline.findings import _Builder
+from incident_responder.agent.offline.memory import seen_again
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.reported import (
     _from_alert_error,
@@ -135,6 +136,11 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
         if not tool.startswith(TERMINAL_TOOL_PREFIX):
             b.gap(f"{tool} could not be used: {error[:200]}")
     _from_snapstart_restore(b)
+    if (past := seen_again(obs)) is not None:  # concluded on the history's hypothesis, checked by the drift
+        b.gap(
+            f"logs and metrics not read: the drift shows again {', '.join(past['fault_types'])}, fixed and verified "
+            f"at {past['verified_at']} ({past['incident_id']}, get_incident_history)"
+        )
     function = obs.function_name or "the function"
     if not b.faults:
         _unknown(b)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
+from incident_responder.agent.offline.memory import history_first
 from incident_responder.agent.offline.network_drift import _vpc_config_moved
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.reported import INVOKE_DENIED, missing_variable_errors
@@ -23,6 +24,9 @@ def next_diagnostic_tool(obs: Observations, available: set[str]) -> str | None:
 def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
     """The tools a careful SRE would call next, together in one turn: every one that what is known so far
     already calls for (none waits on another's result); empty when it is time to conclude."""
+    remembered = history_first(obs, available)  # the past incidents first: a hypothesis to check
+    if remembered is not None:
+        return remembered
     metric = obs.incident.get("metric_name")
     plan: list[str] = []
     fallback: list[str] = []  # what to read when drift cannot be known
@@ -50,11 +54,16 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")
-    if "get_config_drift" in obs.called and obs.drift() is None:
+    # The drift read with the first tools (metrics, logs): read alone first (with the history), what it leads to
+    # waits for them, as without memory.
+    drift_read = "get_config_drift" in obs.called and (
+        "get_function_metrics" in obs.called or "get_function_metrics" not in available
+    )
+    if drift_read and obs.drift() is None:
         plan += fallback
     # What an SRE reads first: when it started, all invocations or some, against which limits.
     plan.insert(0, "get_function_metrics")
-    if "get_config_drift" in obs.called:
+    if drift_read:
         plan += _beyond_drift(obs)
     return [tool for tool in dict.fromkeys(plan) if tool in available and tool not in obs.called]
 
