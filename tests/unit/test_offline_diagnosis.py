@@ -941,7 +941,7 @@ def test_errors_nothing_logged_from_an_active_snapstart_version_is_snapstart_res
         assert "snapstart-restore-timeout" not in diagnosis.failure_modes
 
 
-# -- memory: the history first, a hypothesis the drift checks ----------------------------------------------
+# -- memory: the history read with the first tools, a hypothesis the drift checks ----------------------------------
 def history(*incidents: dict) -> dict:
     return {"function_name": "orders-api", "window_days": 30, "incidents": list(incidents), "summary": "..."}
 
@@ -968,9 +968,12 @@ def _run(answer: dict):
     )
 
 
+FIRST_TURN = [["get_recent_logs", "get_config_drift", "get_incident_history"]]  # no turn of the history's own
+
+
 def test_the_last_verified_fault_shown_again_is_concluded_from_the_drift():
     diagnosis, _, called = _run(history(past("permission_loss")))
-    assert called == [["get_incident_history", "get_config_drift"]]
+    assert called == FIRST_TURN
     assert faults(diagnosis) == {"permission_loss"}
     assert all(e.tool != "get_incident_history" for e in diagnosis.evidence)  # the history is never evidence
     assert any("get_incident_history" in gap for gap in diagnosis.investigation_gaps)
@@ -987,6 +990,6 @@ def test_the_last_verified_fault_shown_again_is_concluded_from_the_drift():
 )
 def test_otherwise_it_investigates_as_without_memory(answer):
     diagnosis, _, called = _run(answer)
-    assert called == [["get_incident_history", "get_config_drift"], ["get_recent_logs"]]
+    assert called == FIRST_TURN
     assert faults(diagnosis) == {"permission_loss"}
     assert not any("get_incident_history" in gap for gap in diagnosis.investigation_gaps)

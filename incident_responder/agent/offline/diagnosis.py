@@ -138,7 +138,7 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     _from_snapstart_restore(b)
     if (past := seen_again(obs)) is not None:  # concluded on the history's hypothesis, checked by the drift
         b.gap(
-            f"logs and metrics not read: the drift shows again {', '.join(past['fault_types'])}, fixed and verified "
+            f"nothing read beyond the first tools: the drift shows again {', '.join(past['fault_types'])}, fixed and verified "
             f"at {past['verified_at']} ({past['incident_id']}, get_incident_history)"
         )
     function = obs.function_name or "the function"

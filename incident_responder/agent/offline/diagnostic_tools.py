@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from incident_responder.agent.offline.findings import DISABLED_MAPPING_STATES
-from incident_responder.agent.offline.memory import history_first
+from incident_responder.agent.offline.memory import history_first, with_first_tools
 from incident_responder.agent.offline.network_drift import _vpc_config_moved
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.reported import INVOKE_DENIED, missing_variable_errors
@@ -24,7 +24,7 @@ def next_diagnostic_tool(obs: Observations, available: set[str]) -> str | None:
 def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
     """The tools a careful SRE would call next, together in one turn: every one that what is known so far
     already calls for (none waits on another's result); empty when it is time to conclude."""
-    remembered = history_first(obs, available)  # the past incidents first: a hypothesis to check
+    remembered = history_first(obs, available)  # the past incidents: a hypothesis the first tools check
     if remembered is not None:
         return remembered
     metric = obs.incident.get("metric_name")
@@ -54,8 +54,7 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
             plan.append("get_lambda_config")
         plan = _after_the_logs(obs, fallback) + plan
     plan.append("get_config_drift")
-    # The drift read with the first tools (metrics, logs): read alone first (with the history), what it leads to
-    # waits for them, as without memory.
+    # The drift read with the first tools (metrics, logs, the history): what it leads to waits for them.
     drift_read = "get_config_drift" in obs.called and (
         "get_function_metrics" in obs.called or "get_function_metrics" not in available
     )
@@ -63,6 +62,7 @@ def next_diagnostic_tools(obs: Observations, available: set[str]) -> list[str]:
         plan += fallback
     # What an SRE reads first: when it started, all invocations or some, against which limits.
     plan.insert(0, "get_function_metrics")
+    plan = with_first_tools(plan, available)
     if drift_read:
         plan += _beyond_drift(obs)
     return [tool for tool in dict.fromkeys(plan) if tool in available and tool not in obs.called]

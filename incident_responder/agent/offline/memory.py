@@ -1,10 +1,10 @@
 """DIAGNOSING (the offline model): the function's past incidents as a hypothesis, checked first.
 
-With ``get_incident_history`` among its tools, the offline investigator reads it first, together with the drift
-(which it always reads and which does not wait on the history). When the last incident whose fix was verified had
-faults that this drift shows again, and the drift shows nothing else, that hypothesis is checked and it concludes
-from the drift (the evidence); the history itself is never evidence. Otherwise it investigates as it does without
-memory, the history's turn spent.
+With ``get_incident_history`` among its tools, the offline investigator reads it with its first tools (no turn of
+its own: an incident with no past costs what it costs without memory, one small answer more). When the last incident
+whose fix was verified had faults that this drift shows again, and the drift shows nothing else, that hypothesis is
+checked and it concludes from the drift (the evidence) without reading further; the history itself is never
+evidence. Otherwise it investigates as it does without memory.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from typing import Any
 from incident_responder.agent.offline.observations import Observations
 
 HISTORY_TOOL = "get_incident_history"
-# What the offline investigator reads before the history's hypothesis is known, as it would without memory.
-FIRST_TOOLS = ("get_function_metrics", "get_recent_logs", "get_lambda_config", "get_iam_state")
 
 
 def last_verified(obs: Observations) -> dict[str, Any] | None:
@@ -42,7 +40,7 @@ def drift_faults(obs: Observations) -> set[str]:
 
 def seen_again(obs: Observations) -> dict[str, Any] | None:
     """The last verified incident whose faults are exactly what this drift shows again, or None."""
-    if HISTORY_TOOL not in obs.called or any(tool in obs.called for tool in FIRST_TOOLS):
+    if HISTORY_TOOL not in obs.called or "get_config_drift" not in obs.called:
         return None
     past = last_verified(obs)
     if past is None:
@@ -52,10 +50,13 @@ def seen_again(obs: Observations) -> dict[str, Any] | None:
 
 
 def history_first(obs: Observations, available: set[str]) -> list[str] | None:
-    """The tools of the history's turn (the history and the drift), ``[]`` to conclude on a checked hypothesis,
-    None to investigate as without memory."""
-    if HISTORY_TOOL not in available:
+    """``[]`` to conclude on the history's hypothesis once the first tools checked it, None to go on as without
+    memory (the history itself is read with the first tools: :func:`with_first_tools`)."""
+    if HISTORY_TOOL not in available or HISTORY_TOOL not in obs.called:
         return None
-    if HISTORY_TOOL not in obs.called:
-        return [t for t in (HISTORY_TOOL, "get_config_drift") if t in available and t not in obs.called]
     return [] if seen_again(obs) else None
+
+
+def with_first_tools(plan: list[str], available: set[str]) -> list[str]:
+    """The first turn's tools and the history with them (the plan drops it once it was called)."""
+    return [*plan, HISTORY_TOOL] if HISTORY_TOOL in available else plan
