@@ -28,7 +28,9 @@ from incident_responder.lab.function_url import (
 from incident_responder.mcp_transport.app import load_server
 from incident_responder.mcp_transport.client import SigV4Auth, region_of_function_url
 
-TOOLS = set(load_server("diagnostics").DESCRIPTIONS)  # the diagnostics server's tools
+# The diagnostics server's tools; get_incident_history only where the server knows the incident-state table, which
+# the servers here are not given.
+TOOLS = set(load_server("diagnostics").DESCRIPTIONS) - {"get_incident_history"}
 EVENTS = Path(__file__).parents[2] / "events"
 SECRETS = {"AKIDLAB": "lab-secret"}
 
