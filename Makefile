@@ -71,11 +71,13 @@ test:
 	@# make typecheck runs inside (tests/validation/test_types.py), beside the other tests.
 	$(BIN)/python -m pytest -n 3 --dist loadfile --durations=10
 
-# The whole corpus through the lifecycle, each scenario in a lab (make test runs a representative part of it:
-# tests/functional/test_evaluation.py); .ci/run runs it after make test.
+# The whole corpus through the lifecycle, each scenario in a lab, then the property test with more examples (make
+# test runs a representative part of the corpus, tests/functional/test_evaluation.py); .ci/run runs it after make test.
 corpus: export PYTHONDONTWRITEBYTECODE :=
 corpus: $(STAMP)
 	CORPUS=all $(BIN)/python -m pytest -n 2 --dist loadfile tests/functional/test_evaluation.py -k "corpus_passes"
+	@# The property test again, five times as many examples as make test draws.
+	PROPERTY_EXAMPLES=200 $(BIN)/python -m pytest tests/functional/test_any_model.py
 
 # The same without the slow tests (corpus run, sam build, the command run in new processes): minutes less.
 test-fast: $(STAMP)
