@@ -76,8 +76,9 @@ test:
 corpus: export PYTHONDONTWRITEBYTECODE :=
 corpus: $(STAMP)
 	CORPUS=all $(BIN)/python -m pytest -n 2 --dist loadfile tests/functional/test_evaluation.py -k "corpus_passes"
-	@# The property test again, five times as many examples as make test draws.
-	PROPERTY_EXAMPLES=200 $(BIN)/python -m pytest tests/functional/test_any_model.py
+	@# The property tests again, with five to seven times the examples make test draws.
+	PROPERTY_EXAMPLES=200 OVERLAP_EXAMPLES=60 $(BIN)/python -m pytest -n 2 --dist loadfile \
+	  tests/functional/test_any_model.py tests/functional/test_overlap.py
 
 # The same without the slow tests (corpus run, sam build, the command run in new processes): minutes less.
 test-fast: $(STAMP)
