@@ -101,7 +101,12 @@ def run_demo(
         after = pipeline.workload().invoke(3, notify=False)
         print(f"  {[i.status for i in after.invocations]}, alarm: {after.alert is not None}")
         print(f"  configuration back at its baseline: {record.end_state.get('matches_baseline')}")
-    # The demo's story ends REMEDIATED and verified; any other end is a failed demo.
-    ok = record.status == "REMEDIATED" and after.healthy
+    ok = demo_succeeded(record.status, after.healthy)
     print(f"\n{'REMEDIATED and verified' if ok else 'the demo did not reach REMEDIATED: ' + record.status}")
     return 0 if ok else 1
+
+
+def demo_succeeded(status: str | None, healthy_after: bool) -> bool:
+    """The demo's story ends REMEDIATED and verified (the workload healthy again); any other end is a failed demo
+    (its exit status 1): PROPOSAL_FAILED, ERROR, a lifecycle that never ended."""
+    return status == "REMEDIATED" and healthy_after

@@ -117,26 +117,16 @@ def test_run_refuses_a_model_it_cannot_reach_before_starting_a_lab(tmp_path):
     assert "OPENAI_BASE_URL" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_demo_that_ends_in_proposal_failed_exits_non_zero(tmp_path):
-    code = (
-        "import sys\n"
-        "import handlers.propose\n"
-        "def broken(event, context):\n"
-        "    raise RuntimeError('proposer down')\n"
-        "handlers.propose.handler = broken  # the lab deploys the handler the template names: this one\n"
-        "import incident_responder.lab.pipeline.startup\n"
-        "incident_responder.lab.pipeline.startup.WORKERS_BY_DEFAULT = False  # handlers in this process, the broken one\n"
-        "from incident_responder.cli.commands import main\n"
-        f"sys.exit(main(['demo', '--out', {str(tmp_path / 'out')!r}]))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=clean_env(tmp_path), capture_output=True, text=True, timeout=180, cwd=REPO
-    )
-    assert ": PROPOSAL_FAILED" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
-    assert out.returncode == 1
-    (page,) = (tmp_path / "out").glob("*/report.html")
-    assert_report(page.read_text(), "PROPOSAL_FAILED")
-    assert "proposer down" in page.read_text()
+@pytest.mark.parametrize(
+    ("status", "healthy", "succeeded"),
+    [("REMEDIATED", True, True), ("REMEDIATED", False, False), ("PROPOSAL_FAILED", False, False), (None, False, False)],
+)
+def test_a_demo_that_does_not_end_remediated_and_healthy_exits_non_zero(status, healthy, succeeded):
+    """Defect: a demo ending PROPOSAL_FAILED exited 0. (The lifecycle's PROPOSAL_FAILED end, its report and the
+    run's exit status each have their own tests: test_state_machine.py, test_incident_report.py, test_lab_cli.py.)"""
+    from incident_responder.lab.demo import demo_succeeded
+
+    assert demo_succeeded(status, healthy) is succeeded
 
 
 def _descendants(pid: int) -> list[int]:
