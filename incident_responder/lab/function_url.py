@@ -28,6 +28,7 @@ import hmac
 import importlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -208,7 +209,13 @@ def _http_response(response: Any) -> tuple[int, dict[str, str], bytes]:
     return int(response["statusCode"]), dict(response.get("headers") or {}), data
 
 
-def serve(url: FunctionUrl, port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def serve(
+    url: FunctionUrl, port: int, host: str = "127.0.0.1", listening: socket.socket | None = None
+) -> ThreadingHTTPServer:
+    """The function URL's server on ``port``, or on ``listening``: a socket the lab bound and listens on already,
+    passed down to this process, so no other process can take the port between the lab choosing it and this one
+    serving it."""
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         # Headers and body go out in two writes: with Nagle's algorithm the body waits for the client's delayed
@@ -232,7 +239,13 @@ def serve(url: FunctionUrl, port: int, host: str = "127.0.0.1") -> ThreadingHTTP
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    if listening is None:
+        server = ThreadingHTTPServer((host, port), Handler)
+    else:
+        server = ThreadingHTTPServer((host, port), Handler, bind_and_activate=False)
+        server.socket.close()
+        server.socket = listening
+        server.server_address = listening.getsockname()
     server.daemon_threads = True
     return server
 
@@ -251,10 +264,19 @@ def start_function_url(
 
 
 def spawn_function_url(
-    handler: str, function_name: str, port: int, env: dict[str, str], *, auth_type: str, timeout: int = 60
+    handler: str,
+    function_name: str,
+    port: int,
+    env: dict[str, str],
+    *,
+    auth_type: str,
+    timeout: int = 60,
+    listening: socket.socket | None = None,
 ) -> subprocess.Popen:
     """A function URL's process, started but not yet answering: several start side by side, then
-    :func:`wait_until_ready` waits for each (each imports its handler, which takes a second or two)."""
+    :func:`wait_until_ready` waits for each (each imports its handler, which takes a second or two).
+    ``listening``: the socket the lab holds on ``port``, handed to the process (the caller closes its copy)."""
+    passed = [] if listening is None else ["--listen-fd", str(listening.fileno())]
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -272,7 +294,9 @@ def spawn_function_url(
             str(timeout),
             "--lab-pid",
             str(os.getpid()),
+            *passed,
         ],
+        pass_fds=() if listening is None else (listening.fileno(),),
         env=env,
         stdout=2,  # the function's logs and metrics to the lab's stderr, as the lab's workers (lab/workers.py)
         # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a SIGINT mid-import
@@ -322,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--auth-type", choices=["AWS_IAM", "NONE"], required=True)
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("--lab-pid", type=int, help="the lab's process (default: the parent as this one starts)")
+    parser.add_argument("--listen-fd", type=int, help="a socket listening on --port already, passed by the lab")
     args = parser.parse_args(argv)
     # Watched from the start, and by the pid the lab gave: a lab gone while this one imported its handler (Ctrl-C
     # as the demo starts) left a parent of 1 to watch, and this process running for good.
@@ -331,7 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = getattr(importlib.import_module(module), attribute)
     url = FunctionUrl(handler, args.function_name, args.auth_type, lab_secrets(), timeout=args.timeout)
     with contextlib.suppress(KeyboardInterrupt):
-        serve(url, args.port).serve_forever()
+        listening = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+        serve(url, args.port, listening=listening).serve_forever()
     return 0
 
 

@@ -67,10 +67,13 @@ def _process_base_env() -> dict[str, str]:
     return base
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _listening() -> socket.socket:
+    """A loopback port held for a function URL: bound and listening here, handed to its process (a port only
+    looked up free could be taken by another lab starting at the same moment before the process bound it)."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(128)
+    return held
 
 
 @dataclass
@@ -144,7 +147,8 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     dispatcher.install()
                 clients = AwsClients()
                 urls = function_urls()
-                ports = {url.url_id: _free_port() for url in urls}
+                held = {url.url_id: _listening() for url in urls}
+                ports = {url_id: sock.getsockname()[1] for url_id, sock in held.items()}
                 # Each function URL's address is the lab's stand-in for it, in front of the same handler.
                 overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
                 parameters = {**LAB_LOOP_PARAMETERS, **(parameters or {})}
@@ -174,8 +178,10 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                             env,
                             auth_type=url.auth_type,
                             timeout=function.timeout_seconds,
+                            listening=held[url.url_id],
                         )
                     )
+                    held.pop(url.url_id).close()  # the process has its own copy
                 # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
                 take_over_queue_polling()
                 sample, orders_api, queue_consumer = _create_workloads(clients, stack.output("IncidentTopicArn"))
