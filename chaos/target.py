@@ -47,6 +47,31 @@ class FaultTarget:
             FunctionName=self.function_name, WaiterConfig={"Delay": 2, "MaxAttempts": 60}
         )
 
+    def add_layer(self, name: str, package: bytes) -> str:
+        """Publish ``package`` as a layer version and add it after the function's own layers, remembering both
+        (slots ``layers`` and ``layer_version``, undone by :meth:`restore_layer_slot`); its ARN."""
+        config = self.config()
+        layers = [layer["Arn"] for layer in config.get("Layers") or []]
+        if len(layers) >= 5:
+            raise ChaosError(f"{self.function_name} already has 5 layers, the most a function can have")
+        published = self.lambda_client.publish_layer_version(
+            LayerName=name, Content={"ZipFile": package}, CompatibleRuntimes=[config["Runtime"]]
+        )
+        arn = published["LayerVersionArn"]
+        self.store.remember("layers", layers)
+        self.store.remember("layer_version", arn)
+        self.update_config(Layers=[*layers, arn])
+        return arn
+
+    def restore_layer_slot(self, slot: str, original: Any) -> str:
+        """Undo :meth:`add_layer`: the layer version deleted, the function's layers put back."""
+        if slot == "layer_version":
+            name, version = original.split(":")[6:8]
+            self.lambda_client.delete_layer_version(LayerName=name, VersionNumber=int(version))
+            return f"layer version {original} deleted"
+        self.update_config(Layers=original)
+        return f"layers restored to {original or 'none'}"
+
     def restore_variable(self, name: str, original: Any) -> str:
         """Put one environment variable back to ``original`` (the slot ``env.<name>``)."""
         variables = self.variables()

@@ -51,28 +51,11 @@ class ImportModuleErrorKind(ChaosKind[ImportModuleError]):
         target.refuse_if_aliased(
             " whose version keeps its layers: a layer change reaches its callers only with a new version"
         )
-        config = target.config()
-        if not str(config.get("Runtime", "")).startswith("python"):
+        if not str(target.config().get("Runtime", "")).startswith("python"):
             raise ChaosError(f"{target.function_name} does not run Python: a python/ layer is not on its path")
-        layers = [layer["Arn"] for layer in config.get("Layers") or []]
-        if len(layers) >= 5:
-            raise ChaosError(f"{target.function_name} already has 5 layers, the most a function can have")
-        published = target.lambda_client.publish_layer_version(
-            LayerName=f"{params.module}-deps",
-            Content={"ZipFile": foreign_build_layer(params.module)},
-            CompatibleRuntimes=[config["Runtime"]],
-        )
-        arn = published["LayerVersionArn"]
-        target.store.remember("layers", layers)
-        target.store.remember("layer_version", arn)
-        target.update_config(Layers=[*layers, arn])
+        arn = target.add_layer(f"{params.module}-deps", foreign_build_layer(params.module))
         target.store.record_fault({"kind": "import_module_error", "module": params.module})
         return [f"layer {arn} ({params.module} built for macOS) added to the function"]
 
     def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
-        if slot == "layer_version":
-            name, version = original.split(":")[6:8]
-            target.lambda_client.delete_layer_version(LayerName=name, VersionNumber=int(version))
-            return f"layer version {original} deleted"
-        target.update_config(Layers=original)
-        return f"layers restored to {original or 'none'}"
+        return target.restore_layer_slot(slot, original)

@@ -9,7 +9,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from chaos.errors import ChaosError
 from chaos.kinds.base import DATA_PROCESSOR, QUEUE_CONSUMER, ChaosKind, KindParameters
 from chaos.target import FaultTarget
 from incident_responder.core.contracts import FaultType
@@ -68,28 +67,11 @@ class InitPhaseTimeoutKind(ChaosKind[InitPhaseTimeout]):
         target.refuse_if_aliased(
             " whose version keeps its layers: a layer change reaches its callers only with a new version"
         )
-        config = target.config()
-        layers = [layer["Arn"] for layer in config.get("Layers") or []]
-        if len(layers) >= 5:
-            raise ChaosError(f"{target.function_name} already has 5 layers, the most a function can have")
-        published = target.lambda_client.publish_layer_version(
-            LayerName=params.extension,
-            Content={"ZipFile": slow_extension_layer(params.extension, params.seconds)},
-            CompatibleRuntimes=[config["Runtime"]],
-        )
-        arn = published["LayerVersionArn"]
-        target.store.remember("layers", layers)
-        target.store.remember("layer_version", arn)
-        target.update_config(Layers=[*layers, arn])
+        arn = target.add_layer(params.extension, slow_extension_layer(params.extension, params.seconds))
         target.store.record_fault(
             {"kind": "init_phase_timeout", "extension": params.extension, "seconds": params.seconds}
         )
         return [f"layer {arn} (extension {params.extension}, {params.seconds} s to start) added to the function"]
 
     def restore(self, target: FaultTarget, slot: str, original: Any) -> str:
-        if slot == "layer_version":
-            name, version = original.split(":")[6:8]
-            target.lambda_client.delete_layer_version(LayerName=name, VersionNumber=int(version))
-            return f"layer version {original} deleted"
-        target.update_config(Layers=original)
-        return f"layers restored to {original or 'none'}"
+        return target.restore_layer_slot(slot, original)
