@@ -32,18 +32,27 @@ def _moto_layer(clients: AwsClients, layer_version_arn: str) -> bytes | None:
     return getattr(version, "code_bytes", None) or None
 
 
-def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | None:
-    """Extension.Crash when one of the version's layers holds an external extension (a file under ``extensions/``)
-    that exits without registering with the Extensions API; None when every extension starts, or none can be read."""
+def _extension_scripts(clients: AwsClients, code: DeployedCode) -> list[str]:
+    """The text of each external extension (a file under ``extensions/``) in the version's layers it can read."""
+    scripts = []
     for arn in code.layers:
         package = _moto_layer(clients, arn)
         if package is None:
             continue
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
-            for name in archive.namelist():
-                extension = name.startswith("extensions/") and not name.endswith("/")
-                if extension and EXTENSION_REGISTER not in archive.read(name).decode("utf-8", "replace"):
-                    return RaisedError("Extension.Crash", "", init=True, platform_only=True)
+            scripts += [
+                archive.read(name).decode("utf-8", "replace")
+                for name in archive.namelist()
+                if name.startswith("extensions/") and not name.endswith("/")
+            ]
+    return scripts
+
+
+def extension_error(clients: AwsClients, code: DeployedCode) -> RaisedError | None:
+    """Extension.Crash when one of the version's layers holds an external extension that exits without registering
+    with the Extensions API; None when every extension starts, or none can be read."""
+    if any(EXTENSION_REGISTER not in script for script in _extension_scripts(clients, code)):
+        return RaisedError("Extension.Crash", "", init=True, platform_only=True)
     return None
 
 
@@ -54,19 +63,13 @@ def extension_start_seconds(clients: AwsClients, code: DeployedCode) -> float:
     """How long the version's external extensions take to start: Lambda starts them all before the runtime, and
     the Init phase waits for the slowest to register. An extension's start is what its script waits for (``sleep``)
     before its register call; 0 when none waits, or none can be read."""
-    slowest = 0.0
-    for arn in code.layers:
-        package = _moto_layer(clients, arn)
-        if package is None:
-            continue
-        with zipfile.ZipFile(io.BytesIO(package)) as archive:
-            for name in archive.namelist():
-                if not name.startswith("extensions/") or name.endswith("/"):
-                    continue
-                script = archive.read(name).decode("utf-8", "replace")
-                before = script.split(EXTENSION_REGISTER, 1)[0]
-                slowest = max(slowest, sum(float(m.group(1)) for m in _SLEEP.finditer(before)))
-    return slowest
+    return max(
+        (
+            sum(float(m.group(1)) for m in _SLEEP.finditer(script.split(EXTENSION_REGISTER, 1)[0]))
+            for script in _extension_scripts(clients, code)
+        ),
+        default=0.0,
+    )
 
 
 # Where an OS-only runtime (provided.al2023, provided.al2) looks for the executable it starts, in this order.
