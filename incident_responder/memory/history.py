@@ -59,6 +59,12 @@ def parsed_time(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def within(incidents: list[PastIncident], until: datetime, days: int) -> list[PastIncident]:
+    """The incidents that ended in the ``days`` before ``until``."""
+    since = until - timedelta(days=days)
+    return [p for p in incidents if since <= parsed_time(p.ended_at) <= until]
+
+
 def past_incidents(
     clients: AwsClients,
     table: str,
@@ -73,8 +79,7 @@ def past_incidents(
     (``exclude``: the incident asking, which is not its own past)."""
     now = now or datetime.now(UTC)
     read = read_history(clients, table, function_name)
-    since = now - timedelta(days=days)
-    kept = [p for p in read.incidents if p.incident_id != exclude and since <= parsed_time(p.ended_at) <= now]
+    kept = [p for p in within(read.incidents, now, days) if p.incident_id != exclude]
     return History(incidents=kept[:limit], dropped=read.dropped, version=read.version)
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from incident_responder.core.contracts.history import PastIncident
-from incident_responder.memory.history import fixed_then_back, parsed_time, read_history
+from incident_responder.memory.history import fixed_then_back, parsed_time, read_history, within
 
 MEMORY_DAYS = 30  # the window past incidents count in (the stack's MemoryDays)
 RECURRENCE_HOURS = 24  # a fault back this soon after a verified fix goes to a person (the stack's RecurrenceHours)
@@ -33,11 +33,6 @@ class MemoryFinding:
 
     text: str
     needs_human: bool
-
-
-def _within(incidents: list[PastIncident], started_at: datetime, days: int) -> list[PastIncident]:
-    since = started_at - timedelta(days=days)
-    return [p for p in incidents if since <= parsed_time(p.ended_at) <= started_at]
 
 
 def findings_for(
@@ -53,7 +48,7 @@ def findings_for(
     """What ``incidents`` (the function's history, newest first) say of ``action_type`` for ``fault_type`` on an
     incident of ``function_name`` that started at ``started_at``."""
     del function_name  # the history item is the function's own (history#<function_name>): named for the reader
-    recent = _within(incidents, started_at, days)
+    recent = within(incidents, started_at, days)
     found: list[MemoryFinding] = []
     same = [p for p in recent if fault_type in p.fault_types]
     rolled_back = next(
