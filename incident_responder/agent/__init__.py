@@ -4,7 +4,8 @@ spec           what one run is made of: the agent's spec, limits, state, context
 graph          the agent loop: reason -> route -> execute tools | submit | nudge | give up
 nodes          the loop's nodes and routes, and the watchdog that tells the model to submit
 protocol       what the agents and the offline model agree on: tags, quoting, terminal and lookup tool names
-tools          tool discovery and calls through providers (MCP over HTTP, in-memory), schema validation
+tools          tool discovery and calls through providers (MCP over HTTP, in-memory)
+executor       each call's arguments and result checked against the tool's schemas (once), its scope enforced
 evidence       mechanical verification of a diagnosis's and a review's evidence pointers
 errors         exception types whose class names are the state machine's ASL error names
 models         the chat model factory behind RESPONDER_MODEL
@@ -64,6 +65,7 @@ __getattr__ = lazy_exports(
         "models": ["create_chat_model", "parse_spec"],
         "protocol": ["SUBMIT_DIAGNOSIS", "SUBMIT_PROPOSAL", "SUBMIT_REVIEW", "quote_untrusted"],
         "spec": ["AgentRun", "AgentSpec", "Limits"],
-        "tools": ["InMemoryToolProvider", "McpServerConfig", "McpToolProvider", "ToolExecutor", "ToolSpec"],
+        "executor": ["ToolExecutor"],
+        "tools": ["InMemoryToolProvider", "McpServerConfig", "McpToolProvider", "ToolSpec"],
     },
 )

@@ -37,6 +37,7 @@ from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 
 from incident_responder.agent import http_pool, transcript
+from incident_responder.agent.executor import ToolExecutor
 from incident_responder.agent.nodes import (
     after_submit,
     agent_reason,
@@ -48,7 +49,7 @@ from incident_responder.agent.nodes import (
     submit,
 )
 from incident_responder.agent.spec import AgentRun, AgentSpec, AgentState, Limits, RunContext, system_message
-from incident_responder.agent.tools import McpServerConfig, McpToolProvider, ToolExecutor, ToolProvider
+from incident_responder.agent.tools import McpServerConfig, McpToolProvider, ToolProvider
 from incident_responder.core.contracts import TokenUsage
 
 

@@ -18,7 +18,8 @@ from langchain_core.runnables import Runnable
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel
 
-from incident_responder.agent.tools import ToolExecutor, ToolSpec, model_facing_schema
+from incident_responder.agent.executor import ToolExecutor
+from incident_responder.agent.tools import ToolSpec, model_facing_schema
 from incident_responder.core.contracts import TokenUsage
 
 

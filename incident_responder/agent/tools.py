@@ -18,15 +18,13 @@ from typing import Any, Literal, Protocol
 
 import anyio
 import httpx
-import jsonschema
 import yaml
 from anyio.abc import TaskGroup
 from botocore.exceptions import NoCredentialsError
 from mcp.shared.exceptions import McpError
-from mcp.types import CONNECTION_CLOSED
+from mcp.types import CONNECTION_CLOSED, CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest
 from pydantic import BaseModel, Field
 
-from incident_responder.account.names import function_name_of
 from incident_responder.agent.errors import McpAuthError, McpConnectionError, McpInitError
 from incident_responder.mcp_transport.client import INITIALIZE_TIMEOUT_SECONDS, McpConnection, SessionLostError
 
@@ -322,7 +320,9 @@ class McpToolProvider:
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> RawToolResult:
         server = self._route[name]
         try:
-            result = await self._connections[server].request(lambda session: session.call_tool(name, arguments))
+            result = await self._connections[server].request(
+                lambda session: call_tool_unchecked(session, name, arguments)
+            )
         except Exception as exc:
             if (typed := classify_mcp_error(exc, server)) is exc:
                 raise
@@ -331,70 +331,9 @@ class McpToolProvider:
         return RawToolResult(is_error=bool(result.isError), structured=result.structuredContent, text=text)
 
 
-# -- validation -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ToolOutcome:
-    """What one tool call produced, as the agent sees it: validated data, or an error to show the model."""
-
-    ok: bool
-    data: dict[str, Any] | None = None
-    error: str | None = None
-    provider_called: bool = True
-
-
-def _schema_errors(schema: dict[str, Any] | None, value: Any) -> list[str]:
-    if not schema:
-        return []
-    validator = jsonschema.Draft202012Validator(schema)
-    return [
-        f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-        for e in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
-    ][:5]
-
-
-class ToolExecutor:
-    """Validates, calls and checks tools of one provider."""
-
-    def __init__(self, provider: ToolProvider, specs: list[ToolSpec], function_name: str | None = None):
-        self.provider = provider
-        self.specs = {s.name: s for s in specs}
-        # The incident's function: a run answers for it alone, so a call about another function (two incidents
-        # under way at once, or text in a log naming one) is refused here, before any server sees it.
-        self.function_name = function_name
-
-    def _other_function(self, arguments: dict[str, Any]) -> str | None:
-        named = arguments.get("lambda_name")
-        if self.function_name is None or not isinstance(named, str):
-            return None
-        try:
-            other = function_name_of(named)
-        except ValueError:
-            return None  # the server's own validation answers a malformed name
-        if other == self.function_name:
-            return None
-        return f"this incident is about {self.function_name}; tools may be called for it only, not for {other[:64]}"
-
-    async def run(self, name: str, arguments: Any) -> ToolOutcome:
-        spec = self.specs.get(name)
-        if spec is None:
-            return ToolOutcome(
-                False, error=f"unknown tool {name!r}; available: {', '.join(sorted(self.specs))}", provider_called=False
-            )
-        if not isinstance(arguments, dict):
-            return ToolOutcome(False, error="arguments must be a JSON object", provider_called=False)
-        if problems := _schema_errors(spec.input_schema, arguments):
-            return ToolOutcome(
-                False, error=f"invalid arguments for {name}: {'; '.join(problems)}", provider_called=False
-            )
-        if refusal := self._other_function(arguments):
-            return ToolOutcome(False, error=f"{name}: {refusal}", provider_called=False)
-        raw = await self.provider.call_tool(name, arguments)
-        if raw.is_error:
-            return ToolOutcome(False, error=f"{name} failed: {raw.text or 'tool error'}"[:2000])
-        if not raw.structured:
-            return ToolOutcome(False, error=f"{name} returned an empty response")
-        if problems := _schema_errors(spec.output_schema, raw.structured):
-            return ToolOutcome(
-                False, error=f"{name} returned a response that does not match its schema: {'; '.join(problems)}"
-            )
-        return ToolOutcome(True, data=raw.structured)
+async def call_tool_unchecked(session: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    """``session.call_tool`` without the SDK's own check of the result against the tool's output schema: the
+    :class:`ToolExecutor` checks every result, once, with a validator built once per schema (the SDK's check parses
+    the schema against its metaschema again at every call, and lists the tools again when it misses one)."""
+    request = CallToolRequest(params=CallToolRequestParams(name=name, arguments=arguments))
+    return await session.send_request(ClientRequest(request), CallToolResult)

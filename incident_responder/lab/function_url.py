@@ -39,7 +39,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+from incident_responder.lab import fork_server
 from incident_responder.lab.environment import LAB_ACCOUNT_ID, LAB_REGION
+from incident_responder.lab.fork_server import ForkedProcess
 
 MAX_CLOCK_SKEW_SECONDS = 15 * 60  # what AWS tolerates between X-Amz-Date and its own clock
 LAB_CALLER_ROLE = "lab-caller"
@@ -258,7 +260,7 @@ def lab_secrets() -> dict[str, str]:
 
 def start_function_url(
     handler: str, function_name: str, port: int, env: dict[str, str], *, auth_type: str, timeout: int = 60
-) -> subprocess.Popen:
+) -> subprocess.Popen | ForkedProcess:
     """A function URL in its own process (the function's own environment), returned once it answers."""
     return wait_until_ready(spawn_function_url(handler, function_name, port, env, auth_type=auth_type, timeout=timeout))
 
@@ -272,42 +274,32 @@ def spawn_function_url(
     auth_type: str,
     timeout: int = 60,
     listening: socket.socket | None = None,
-) -> subprocess.Popen:
+) -> subprocess.Popen | ForkedProcess:
     """A function URL's process, started but not yet answering: several start side by side, then
-    :func:`wait_until_ready` waits for each (each imports its handler, which takes a second or two).
-    ``listening``: the socket the lab holds on ``port``, handed to the process (the caller closes its copy)."""
-    passed = [] if listening is None else ["--listen-fd", str(listening.fileno())]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "incident_responder.lab.function_url",
-            "--handler",
-            handler,
-            "--function-name",
-            function_name,
-            "--port",
-            str(port),
-            "--auth-type",
-            auth_type,
-            "--timeout",
-            str(timeout),
-            "--lab-pid",
-            str(os.getpid()),
-            *passed,
-        ],
-        pass_fds=() if listening is None else (listening.fileno(),),
-        env=env,
-        stdout=2,  # the function's logs and metrics to the lab's stderr, as the lab's workers (lab/workers.py)
-        # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a SIGINT mid-import
-        # printed tracebacks); a lab that dies without stopping it is left by _exit_with_parent.
-        process_group=0,
-    )
-    proc.function_url = (function_name, port, auth_type, env)  # type: ignore[attr-defined]
+    :func:`wait_until_ready` waits for each (each imports its handler). ``listening``: the socket the lab holds on
+    ``port``, handed to the process (the caller closes its copy); the process is then forked from the lab's fork
+    server (lab/fork_server.py), which has the MCP SDK and the AWS SDK imported already, instead of a new
+    interpreter importing them again."""
+    argv = ["--handler", handler, "--function-name", function_name, "--port", str(port), "--auth-type", auth_type]
+    argv += ["--timeout", str(timeout)]
+    proc: subprocess.Popen | ForkedProcess
+    if listening is not None:
+        arguments = {"argv": argv, "environment": env}
+        proc = ForkedProcess(fork_server.fork(f"{__name__}:serve_forked", listening.fileno(), arguments))
+    else:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "incident_responder.lab.function_url", *argv, "--lab-pid", str(os.getpid())],
+            env=env,
+            stdout=2,  # the function's logs and metrics to the lab's stderr, as the lab's workers (lab/workers.py)
+            # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a SIGINT mid-import
+            # printed tracebacks); a lab that dies without stopping it is left by _exit_with_parent.
+            process_group=0,
+        )
+    proc.function_url = (function_name, port, auth_type, env)  # type: ignore[union-attr]
     return proc
 
 
-def wait_until_ready(proc: subprocess.Popen, seconds: float = 30) -> subprocess.Popen:
+def wait_until_ready(proc: subprocess.Popen | ForkedProcess, seconds: float = 30) -> subprocess.Popen | ForkedProcess:
     """``proc`` (from :func:`spawn_function_url`) once its /health answers; killed if it never does."""
     import httpx
 
@@ -359,6 +351,21 @@ def main(argv: list[str] | None = None) -> int:
         listening = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
         serve(url, args.port, listening=listening).serve_forever()
     return 0
+
+
+def serve_forked(listening_fd: int, argv: list[str], environment: dict[str, str]) -> None:
+    """A function URL's server forked by the lab's fork server: the function's environment, then :func:`main` on the
+    socket the lab handed over, watching the fork server (which ends with the lab)."""
+    os.environ.clear()
+    os.environ.update(environment)
+    try:
+        main([*argv, "--listen-fd", str(listening_fd), "--lab-pid", str(os.getppid())])
+    except BaseException:  # noqa: BLE001 - said on the lab's stderr, as a process of its own would
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def _exit_with_parent(parent: int) -> None:

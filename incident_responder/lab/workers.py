@@ -5,8 +5,8 @@ imported once (the cold start), then one request at a time. A function gets anot
 it has is busy, up to its concurrency limit, so incidents run in parallel as they would in Lambda, and no
 handler shares ``os.environ`` or module state with another function.
 
-Workers are forked from a fork server that has already imported the heavy third-party packages (boto3,
-pydantic, LangChain, LangGraph, Powertools): that is the lab's SnapStart. The handler module itself, and
+Workers are forked from the lab's fork server (:mod:`.fork_server`), which has already imported the heavy packages
+(boto3, pydantic, LangChain, LangGraph, Powertools): that is the lab's SnapStart. The handler module itself, and
 everything that reads the environment at import, is imported in the worker after its environment is set.
 
 What the lab does in-process for a handler (the verify function's health probe: a burst of the lab's
@@ -16,7 +16,6 @@ emulated workload, which reads moto's state in the lab's process) the worker ask
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib
 import json
@@ -31,106 +30,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
+from incident_responder.lab import fork_server
 from incident_responder.lab.errors import FunctionError
 
-# Imported by the fork server before it forks any worker: the third-party packages and the project's modules
-# the handlers use (none of which reads the environment at import). The handler modules themselves (their
-# Logger, settings and clients read the function's environment) are imported in each worker.
-PRELOAD = [
-    "boto3",
-    "botocore.session",
-    "pydantic",
-    "yaml",
-    "aws_lambda_powertools",
-    "aws_lambda_powertools.utilities.parameters",
-    "incident_responder.core.contracts",
-    "incident_responder.core.settings",
-    "incident_responder.intake.ingest",
-    "incident_responder.state.lifecycle",
-    "incident_responder.investigation.investigate",
-    "incident_responder.proposal.propose",
-    "incident_responder.review.review",
-    "incident_responder.approval.request",
-    "incident_responder.approval.page",
-    "incident_responder.remediation.remediate",
-    "incident_responder.remediation.verify",
-    "incident_responder.agent.graph",
-]
 # Lambda's default cap per function is the account's concurrency; the lab caps a function's workers here.
 DEFAULT_MAX_WORKERS = 8
-_context: Any = None
-_context_lock = threading.Lock()
-
-
-class _Zygote:
-    """The fork server: a process that imported :data:`PRELOAD` and forks a worker per request.
-
-    (multiprocessing's own fork server would import the caller's ``__main__`` again in every worker.)
-    Requests come over a Unix socket: the worker's end of a socket pair (passed as a file descriptor) and the
-    worker's arguments; the answer is the worker's pid. It exits when this process's end of its stdin closes.
-    """
-
-    def __init__(self) -> None:
-        import subprocess
-        import sys
-
-        self._control, theirs = socket.socketpair()
-        self._process = subprocess.Popen(
-            # Not `-m`: run as __main__, this module would be a second copy of itself to the handlers.
-            [sys.executable, "-c", f"from {__name__} import _zygote_main; _zygote_main({theirs.fileno()})"],
-            stdin=subprocess.PIPE,
-            # What the functions print (their JSON logs and EMF metrics; in Lambda, CloudWatch Logs) goes to the
-            # lab's stderr: its stdout is the command's own output (`responder run --json`).
-            stdout=2,
-            pass_fds=(theirs.fileno(),),
-            # A process group of its own: a terminal's Ctrl-C reaches the lab only, which stops it (a traceback per
-            # process otherwise); a lab that dies without stopping it closes its stdin, which ends it.
-            process_group=0,
-        )
-        theirs.close()
-        self._lock = threading.Lock()
-        atexit.register(self.stop)
-
-    def stop(self) -> None:
-        """Ends the fork server (and any worker left) and collects it."""
-        with contextlib.suppress(OSError):
-            self._control.close()
-            if self._process.stdin:
-                self._process.stdin.close()
-        with contextlib.suppress(Exception):
-            self._process.wait(timeout=5)
-
-    def fork(self, arguments: dict[str, Any]) -> tuple[int, Connection]:
-        ours, theirs = socket.socketpair()
-        payload = json.dumps(arguments).encode()
-        try:
-            with self._lock:
-                # Length first (with the descriptor), then the arguments whole: a stream socket hands a large
-                # environment over in pieces.
-                socket.send_fds(self._control, [len(payload).to_bytes(8, "big")], [theirs.fileno()])
-                self._control.sendall(payload)
-                answer = self._control.recv(64)
-        finally:
-            theirs.close()
-        if not answer:
-            raise FunctionError("Runtime.InitError", "the lab's fork server is gone")
-        return int(answer), Connection(ours.detach())
-
-    def alive(self) -> bool:
-        return self._process.poll() is None
-
-
-_zygote: _Zygote | None = None
-_zygote_lock = threading.Lock()
-
-
-def _fork(arguments: dict[str, Any]) -> tuple[int, Connection]:
-    global _zygote
-    with _zygote_lock:
-        if _zygote is None or not _zygote.alive():
-            _zygote = _Zygote()
-        zygote = _zygote
-    return zygote.fork(arguments)
 
 
 @dataclass
@@ -228,14 +132,18 @@ class WorkerPool:
             "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.memory_mb),
         }
         started = time.perf_counter()
-        pid, conn = _fork(
-            {
-                "handler": self.handler,
-                "environment": environment,
-                "host": sorted(self.host_functions),
-                "context": [self.name, self.timeout_seconds, self.memory_mb],
-            }
-        )
+        ours, theirs = socket.socketpair()
+        arguments = {
+            "handler": self.handler,
+            "environment": environment,
+            "host": sorted(self.host_functions),
+            "context": [self.name, self.timeout_seconds, self.memory_mb],
+        }
+        try:
+            pid = fork_server.fork(f"{__name__}:serve_worker", theirs.fileno(), arguments)
+        finally:
+            theirs.close()
+        conn = Connection(ours.detach())
         worker = _Worker(pid, conn)
         try:
             if not conn.poll(60):
@@ -292,12 +200,13 @@ def _error(exc: BaseException) -> dict[str, Any]:
     }
 
 
-def _serve(conn: Connection, handler: str, environment: dict[str, str], host: list[str], context: list[Any]) -> None:
-    """A worker's life: the function's environment, its handler imported (init), then requests until closed."""
+def serve_worker(fd: int, handler: str, environment: dict[str, str], host: list[str], context: list[Any]) -> None:
+    """A worker's life (forked by the fork server, ``fd`` its end of the pipe to the lab): the function's environment,
+    its handler imported (init), then requests until closed."""
     global _host
     from incident_responder.lab.lambda_context import LambdaContext
 
-    _host = conn
+    conn = _host = Connection(fd)
     os.environ.clear()
     os.environ.update(environment)
     try:
@@ -325,68 +234,3 @@ def _serve(conn: Connection, handler: str, environment: dict[str, str], host: li
             conn.send(("result", json.dumps(result, default=str)))
         except Exception as exc:  # noqa: BLE001 - the Python runtime's "Unhandled" error envelope
             conn.send(("error", _error(exc)))
-
-
-def _reap(workers: set[int]) -> None:
-    """Collect ended workers (so their CPU time counts in the fork server's, and in the lab's once it ends)."""
-    with contextlib.suppress(ChildProcessError):
-        while (pid := os.waitpid(-1, os.WNOHANG)[0]) != 0:
-            workers.discard(pid)
-
-
-def _receive(control: socket.socket, size: int) -> bytes:
-    """Exactly ``size`` bytes from a stream socket (b"" only if it closes first)."""
-    chunks, left = [], size
-    while left:
-        chunk = control.recv(min(left, 1 << 20))
-        if not chunk:
-            return b""
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def _zygote_main(control_fd: int) -> None:
-    """The fork server's loop."""
-    import select
-    import sys
-
-    for module in PRELOAD:
-        with contextlib.suppress(ImportError):  # a module renamed since: its worker imports it instead
-            importlib.import_module(module)
-    from incident_responder.lab.botocore_data import parse_models
-
-    parse_models()  # each worker's clients then find their service models parsed
-    control = socket.socket(fileno=control_fd)
-    workers: set[int] = set()
-    try:
-        while True:
-            ready, _, _ = select.select([control, sys.stdin], [], [], 1.0)
-            _reap(workers)
-            if sys.stdin in ready and not sys.stdin.buffer.read1(1):
-                return  # the lab's process is gone
-            if control not in ready:
-                continue
-            header, fds, _, _ = socket.recv_fds(control, 8, 1)
-            if not header:
-                return
-            header += _receive(control, 8 - len(header))
-            arguments = json.loads(_receive(control, int.from_bytes(header, "big")))
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                os.setsid()  # a worker is no longer part of the fork server's session
-                try:
-                    _serve(Connection(fds[0]), **arguments)
-                finally:
-                    os._exit(0)
-            workers.add(pid)
-            os.close(fds[0])
-            control.sendall(str(pid).encode())
-    finally:
-        for pid in workers:  # none outlives the lab
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in workers:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)

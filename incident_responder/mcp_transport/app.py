@@ -25,7 +25,7 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
 from mcp.server.transport_security import RequestBodyLimitMiddleware
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, TextContent
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, TextContent
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -130,7 +130,13 @@ class ProjectMCP(FastMCP):
             result = result[1]
         if isinstance(result, dict):
             structured, counts = redactor.value(result)
-            return {**structured, "redacted": counts} if counts else structured
+            structured = {**structured, "redacted": counts} if counts else structured
+            # Returned whole, so the SDK's low-level server passes it on instead of checking it against the tool's
+            # output schema with jsonschema.validate, which parses the schema against its metaschema again at every
+            # call: the tool's own model validated the result, redaction only rewrites text within its strings, and
+            # the agent checks every result against the schema (agent/executor.py) before its model sees it.
+            text = TextContent(type="text", text=json.dumps(structured, indent=2))
+            return CallToolResult(content=[text], structuredContent=structured)
         return [
             block.model_copy(update={"text": redactor.text(block.text)}) if isinstance(block, TextContent) else block
             for block in result

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.lab_cli import REPO, RESPONDER, STRAY, alive, children_of, clean_env, responder
+from tests.lab_cli import REPO, RESPONDER, STRAY, alive, clean_env, descendants_of, responder
 
 # Each test starts the `responder` command (and its lab) in a process of its own.
 pytestmark = pytest.mark.slow
@@ -94,7 +94,7 @@ def stopped_lab(tmp_path_factory):
     base = clean_env(tmp_path_factory.mktemp("lab-up"))
     port = free_port()
     first = start_lab_up(port, base)
-    children = children_of(first.proc.pid)
+    children = descendants_of(first.proc.pid)
     try:
         chaos = responder("chaos", "iam_revoke", "--target", "s3", env=first.shell(base)).returncode
         stopped = first.stop()
@@ -232,7 +232,7 @@ def test_a_runbook_set_in_the_shell_is_what_get_runbook_answers(lab_up, tmp_path
 
 def test_sigterm_stops_every_child_and_the_next_lab_on_the_port_starts_clean(stopped_lab, lab_up):
     _, _, first = stopped_lab
-    assert len(first.children) >= 2  # the function URL processes of both MCP servers
+    assert len(first.children) >= 3  # the fork server, the function URL servers it forked (both MCP servers', ...)
     assert first.chaos_returncode == 0 and first.stop_returncode == 0
     assert first.alive_after_stop == []
     # The next lab on that port (lab_up) started, and sees none of the first one's faults.

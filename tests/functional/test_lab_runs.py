@@ -129,18 +129,6 @@ def test_a_demo_that_does_not_end_remediated_and_healthy_exits_non_zero(status, 
     assert demo_succeeded(status, healthy) is succeeded
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every process ``pid`` started, and theirs, whichever process group or session they are in."""
-    from tests.lab_cli import children_of
-
-    found, todo = [], [pid]
-    while todo:
-        for child in children_of(todo.pop()):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def test_ctrl_c_during_the_demo_stops_everything_quietly(tmp_path):
     """Defect: Ctrl-C during `make demo` (a terminal's SIGINT reaches the whole foreground process group) printed
     the lab's child processes' KeyboardInterrupt tracebacks. The demo stops its children itself: exit 130, no
@@ -149,7 +137,7 @@ def test_ctrl_c_during_the_demo_stops_everything_quietly(tmp_path):
     import signal
     import time
 
-    from tests.lab_cli import alive, children_of
+    from tests.lab_cli import alive, descendants_of
 
     # As a terminal runs it: SIGINT at its default (a test runner may have it ignored), its own process group.
     start = (
@@ -168,10 +156,11 @@ def test_ctrl_c_during_the_demo_stops_everything_quietly(tmp_path):
     )
     try:
         deadline = time.monotonic() + 120
-        while len(children_of(demo.pid)) < 2 and time.monotonic() < deadline and demo.poll() is None:
-            time.sleep(0.05)  # its function URL processes started, still importing their handlers
-        assert len(children_of(demo.pid)) >= 2, "the demo started no child process"
-        started = _descendants(demo.pid)
+        # Its fork server and the function URL servers forked from it started, still importing their handlers.
+        while len(descendants_of(demo.pid)) < 3 and time.monotonic() < deadline and demo.poll() is None:
+            time.sleep(0.05)
+        assert len(descendants_of(demo.pid)) >= 3, "the demo started no child process"
+        started = descendants_of(demo.pid)
         os.killpg(demo.pid, signal.SIGINT)  # Ctrl-C
         err = demo.communicate(timeout=60)[1]
     finally:

@@ -157,7 +157,7 @@ def test_the_tool_answers_for_its_function_only_and_bounded(clients, sample, tab
     answered = call_raw(server(), KEY, tool_call("get_incident_history", {"lambda_name": FN_ARN}))
     assert answered.status_code == 200 and '"summary"' in answered.text and "orders-api" not in answered.text
     # ... and an incident's agent may call it for its own function only, before any server sees the call.
-    from incident_responder.agent.tools import ToolExecutor
+    from incident_responder.agent.executor import ToolExecutor
 
     class Provider:
         async def call_tool(self, name, arguments):  # pragma: no cover - must never be called

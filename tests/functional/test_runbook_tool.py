@@ -6,8 +6,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from incident_responder.agent.executor import ToolExecutor
 from incident_responder.agent.protocol import TOOL_RESULT_TAG, quote_untrusted, read_blocks
-from incident_responder.agent.tools import ToolExecutor
 from incident_responder.investigation.runbook import MAX_TEXT_CHARS, get_runbook
 from incident_responder.memory import runbooks
 from incident_responder.memory.runbooks import function_scope, mode_scope

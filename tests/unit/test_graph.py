@@ -255,7 +255,7 @@ def test_a_run_calls_tools_for_its_own_function_only():
     name or ARN) is refused before the server sees it; the incident's own function goes through."""
     import asyncio
 
-    from incident_responder.agent.tools import ToolExecutor
+    from incident_responder.agent.executor import ToolExecutor
     from tests.fakes import logs_provider
 
     provider = logs_provider()

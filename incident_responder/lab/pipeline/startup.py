@@ -36,6 +36,7 @@ from incident_responder.lab.account.queue_consumer import QueueConsumerResources
 from incident_responder.lab.account.resources import create_function_alarms
 from incident_responder.lab.engine import LambdaDispatcher, restore_environment
 from incident_responder.lab.environment import NOT_FOR_THE_LAB
+from incident_responder.lab.fork_server import ForkedProcess
 from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
 from incident_responder.lab.model_route import ModelRoute, resolve_model_route
 from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
@@ -133,7 +134,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             lab = Lab().start()
         # moto's state lives in this process: a lab started after another one must not find its stack.
         lab.reset()
-        servers: list[subprocess.Popen] = []
+        servers: list[subprocess.Popen | ForkedProcess] = []
         own_dispatcher = dispatcher is None
         dispatcher = dispatcher or LambdaDispatcher(workers=workers)
         try:
