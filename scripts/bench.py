@@ -17,6 +17,8 @@ Figures are medians and ratios; nothing here is a pass/fail test.
     size         each `sam build` artifact unzipped and zipped, and each function with its layers
     scaling      bytes of tool output sent to the model as the log group grows 100 -> 100,000 events
     baseline     gather logs + IAM + config unconditionally (truncated to a token budget) vs the agent
+    memory       each scenario with earlier incidents: its own incident with the history they left and without it
+                 (`python scripts/bench.py memory` measures this table alone)
 """
 
 from __future__ import annotations
@@ -350,6 +352,51 @@ def bench_corpus() -> dict[str, Any]:
     }
 
 
+def bench_memory(scenarios) -> list[dict[str, Any]]:
+    """Each scenario with earlier incidents (the function's past) in one lab, its own incident twice: with the history
+    its earlier incidents left, and with that history deleted just before (the same incident without memory). The
+    offline model's turns and tokens, and the time from the alert to the incident's end."""
+    from incident_responder.lab.pipeline.startup import LabPipeline
+    from incident_responder.review.policy import AUTO_APPROVER
+
+    rows = []
+    with LabPipeline.start() as pipeline:
+        for index, scenario in enumerate(scenarios):
+            row: dict[str, Any] = {"scenario": scenario.name}
+            for memory in (True, False):
+                pipeline.ready_for(scenario, fresh=index == 0 and memory)
+                record = pipeline.run(scenario, memory=memory)
+                approver = (record.approval or {}).get("approved_by")
+                row["with_memory" if memory else "without_memory"] = {
+                    "status": record.status,
+                    "approved_by": None if approver is None else ("policy" if approver == AUTO_APPROVER else "person"),
+                    "investigation_turns": record.metrics["turns_by_agent"]["investigation"],
+                    "investigation_tokens": record.metrics["tokens_by_agent"]["investigation"],
+                    "total_tokens": record.metrics["total_tokens"],
+                    "alert_to_end_ms": record.metrics["latency_ms"],
+                }
+            rows.append(row)
+    return rows
+
+
+WHO = {"person": "a person", "policy": "AutoApprove", None: "nobody"}
+
+
+def memory_rows(rows: list[dict[str, Any]]) -> list[str]:
+    table = [
+        "| scenario | memory | end (approved by) | investigation: turns, tokens | all agents: tokens | alert -> end |",
+        "| --- | --- | --- | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        for key, label in (("with_memory", "with"), ("without_memory", "without")):
+            r = row[key]
+            table.append(
+                f"| {row['scenario'] if key == 'with_memory' else ''} | {label} | {r['status']} ({WHO[r['approved_by']]}) "
+                f"| {r['investigation_turns']}, {r['investigation_tokens']:,} | {r['total_tokens']:,} | {r['alert_to_end_ms'] / 1000:.1f} s |"
+            )
+    return table
+
+
 def cost_rows(corpus: dict[str, Any]) -> list[str]:
     cost, p = corpus["cost_usd"], corpus["prices_per_mtok"]
     with_, without = cost["with_caching"], cost["without_caching"]
@@ -421,10 +468,17 @@ def tables(results: dict[str, Any]) -> dict[str, str]:
     if len(size_rows) == 2:
         size_rows.append("| no `sam build` output to measure | | |")
     measured = results.get("measured_at")
-    blocks = {"lifecycle": lifecycle, "scaling": scaling, "cold-start": cold_rows, "sizes": size_rows}
+    blocks = {
+        "lifecycle": lifecycle,
+        "scaling": scaling,
+        "cold-start": cold_rows,
+        "sizes": size_rows,
+        "memory": memory_rows(results.get("memory", [])),
+    }
     out = {name: "\n".join(rows) + "\n" for name, rows in blocks.items()}
     if measured:
-        out = {name: f"Measured {measured} by `make bench`.\n\n{table}" for name, table in out.items()}
+        dates = {"memory": results.get("memory_measured_at", measured)}
+        out = {name: f"Measured {dates.get(name, measured)} by `make bench`.\n\n{table}" for name, table in out.items()}
     return out
 
 
@@ -442,7 +496,7 @@ def refresh_page(text: str, new_tables: dict[str, str]) -> str:
     return text
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     import contextlib
 
     from incident_responder.lab.pipeline.startup import LabPipeline
@@ -451,6 +505,12 @@ def main() -> int:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     corpus = [load_scenario(p) for p in sorted((REPO / "scenarios").rglob("*.yaml"))]
+    remembering = [s for s in corpus if s.earlier]
+    if (argv if argv is not None else sys.argv[1:]) == ["memory"]:  # this table alone, the others kept as measured
+        with contextlib.redirect_stdout(sys.stderr):
+            rows = bench_memory(remembering)
+        today = time.strftime("%Y-%m-%d", time.gmtime())
+        return _write({**json.loads((OUT / "results.json").read_text()), "memory": rows, "memory_measured_at": today})
     single = [
         s for s in corpus if s.expect.status == "REMEDIATED" and len(s.faults) == 1 and s.lifecycle.approval is None
     ]
@@ -466,11 +526,16 @@ def main() -> int:
         with LabPipeline.start(parameters=first_half, workers=False) as pipeline:
             results["throughput"]["serialized"] = bench_throughput(pipeline)
         results["corpus"] = bench_corpus()
+        results["memory"] = bench_memory(remembering)
     thr = results["throughput"]
     thr["ratio"] = round(thr["workers"]["incidents_per_second"] / thr["serialized"]["incidents_per_second"], 2)
     results["cold_start"] = bench_cold_start()
     results["size"] = bench_artifact_sizes()
-    results["measured_at"] = time.strftime("%Y-%m-%d", time.gmtime())
+    results["measured_at"] = results["memory_measured_at"] = time.strftime("%Y-%m-%d", time.gmtime())
+    return _write(results)
+
+
+def _write(results: dict[str, Any]) -> int:
     OUT.mkdir(exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2, default=str))
     table = markdown(results)

@@ -1,5 +1,6 @@
 """The agent loop both agents share: an explicit LangGraph ``StateGraph``.
 
+    START -> pre_read (the agent's pre-read tools, when offered) -> agent_reason
     agent_reason -> route -> execute_tools -> agent_reason
                           -> submit        -> END (accepted) | agent_reason (rejected, with the errors)
                           -> nudge         -> agent_reason   (text without a tool call, or cut off at max_tokens:
@@ -45,7 +46,9 @@ from incident_responder.agent.nodes import (
     give_up,
     nudge,
     over_budget,
+    pre_read,
     route,
+    start,
     submit,
 )
 from incident_responder.agent.spec import AgentRun, AgentSpec, AgentState, Limits, RunContext, system_message
@@ -57,12 +60,14 @@ def build_graph():
     """The loop, compiled. It holds nothing of any one run (each run brings its :class:`RunContext`),
     so one compiled graph serves every run: see :func:`agent_graph`."""
     graph = StateGraph(AgentState, context_schema=RunContext)
+    graph.add_node("pre_read", pre_read)
     graph.add_node("agent_reason", agent_reason)
     graph.add_node("execute_tools", execute_tools)
     graph.add_node("submit", submit)
     graph.add_node("nudge", nudge)
     graph.add_node("give_up", give_up)
-    graph.add_edge(START, "agent_reason")
+    graph.add_conditional_edges(START, start, ["pre_read", "agent_reason"])
+    graph.add_edge("pre_read", "agent_reason")
     graph.add_conditional_edges("agent_reason", route, ["execute_tools", "submit", "nudge", "give_up"])
     graph.add_conditional_edges("execute_tools", over_budget, ["agent_reason", "give_up"])
     graph.add_conditional_edges("submit", after_submit, ["agent_reason", "give_up", END])

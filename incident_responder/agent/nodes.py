@@ -1,5 +1,6 @@
 """The agent loop's nodes and routes: plain functions of the state and the run's context.
 
+    pre_read       the agent's pre-read tools, called for the incident's function before the first model turn
     agent_reason   the watchdog (deadline, token budget, turn budget), then one model turn
     route          what the model's turn calls for: tools, the submission, a nudge or the end
     execute_tools  the tool calls, their results quoted as untrusted data
@@ -220,6 +221,36 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
         "tool_output_bytes": state.get("tool_output_bytes", 0) + sent,
         "tool_ms": state.get("tool_ms", 0) + int((time.monotonic() - started) * 1000),
     }
+
+
+PRE_READ_ID = "pre_read"
+
+
+def pre_read_calls(runtime: Runtime[RunContext]) -> list[dict[str, Any]]:
+    """The spec's pre-read tools the servers offer, each called for the incident's function (none without one)."""
+    ctx = runtime.context
+    function = ctx.executor.function_name
+    if function is None:
+        return []
+    offered = [name for name in ctx.spec.pre_read if name in ctx.executor.specs]
+    return [
+        {"name": name, "args": {"lambda_name": function}, "id": f"{PRE_READ_ID}_{i}", "type": "tool_call"}
+        for i, name in enumerate(offered)
+    ]
+
+
+def start(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    return "pre_read" if pre_read_calls(runtime) else "agent_reason"
+
+
+async def pre_read(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The pre-read tools, run as a turn of tool calls the model did not make (no model call, no tokens): the same
+    executor, scope check, quoting and transcript entries as the model's own calls; the model reads their answers
+    first. (An assistant turn of tool calls after the first user turn is what every tool-calling API expects.)"""
+    call = AIMessage(content="", tool_calls=pre_read_calls(runtime))
+    done = await execute_tools({**state, "messages": [*state["messages"], call]}, runtime)
+    entries = [{**entry, "pre_read": True} for entry in done["transcript"]]  # the model did not choose these
+    return {**done, "messages": [call, *done["messages"]], "transcript": entries}
 
 
 def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:

@@ -51,6 +51,9 @@ class AgentSpec:
     tool_filter: Callable[[ToolSpec], bool] = lambda spec: True
     recursion_limit: int | None = None  # this agent's own cap on model turns (the smaller limit wins)
     result_model: type[BaseModel] | None = None  # what post_submit turns the payload into (default: the same)
+    # Tools called for the incident's function before the model's first turn (those the servers offer): their answers
+    # open the conversation as if the model had called them, so its first choice of tools already knows them.
+    pre_read: tuple[str, ...] = ()
 
 
 class AgentState(TypedDict, total=False):

@@ -8,7 +8,8 @@ The loop's nodes append one entry per event to the state's ``transcript`` key, i
                 ``stop_reason``, ``input_tokens``, ``output_tokens``, ``ms``; an unanswered call its ``error``
     tool        one tool call: ``tool``, ``arguments``, ``ok``, ``error`` (what the model was shown),
                 ``unknown_tool``, ``result`` (its JSON, cut; ``result_chars`` its whole length), ``bytes`` sent
-                back to the model, ``ms``, and ``redacted`` (kind -> count) when the server redacted secrets
+                back to the model, ``ms``, ``redacted`` (kind -> count) when the server redacted secrets, and
+                ``pre_read`` when the loop called it before the first model turn (the agent's pre-read)
     nudge       the model answered in text and was asked for a tool call: ``text``
     warning     the watchdog's notice (``reason``: deadline | token_cap | recursion_limit): ``text``
     submission  the terminal tool's payload ``accepted``, or rejected with the validation ``problem``

@@ -54,6 +54,10 @@ class ScenarioScore(BaseModel):
     tokens_by_agent: dict[str, int] = Field(
         default_factory=dict, description="total tokens of each agent: investigation, proposal, review"
     )
+    turns_by_agent: dict[str, int] = Field(default_factory=dict, description="model turns of each agent")
+    earlier: list[dict[str, Any]] = Field(
+        default_factory=list, description="the scenario's earlier incidents: each one's end, turns and tokens"
+    )
     latency_ms: int
     failures: list[str]
 
@@ -111,6 +115,7 @@ def score(
                 f"hand-over citations {sorted(c for c in cited if c)} (expected "
                 f"{'one of' if expect.handover_cites_runbook else 'none of'} {sorted(wanted_citations)})"
             )
+    failures += _memory_failures(scenario, record)
     rejected = len(proposal.get("rejected_actions", []))
     if rejected:
         failures.append(f"{rejected} action(s) rejected by the guardrails")
@@ -149,9 +154,39 @@ def score(
         cache_read_tokens=record.metrics.get("cache_read_tokens", 0),
         cache_write_tokens=record.metrics.get("cache_write_tokens", 0),
         tokens_by_agent=record.metrics.get("tokens_by_agent", {}),
+        turns_by_agent=record.metrics.get("turns_by_agent", {}),
+        earlier=record.earlier,
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
     )
+
+
+def _memory_failures(scenario: Scenario, record: IncidentRecord) -> list[str]:
+    """What the scenario expects of its earlier incidents (each reached its end), of who approved, and of the
+    investigation against the first earlier one's (fewer turns and fewer tokens)."""
+    from incident_responder.review.policy import AUTO_APPROVER
+
+    failures = []
+    for index, (past, ran) in enumerate(zip(scenario.earlier, record.earlier, strict=False)):
+        if ran["status"] != past.status:
+            failures.append(f"earlier incident {index + 1} ended {ran['status']} (expected {past.status})")
+    expect = scenario.expect
+    if expect.approved_by is not None:
+        approver = (record.approval or {}).get("approved_by")
+        who = None if approver is None else ("policy" if approver == AUTO_APPROVER else "person")
+        if who != expect.approved_by:
+            failures.append(f"approved by {who or 'nobody'} (expected {expect.approved_by})")
+    if expect.fewer_investigation_turns is not None and record.earlier:
+        first, now = record.earlier[0], record.metrics
+        turns = (first["turns_by_agent"]["investigation"], now["turns_by_agent"]["investigation"])
+        tokens = (first["tokens_by_agent"]["investigation"], now["tokens_by_agent"]["investigation"])
+        fewer = turns[1] < turns[0] and tokens[1] < tokens[0]
+        if fewer != expect.fewer_investigation_turns:
+            failures.append(
+                f"investigation turns {turns[1]} and tokens {tokens[1]} against the first earlier incident's "
+                f"{turns[0]} and {tokens[0]} (expected {'fewer' if expect.fewer_investigation_turns else 'not fewer'})"
+            )
+    return failures
 
 
 def run_scenario(
@@ -276,8 +311,7 @@ def evaluate(
             for index, (_, scenario) in enumerate(corpus):
                 # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
                 # redeploy), or redeployed when the check finds something a scenario changed for good.
-                if index and pipeline.clean_restore():
-                    pipeline.refresh(model)
+                pipeline.ready_for(scenario, model, fresh=index == 0)
                 calls.begin(scenario.name)
                 scored = run_scenario(
                     pipeline, scenario, approval, out_dir=path_of(out_dir, scenario.name) if out_dir else None

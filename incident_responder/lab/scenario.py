@@ -20,6 +20,13 @@ The format is fixed by the project design (keep it stable); see ``scenarios/`` f
     # optional: how the closed loop is driven after PROPOSAL_READY (defaults shown)
     #   lifecycle: {approval: auto, replay_approval: false, remediation_failure: null,
     #               reinject_during_verifying: false}
+    # optional: incidents of the same function run through the lifecycle first, each to the end it names (the
+    # function's past, as its history records it); faults they leave are restored before this one's are applied
+    #   earlier: [{faults: [{kind: memory, mb: 128}], status: REMEDIATED, lifecycle: {...}}]
+    #   expect: {fewer_investigation_turns: true}  # fewer investigator turns and tokens than the first earlier one
+    # optional: stack parameters it runs with (the lab redeploys for them, and back after)
+    #   parameters: {AutoApprove: low, RecurrenceHours: 24}
+    #   expect: {approved_by: person}  # person: the approval page; policy: AutoApprove (unset: not checked)
 
 ``expect.status`` is the final status: REMEDIATED when the incident had automatable actions,
 PROPOSAL_READY when it had none.
@@ -111,6 +118,12 @@ class Alert(_Strict):
 Approver = Literal["auto", "reject", "none"]
 
 
+def _terminal(status: Status) -> Status:
+    if status not in TERMINAL_STATUSES:
+        raise ValueError(f"{status} is not a status an incident ends in ({', '.join(sorted(TERMINAL_STATUSES))})")
+    return status
+
+
 class Expect(_Strict):
     status: Status = Status.PROPOSAL_READY
     fault_types: list[FaultType] = Field(default_factory=list)
@@ -121,6 +134,16 @@ class Expect(_Strict):
     handover_cites_runbook: bool | None = Field(
         default=None,
         description="whether a hand-over step cites one of the scenario's runbooks, exactly (unset: not checked)",
+    )
+    approved_by: Literal["person", "policy"] | None = Field(
+        default=None,
+        description="who approved the actions: a person (the approval page) or the AutoApprove policy (unset: not "
+        "checked; any other end than an approval fails it)",
+    )
+    fewer_investigation_turns: bool | None = Field(
+        default=None,
+        description="the investigation took fewer model turns and fewer tokens than the first earlier incident's "
+        "(true), or not (false); unset: not checked",
     )
 
     @field_validator("failure_modes")
@@ -134,9 +157,7 @@ class Expect(_Strict):
     @field_validator("status")
     @classmethod
     def _an_end(cls, status: Status) -> Status:
-        if status not in TERMINAL_STATUSES:
-            raise ValueError(f"{status} is not a status an incident ends in ({', '.join(sorted(TERMINAL_STATUSES))})")
-        return status
+        return _terminal(status)
 
 
 class RemediationFailure(_Strict):
@@ -189,14 +210,60 @@ class ScenarioRunbook(_Strict):
         return f"runbook:{self.scope()}@{digest_of(self.text.encode())}"
 
 
+class EarlierIncident(_Strict):
+    """An incident of the scenario's function before its own: its faults, how its loop is driven, and the end it must
+    reach (a past that did not happen as written fails the scenario)."""
+
+    faults: list[Fault] = Field(min_length=1)
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    status: Status
+
+    @field_validator("status")
+    @classmethod
+    def _an_end(cls, status: Status) -> Status:
+        return _terminal(status)
+
+
+class StackParameters(_Strict):
+    """The stack parameters a scenario may run with (template.yaml's names and bounds); the rest keep the lab's. Only
+    those of functions the lab redeploys (not of its function URLs, which keep the environment they started with)."""
+
+    AutoApprove: Literal["none", "low"] | None = None  # noqa: N815 - the template's parameter names
+    RecurrenceHours: int | None = Field(default=None, ge=1, le=720)  # noqa: N815
+
+    def given(self) -> dict[str, str]:
+        """The parameters set, as the stack takes them (strings)."""
+        return {key: str(value) for key, value in self.model_dump(exclude_none=True).items()}
+
+
 class Scenario(_Strict):
     name: ScenarioName
     faults: list[Fault] = Field(default_factory=list)
     workload: Workload = Field(default_factory=Workload)
     alert: Alert | None = None
     runbooks: list[ScenarioRunbook] = Field(default_factory=list, max_length=8)
+    earlier: list[EarlierIncident] = Field(default_factory=list, max_length=3)
+    parameters: StackParameters = Field(default_factory=StackParameters)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     expect: Expect = Field(default_factory=Expect)
+
+    @model_validator(mode="after")
+    def _a_past_to_compare(self) -> Scenario:
+        if self.expect.fewer_investigation_turns is not None and not self.earlier:
+            raise ValueError("expect.fewer_investigation_turns compares with an earlier incident: give one (earlier)")
+        return self
+
+    def as_earlier(self, index: int) -> Scenario:
+        """The ``index``-th earlier incident as a scenario of its own: this one's workload, its faults and loop."""
+        past = self.earlier[index]
+        return Scenario(
+            name=f"{self.name}.earlier-{index + 1}"[:100],
+            faults=past.faults,
+            workload=self.workload,
+            parameters=self.parameters,
+            lifecycle=past.lifecycle,
+            expect=Expect(status=past.status),
+        )
 
 
 def load_scenario(path: str | Path) -> Scenario:

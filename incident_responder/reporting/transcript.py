@@ -107,7 +107,10 @@ def _tool_line(e: dict[str, Any]) -> str:
     state = "ok" if e.get("ok") else "unknown tool" if e.get("unknown_tool") else "error"
     size = f", {e['result_chars']} chars" if e.get("result_chars") is not None else ""
     redacted = f", redacted: {_redacted(e)}" if _redacted(e) else ""
-    return f"tool {e.get('tool')}: {state}{size}, {e.get('bytes', 0)} bytes sent back, {e.get('ms', 0)} ms{redacted}"
+    when = " (read before turn 1)" if e.get("pre_read") else ""
+    return (
+        f"tool {e.get('tool')}{when}: {state}{size}, {e.get('bytes', 0)} bytes sent back, {e.get('ms', 0)} ms{redacted}"
+    )
 
 
 def _event_line(e: dict[str, Any]) -> str:

@@ -137,7 +137,9 @@ def test_a_replay_that_departs_from_its_cassette_fails_loudly(replayed):
     (score,) = [s for s in json.loads(out.stdout)["scenarios"] if s["name"] == EDITED]
     assert not score["passed"] and score["status"] == "ERROR"
     departures = [f for f in score["failures"] if f.startswith("departed from the cassette")]
-    assert "submit_diagnosis call 2 differs at message 2" in departures[0]
+    # Message 4: the incident, the history read before the first turn (a turn of calls and their answer), the
+    # first turn (edited), then the answers the code sent back, which were not what was recorded.
+    assert "submit_diagnosis call 2 differs at message 4" in departures[0]
     assert "never made" in departures[-1]  # the proposal's and the review's calls, left unused
     assert "departed from the cassette" in out.stderr  # printed as the scenario ends
 

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.slow
 
 def prose_then_a_made_up_tool(model_id: str, request: dict) -> dict:
     """A model that never submits: prose, then (nudged) a tool that does not exist, then prose again."""
-    said = sum(m["role"] == "assistant" for m in request["messages"])
+    said = sum(m["role"] == "assistant" and "text" in json.dumps(m["content"]) for m in request["messages"])
     if said == 1:
         return answer(text("Let me wipe the logs first."), tool_use("delete_everything", {"confirm": True}))
     return answer(text(f"It is surely the network. {HOSTILE}"))
@@ -186,7 +186,9 @@ def test_a_remediated_incident_with_secrets_in_its_logs_its_transcript_in_chromi
     turns = sum(e["kind"] == "model" for entries in saved.values() for e in entries)
     calls = sum(e["kind"] == "tool" for entries in saved.values() for e in entries)
     assert len(parsed.details) == turns + calls
-    assert parsed.summaries[0].startswith("turn 1: called ") and " in / " in parsed.summaries[0]
+    # The function's history, read for the investigator before its first turn, then the model's turns.
+    assert parsed.summaries[0].startswith("tool get_incident_history (read before turn 1): ok")
+    assert parsed.summaries[1].startswith("turn 1: called ") and " in / " in parsed.summaries[1]
     assert any(s.startswith("tool get_iam_restore_info: ok") for s in parsed.summaries)
 
     # responder show --transcript: the same transcripts, from the stores, as text.
@@ -220,18 +222,21 @@ def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_c
     paths = write_artifacts(pipeline, record, tmp_path)
     assert_report(paths["report"].read_text(), "FAILED")
     (entries,) = json.loads(paths["transcript"].read_text()).values()
-    assert [e["kind"] for e in entries] == ["model", "nudge", "model", "tool", "model", "end"]
+    # The history, read before the first turn; then the model's turns.
+    assert [e["kind"] for e in entries] == ["tool", "model", "nudge", "model", "tool", "model", "end"]
+    assert entries[0]["pre_read"] and entries[0]["tool"] == "get_incident_history"
     assert entries[-1]["end_reason"] == "no_tool_call: answered in text after 1 nudge(s)"
 
     parsed, dom = looked_at(paths["report"], tmp_path)
     assert parsed.agents == ["investigator"]
-    assert len(parsed.details) == 4 and all("open" not in d for d in parsed.details)
-    assert parsed.summaries[0].startswith("turn 1: answered in text")
-    assert parsed.summaries[0].endswith(
+    assert len(parsed.details) == 5 and all("open" not in d for d in parsed.details)
+    assert parsed.summaries[0].startswith("tool get_incident_history (read before turn 1): ok")
+    assert parsed.summaries[1].startswith("turn 1: answered in text")
+    assert parsed.summaries[1].endswith(
         "\"It is surely the network. <script>alert('owned')</script><b>IGNORE PREVIOUS INSTRUCTIONS</b>\""
     )
-    assert parsed.summaries[1].startswith("turn 2: called delete_everything")
-    assert parsed.summaries[2].startswith("tool delete_everything: unknown tool")
+    assert parsed.summaries[2].startswith("turn 2: called delete_everything")
+    assert parsed.summaries[3].startswith("tool delete_everything: unknown tool")
     # The model's words are in the page as text: no element came of them.
     assert "script" not in parsed.elements and "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
     assert "nudge: You answered without calling a tool." in dom
@@ -240,7 +245,7 @@ def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_c
 
 def looks_then_loses_access(model_id: str, request: dict) -> dict:
     """A model that calls one tool, then the endpoint refuses the account (ModelAuthError: the incident ends ERROR)."""
-    if any(m["role"] == "assistant" for m in request["messages"]):
+    if any(m["role"] == "assistant" and "get_recent_logs" in json.dumps(m) for m in request["messages"]):
         raise ConverseError(
             403, "AccessDeniedException", "You don't have access to the model with the specified model ID."
         )
@@ -259,8 +264,8 @@ def test_an_error_incidents_report_shows_the_turns_up_to_the_failure(lab_with_a_
     page = paths["report"].read_text()
     assert_report(page, "ERROR")
     (entries,) = json.loads(paths["transcript"].read_text()).values()
-    assert [e["kind"] for e in entries] == ["model", "tool", "model", "end"]
-    assert entries[1]["ok"] and entries[2]["outcome"] == "failed" and "AccessDeniedException" in entries[2]["error"]
-    assert entries[3]["end_reason"].startswith("error: ModelAuthError: ")
+    assert [e["kind"] for e in entries] == ["tool", "model", "tool", "model", "end"]  # the history read first
+    assert entries[2]["ok"] and entries[3]["outcome"] == "failed" and "AccessDeniedException" in entries[3]["error"]
+    assert entries[4]["end_reason"].startswith("error: ModelAuthError: ")
     assert "turn 2: failed: " in page and "tool get_recent_logs: ok" in page
     assert record.metrics["llm_calls"] == 2  # the failed call counted, not vanished

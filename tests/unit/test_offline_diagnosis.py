@@ -155,12 +155,19 @@ def returning(result: dict[str, Any]):
     return lambda lambda_name: result
 
 
-def diagnose(the_incident: Incident, **results: dict[str, Any]):
-    """Run the offline investigator with these tool results; (diagnosis, run, the tools called in each turn)."""
+def diagnose(the_incident: Incident, *, function_name: str | None = None, **results: dict[str, Any]):
+    """Run the offline investigator with these tool results; (diagnosis, run, the tools called in each turn).
+    ``function_name``: the incident's function, for the pre-read (none: no pre-read)."""
     tools = {name: (ToolSpec(name, name, NAME_SCHEMA), returning(result)) for name, result in results.items()}
     provider = InMemoryToolProvider(tools)
     run = anyio.run(
-        lambda: run_agent(INVESTIGATOR, offline.OfflineChatModel(), provider, incident_message(the_incident))
+        lambda: run_agent(
+            INVESTIGATOR,
+            offline.OfflineChatModel(),
+            provider,
+            incident_message(the_incident),
+            function_name=function_name,
+        )
     )
     assert run.end_reason == "submitted", run.end_reason
     assert all(args == {"lambda_name": FN} for _, args in provider.calls)
@@ -941,7 +948,7 @@ def test_errors_nothing_logged_from_an_active_snapstart_version_is_snapstart_res
         assert "snapstart-restore-timeout" not in diagnosis.failure_modes
 
 
-# -- memory: the history read with the first tools, a hypothesis the drift checks ----------------------------------
+# -- memory: the history read before the first turn, a hypothesis the drift checks ----------------------------------
 def history(*incidents: dict) -> dict:
     return {"function_name": "orders-api", "window_days": 30, "incidents": list(incidents), "summary": "..."}
 
@@ -957,39 +964,51 @@ def past(fault: str, *, verified: bool = True) -> dict:
     }
 
 
-def _run(answer: dict):
-    return diagnose(
-        incident(),
-        **tools(
-            get_recent_logs=logs(invocation("2", DENIED)),
-            get_config_drift=drift(POLICY_REMOVED),
-            get_incident_history=answer,
-        ),
+def _run(answer: dict, *, function_name: str | None = FN):
+    results = tools(
+        get_recent_logs=logs(invocation("2", DENIED)),
+        get_config_drift=drift(POLICY_REMOVED),
+        get_incident_history=answer,
     )
+    return diagnose(incident(), function_name=function_name, **results)
 
 
-FIRST_TURN = [["get_recent_logs", "get_config_drift", "get_incident_history"]]  # no turn of the history's own
+PRE_READ = ["get_incident_history"]  # before the first model turn: no turn of its own
 
 
-def test_the_last_verified_fault_shown_again_is_concluded_from_the_drift():
-    diagnosis, _, called = _run(history(past("permission_loss")))
-    assert called == FIRST_TURN
+def test_the_last_verified_fault_shown_again_is_concluded_from_the_drift_alone():
+    diagnosis, run, called = _run(history(past("permission_loss")))
+    assert called == [PRE_READ, ["get_config_drift"]]  # the hypothesis checked by the drift, nothing else read
+    assert run.llm_calls == 2  # the drift, then the diagnosis
     assert faults(diagnosis) == {"permission_loss"}
     assert all(e.tool != "get_incident_history" for e in diagnosis.evidence)  # the history is never evidence
     assert any("get_incident_history" in gap for gap in diagnosis.investigation_gaps)
+
+
+def test_a_verified_fault_the_drift_does_not_show_again_costs_one_turn_then_it_investigates_as_without_memory():
+    diagnosis, run, called = _run(history(past("timeout")))
+    assert called == [PRE_READ, ["get_config_drift"], ["get_recent_logs"]]
+    assert faults(diagnosis) == {"permission_loss"}
+    assert not any("get_incident_history" in gap for gap in diagnosis.investigation_gaps)
 
 
 @pytest.mark.parametrize(
     "answer",
     [
         history(),  # no past incident
-        history(past("timeout")),  # another fault
         history(past("permission_loss", verified=False)),  # rolled back last time: no fix to trust
         {"function_name": "orders-api", "window_days": 30, "error": "AccessDeniedException: no"},
     ],
 )
 def test_otherwise_it_investigates_as_without_memory(answer):
     diagnosis, _, called = _run(answer)
-    assert called == FIRST_TURN
+    assert called == [PRE_READ, ["get_recent_logs", "get_config_drift"]]
     assert faults(diagnosis) == {"permission_loss"}
     assert not any("get_incident_history" in gap for gap in diagnosis.investigation_gaps)
+
+
+def test_without_the_incidents_function_the_history_is_read_with_the_first_tools():
+    # No function to read it for before the first turn (a run that names none): the model calls it itself.
+    diagnosis, _, called = _run(history(past("permission_loss")), function_name=None)
+    assert called == [["get_recent_logs", "get_config_drift", "get_incident_history"]]
+    assert faults(diagnosis) == {"permission_loss"}

@@ -345,3 +345,80 @@ def test_the_score_checks_that_the_hand_over_cites_the_scenarios_runbook_exactly
     stale = runbook.citation[:-1] + ("0" if runbook.citation[-1] != "0" else "1")  # another version's digest
     assert "hand-over citations" in score(scenario, record(stale, None), None).failures[0]
     assert "hand-over citations" in score(scenario, record(), None).failures[0]
+
+
+# -- memory: earlier incidents, stack parameters, who approved, fewer turns than the first time -------------------
+EARLIER = {"faults": [{"kind": "timeout", "seconds": 1}], "status": "ROLLED_BACK"}
+
+
+def test_earlier_incidents_load_as_scenarios_of_the_same_workload(tmp_path):
+    scenario = Scenario.model_validate(
+        {
+            "name": "again",
+            "workload": {"function": "orders-api", "invocations": 4},
+            "earlier": [{**EARLIER, "lifecycle": {"reinject_during_verifying": True}}],
+            "parameters": {"AutoApprove": "low", "RecurrenceHours": 2},
+            "expect": {"approved_by": "person", "fewer_investigation_turns": False},
+        }
+    )
+    past = scenario.as_earlier(0)
+    assert past.name == "again.earlier-1" and past.workload == scenario.workload
+    assert past.expect.status == "ROLLED_BACK" and past.lifecycle.reinject_during_verifying
+    assert not past.earlier  # its own past is not run again
+    assert scenario.parameters.given() == {"AutoApprove": "low", "RecurrenceHours": "2"}
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"earlier": [{"faults": [], "status": "REMEDIATED"}]}, "earlier.0.faults"),  # an incident needs a fault
+        ({"earlier": [{**EARLIER, "status": "REMEDIATING"}]}, "earlier.0.status"),  # not an end
+        ({"earlier": [EARLIER] * 4}, "earlier"),  # at most three
+        ({"parameters": {"MemoryDays": 3}}, "parameters.MemoryDays"),  # not one the lab redeploys
+        ({"parameters": {"AutoApprove": "high"}}, "parameters.AutoApprove"),
+        ({"parameters": {"RecurrenceHours": 0}}, "parameters.RecurrenceHours"),
+        ({"expect": {"approved_by": "someone"}}, "expect.approved_by"),
+        ({"expect": {"fewer_investigation_turns": True}}, "earlier incident"),  # nothing to compare with
+    ],
+)
+def test_a_broken_memory_block_names_its_field(tmp_path, data, field):
+    path = tmp_path / "broken.yaml"
+    path.write_text(json.dumps({"name": "broken", **data}))
+    with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
+        load_scenario(path)
+
+
+def test_the_score_checks_the_earlier_ends_who_approved_and_the_turns_against_the_first_time():
+    from incident_responder.lab.evaluation import score
+    from incident_responder.lab.pipeline.record import IncidentRecord
+    from incident_responder.review.policy import AUTO_APPROVER
+
+    scenario = Scenario.model_validate(
+        {
+            "name": "again",
+            "earlier": [EARLIER],
+            "expect": {"status": "PROPOSAL_READY", "approved_by": "person", "fewer_investigation_turns": True},
+        }
+    )
+
+    def record(*, ended="ROLLED_BACK", approved_by="alice@example.com", turns=2, tokens=5000):
+        first = {"status": ended, "turns_by_agent": {"investigation": 3}, "tokens_by_agent": {"investigation": 9000}}
+        return IncidentRecord(
+            incident_id="i",
+            status="PROPOSAL_READY",
+            metrics={"turns_by_agent": {"investigation": turns}, "tokens_by_agent": {"investigation": tokens}},
+            execution={},
+            approval={"approved_by": approved_by} if approved_by else None,
+            earlier=[{"incident_id": "e", **first}],
+        )
+
+    assert score(scenario, record(), None).failures == []
+    assert score(scenario, record(ended="REMEDIATED"), None).failures == [
+        "earlier incident 1 ended REMEDIATED (expected ROLLED_BACK)"
+    ]
+    assert score(scenario, record(approved_by=AUTO_APPROVER), None).failures == ["approved by policy (expected person)"]
+    assert score(scenario, record(approved_by=None), None).failures == ["approved by nobody (expected person)"]
+    # Fewer turns but not fewer tokens (or the reverse) is not what memory is for.
+    for worse in ({"turns": 3}, {"tokens": 9000}):
+        (failure,) = score(scenario, record(**worse), None).failures
+        assert failure.startswith("investigation turns") and failure.endswith("(expected fewer)")

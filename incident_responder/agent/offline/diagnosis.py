@@ -138,8 +138,8 @@ def build_diagnosis(obs: Observations) -> dict[str, Any]:
     _from_snapstart_restore(b)
     if (past := seen_again(obs)) is not None:  # concluded on the history's hypothesis, checked by the drift
         b.gap(
-            f"nothing read beyond the first tools: the drift shows again {', '.join(past['fault_types'])}, fixed and verified "
-            f"at {past['verified_at']} ({past['incident_id']}, get_incident_history)"
+            f"concluded from the drift without reading further: it shows again {', '.join(past['fault_types'])}, fixed "
+            f"and verified at {past['verified_at']} ({past['incident_id']}, get_incident_history)"
         )
     function = obs.function_name or "the function"
     if not b.faults:

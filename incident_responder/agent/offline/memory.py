@@ -1,10 +1,11 @@
 """DIAGNOSING (the offline model): the function's past incidents as a hypothesis, checked first.
 
-With ``get_incident_history`` among its tools, the offline investigator reads it with its first tools (no turn of
-its own: an incident with no past costs what it costs without memory, one small answer more). When the last incident
-whose fix was verified had faults that this drift shows again, and the drift shows nothing else, that hypothesis is
-checked and it concludes from the drift (the evidence) without reading further; the history itself is never
-evidence. Otherwise it investigates as it does without memory.
+The investigator's ``get_incident_history`` is read before its first turn (the agent's pre-read, agent/nodes.py): no
+turn of its own, and an incident with no past costs what it costs without memory, one small answer more. When the last
+incident whose fix was verified had faults, the first turn reads only the drift, the evidence that would show them
+again; when the drift shows exactly those faults and nothing else, it concludes from the drift (the history itself is
+never evidence). Otherwise it investigates as it does without memory, the drift already read (one turn more than
+without memory: the price of a hypothesis that did not hold).
 """
 
 from __future__ import annotations
@@ -50,13 +51,16 @@ def seen_again(obs: Observations) -> dict[str, Any] | None:
 
 
 def history_first(obs: Observations, available: set[str]) -> list[str] | None:
-    """``[]`` to conclude on the history's hypothesis once the first tools checked it, None to go on as without
-    memory (the history itself is read with the first tools: :func:`with_first_tools`)."""
-    if HISTORY_TOOL not in available or HISTORY_TOOL not in obs.called:
+    """What the history calls for: the drift alone first when a verified fix is on record, nothing more once the
+    drift shows that fault again (``[]``: conclude), None to go on as without memory."""
+    if HISTORY_TOOL not in obs.called or last_verified(obs) is None:
         return None
+    if "get_config_drift" not in obs.called:
+        return ["get_config_drift"] if "get_config_drift" in available else None
     return [] if seen_again(obs) else None
 
 
 def with_first_tools(plan: list[str], available: set[str]) -> list[str]:
-    """The first turn's tools and the history with them (the plan drops it once it was called)."""
+    """The first turn's tools and the history with them, when it was not read before the first turn (the plan drops it
+    once it was called)."""
     return [*plan, HISTORY_TOOL] if HISTORY_TOOL in available else plan

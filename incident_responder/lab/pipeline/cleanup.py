@@ -11,6 +11,13 @@ from incident_responder.account.drift import diff_configurations
 class BetweenScenarios:
     """Every fault restored, what an incident leaves cleared; or why the lab needs a refresh."""
 
+    def ready_for(self, scenario: Any, model: str = "offline", *, fresh: bool = False) -> None:
+        """The lab made ready for ``scenario``: restored clean (unless ``fresh``: nothing ran in it yet) with the stack
+        parameters the scenario asks for, or redeployed when it cannot be (or they differ)."""
+        wanted = scenario.parameters.given()
+        if (not fresh and self.clean_restore()) or not self.runs_with(wanted):
+            self.refresh(model, scenario_parameters=wanted)
+
     def clean_restore(self) -> list[str]:
         """Between two scenarios, without redeploying: every fault restored, then the account checked back
         at what onboarding recorded, and what an incident leaves behind cleared (incident tables, artifacts,

@@ -19,7 +19,7 @@ from incident_responder.intake.resolve import incident_from_alert
 from incident_responder.lab import approver
 from incident_responder.lab.changes import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
 from incident_responder.lab.emulation.burst import Workload
-from incident_responder.lab.pipeline.record import IncidentRecord
+from incident_responder.lab.pipeline.record import IncidentRecord, earlier_summary
 from incident_responder.lab.scenario import Alert, Approver, Scenario, Setup
 from incident_responder.lab.workloads.selection import workload_for
 from incident_responder.remediation.health import (
@@ -101,9 +101,20 @@ class IncidentRuns:
         on_state: Callable[[str, Any], None] | None = None,
         timeout: float = 600,
         approval: Approver = "auto",
+        memory: bool = True,
     ) -> IncidentRecord:
         """Apply the scenario's faults, let the workload fail, follow the lifecycle to its end; the lab's
-        approver does what the scenario's ``lifecycle.approval`` (else ``approval``) says."""
+        approver does what the scenario's ``lifecycle.approval`` (else ``approval``) says. The scenario's earlier
+        incidents run first, each to its end (the function's history then holds them), and the faults they leave
+        (a fix rolled back) are restored before this one's are applied. ``memory`` False: the function's history is
+        deleted before this incident starts (the same incident, as a responder without memory meets it)."""
+        earlier = []
+        for index in range(len(scenario.earlier)):
+            past = self.run(scenario.as_earlier(index), on_state=on_state, timeout=timeout, approval=approval)
+            earlier.append(earlier_summary(past))
+            self.restore(scenario.workload.function)
+        if not memory:
+            self.forget(scenario.workload.function)
         started = time.monotonic()
         if scenario.workload.setup is not None:
             self.set_up(scenario.workload.function, scenario.workload.setup)
@@ -166,7 +177,16 @@ class IncidentRuns:
         }
         if reports:
             record.approval = {**(record.approval or {}), **reports}
+        record.earlier = earlier
         return record
+
+    def forget(self, function: str) -> None:
+        """The function's history of incidents deleted: what the next incident of it finds is no past."""
+        from incident_responder.state import keys
+
+        self.clients.get("dynamodb").delete_item(
+            TableName=self.stack.physical["IncidentStateTable"], Key={"incident_id": {"S": keys.history(function)}}
+        )
 
     def publish_alert(self, function: str, alert: Alert) -> dict[str, Any]:
         """The caller's alert, as its own monitoring publishes it: the project alert JSON for ``function``, on the

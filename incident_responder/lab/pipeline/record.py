@@ -55,6 +55,7 @@ class IncidentRecord(BaseModel):
     approval: dict[str, Any] | None = None
     remediation: dict[str, Any] | None = None
     end_state: dict[str, Any] = {}
+    earlier: list[dict[str, Any]] = []  # the scenario's earlier incidents (its function's past): each one's summary
 
     @property
     def no_alert(self) -> str | None:
@@ -124,6 +125,7 @@ class IncidentRecords:
                 "tool_ms": sum(m.get("tool_ms", 0) for m in agents),
                 "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
                 "tokens_by_agent": dict(zip(AGENTS, (m.get("total_tokens", 0) for m in agents), strict=True)),
+                "turns_by_agent": dict(zip(AGENTS, (m.get("llm_calls", 0) for m in agents), strict=True)),
             },
             execution={
                 "name": execution["name"],
@@ -138,6 +140,15 @@ class IncidentRecords:
             approval=approval or None,
             remediation=remediation or None,
         )
+
+
+def earlier_summary(record: IncidentRecord) -> dict[str, Any]:
+    """What a scenario's record keeps of one of its earlier incidents: how it ended and what its agents cost."""
+    return {
+        "incident_id": record.incident_id,
+        "status": record.status,
+        **{key: record.metrics.get(key) for key in ("turns_by_agent", "tokens_by_agent", "latency_ms")},
+    }
 
 
 def _alert_name(alert: dict[str, Any] | None) -> str | None:

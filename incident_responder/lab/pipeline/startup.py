@@ -43,6 +43,7 @@ from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
 from incident_responder.lab.pipeline.cleanup import BetweenScenarios
 from incident_responder.lab.pipeline.incident import IncidentRuns
 from incident_responder.lab.pipeline.record import IncidentRecords
+from incident_responder.lab.scenario import StackParameters
 from incident_responder.lab.server import Lab
 from incident_responder.lab.stack import DeployedStack, deploy_stack
 from incident_responder.lab.template import function_urls
@@ -227,11 +228,21 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             route.close()
             restore_environment(saved)
 
-    def refresh(self, model: str = "offline", parameters: dict[str, str] | None = None) -> None:
+    def refresh(
+        self,
+        model: str = "offline",
+        parameters: dict[str, str] | None = None,
+        *,
+        scenario_parameters: dict[str, str] | None = None,
+    ) -> None:
         """A fresh lab under the running MCP servers: reset moto, redeploy the stack, re-create and onboard
         the sample workloads (table names are stable in the lab, so the servers stay valid). ``parameters``
-        change the stack's from now on (e.g. ``RemediationMode``)."""
+        change the stack's from now on (e.g. ``RemediationMode``); ``scenario_parameters``: exactly these of the
+        parameters a scenario may set (the others of them back at the template's defaults)."""
         self.stack_parameters = {**self.stack_parameters, **(parameters or {})}
+        if scenario_parameters is not None:
+            kept = {k: v for k, v in self.stack_parameters.items() if k not in StackParameters.model_fields}
+            self.stack_parameters = {**kept, **scenario_parameters}
         self.dispatcher.retire(self.stack.functions.values())
         self.lab.reset()
         self.stack = deploy_stack(
@@ -250,6 +261,11 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         self.onboarded = self._baseline_times()
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
+
+    def runs_with(self, scenario_parameters: dict[str, str]) -> bool:
+        """Whether the stack runs with exactly these of the parameters a scenario may set (the others unset)."""
+        current = {k: v for k, v in self.stack_parameters.items() if k in StackParameters.model_fields}
+        return current == scenario_parameters
 
     def _baseline_times(self) -> dict[str, str]:
         return {function: load_baseline(self.clients, function).captured_at for function in self.workload_names}
