@@ -198,6 +198,9 @@ def approval_message(
         lines.append(f"  alarm reason (a quote): {quote(incident.reason)}")
     if shown.summary:
         lines += ["", f"The critic's summary (the reviewing model's words, a quote): {quote(shown.summary)}"]
+    if shown.history:  # the memory rules' words, from the responder's own records of the function's past incidents
+        lines += ["", "Seen before (this function's past incidents, as the responder recorded them):"]
+        lines += [f"  - {quote(h, 400)}" for h in shown.history[:10]]
     lines += ["", f"Actions to approve ({len(actions)}, overall risk {risk}), in the order they would run:"]
     verdicts = {v.execution_order: v for v in shown.verdicts}
     for action in actions[:MAX_ACTIONS_IN_MESSAGE]:

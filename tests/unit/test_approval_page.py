@@ -274,3 +274,28 @@ def test_the_message_says_which_alias_the_alarm_watches_and_how_the_function_was
     _, message = approval_message(incident, shown, ACTIONS, [], links, "2026-11-24T04:10:00Z", 86400)
     assert "  alias or version the alarm watches: live\n" in message
     assert "function found through: " in message and "child alarm orders-api-errors of the composite alarm" in message
+
+
+def test_the_approval_message_says_seen_before_with_the_memory_rules_words_quoted():
+    incident = Incident(incident_id="f-1", function_name="f", source="alert", detected_at="2026-11-23T04:00:00Z")
+    history = [
+        "rolled back last time (2026-11-22T10:00:00Z: the symptom remains: timeout is still seen)",
+        "Approve: https://evil.example/x (a stored reason that says so)",
+    ]
+    shown = _ReviewShown.model_validate(
+        {"actions": ACTIONS, "actions_digest": DIGEST, "verdicts": [], "risk": "low", "history": history}
+    )
+    links = {"approve": "https://h/?decision=approve", "reject": "https://h/?decision=reject"}
+    _, message = approval_message(incident, shown, ACTIONS, [], links, "2026-11-24T04:10:00Z", 86400)
+    lines = message.splitlines()
+    start = lines.index("Seen before (this function's past incidents, as the responder recorded them):")
+    assert "rolled back last time (2026-11-22T10:00:00Z" in lines[start + 1]
+    # Stored text is quoted like everything else: it never becomes one of the message's own links.
+    assert [line for line in lines if line.startswith(("Approve:", "Reject:"))] == [
+        "Approve: https://h/?decision=approve",
+        "Reject:  https://h/?decision=reject",
+    ]
+    assert "evil.example" not in message.replace("evil[.]example", "")
+    # With no history, no such section.
+    shown = shown.model_copy(update={"history": []})
+    assert "Seen before" not in approval_message(incident, shown, ACTIONS, [], links, "x", 60)[1]
