@@ -13,7 +13,7 @@ export UV_PROJECT_ENVIRONMENT := $(VENV)
 export UV_PYTHON_DOWNLOADS := never
 STALE_LOCK := uv.lock does not match pyproject.toml: run `make lock` and commit the locks
 
-.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-model eval-bedrock eval-replay bench bench-logs bench-redaction bench-investigation fault-matrix catalogue deployer-policy report-picture corpus docs typecheck clean
+.PHONY: install tools lock upgrade check-locks demo test test-fast lint validate build eval eval-model eval-bedrock eval-replay bench bench-logs bench-redaction bench-investigation fault-matrix catalogue member-template deployer-policy report-picture corpus docs typecheck clean
 
 $(UV): requirements/uv.txt
 	PIP_ROOT_USER_ACTION=ignore $(PYTHON) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps --upgrade --target .uv -r requirements/uv.txt
@@ -151,6 +151,8 @@ bench-investigation: $(STAMP)
 	$(BIN)/python scripts/bench_investigation.py
 
 catalogue: $(STAMP) ; $(BIN)/python scripts/catalogue.py
+# member-account.yaml (the template a member account deploys), from template.yaml's statements.
+member-template: $(STAMP) ; $(BIN)/python scripts/member_template.py
 # docs/deployer-policies/: what the principal running `sam deploy` needs, from the template's resource types.
 deployer-policy: $(STAMP) ; $(BIN)/python scripts/deployer_policy.py
 

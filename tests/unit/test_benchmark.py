@@ -3,24 +3,20 @@ expects, the catalogue's coverage from the scenarios that pass, and the page ren
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
 from incident_responder.lab import benchmark
 from incident_responder.lab.scenario import Scenario
+from tests.scripts_by_path import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("benchmark_script", REPO / "scripts" / "benchmark.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmark", module_name="benchmark_script")
 
 
 def _scenario(name: str, **expect) -> Scenario:

@@ -3,7 +3,6 @@ reader's tables are the catalogue's signatures, and every entry is consistent wi
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from typing import get_args
@@ -14,6 +13,7 @@ from incident_responder.account import log_records
 from incident_responder.catalogue.failure_mode import AREAS, FailureMode, Signature
 from incident_responder.catalogue.queries import FAILURE_MODES, counts, modes_by_fault_type, signature_categories
 from incident_responder.core.contracts import ACTION_FOR_FAULT, ActionType, FaultType
+from tests.scripts_by_path import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = ("error_code", "platform_error", "network_error", "message")
@@ -21,11 +21,7 @@ KINDS = ("error_code", "platform_error", "network_error", "message")
 
 @pytest.fixture(scope="module")
 def catalogue_script():
-    spec = importlib.util.spec_from_file_location("catalogue_script", REPO / "scripts" / "catalogue.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("catalogue", module_name="catalogue_script")
 
 
 def test_the_committed_page_is_what_the_script_renders(catalogue_script):

@@ -4,21 +4,19 @@ with the template."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.scripts_by_path import load_script
 
 REPO = Path(__file__).parents[2]
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("deployer_policy", REPO / "scripts" / "deployer_policy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("deployer_policy")
 
 
 def actions_of(statement: dict) -> list[str]:

@@ -5,7 +5,6 @@ from the ASL now."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -14,6 +13,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from tests.scripts_by_path import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -106,11 +107,7 @@ def test_the_path_and_link_readers_find_what_they_should():
 
 @pytest.fixture(scope="module")
 def picture_script():
-    spec = importlib.util.spec_from_file_location("lifecycle_picture", REPO / "scripts" / "lifecycle_picture.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("lifecycle_picture")
 
 
 def test_the_committed_lifecycle_picture_is_what_the_asl_draws(picture_script):

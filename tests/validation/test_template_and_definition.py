@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -15,6 +14,7 @@ import pytest
 
 from incident_responder.lab.engine import substitute
 from incident_responder.lab.template import load_template
+from tests.scripts_by_path import load_script
 
 REPO = Path(__file__).parents[2]
 TOOLS = REPO / ".tools"
@@ -132,18 +132,12 @@ RUNTIME_PYTHON = shutil.which("python3.12") or next(
 
 def _artifacts_module():
     """scripts/artifacts.py (what `make bench` reports sizes with), loaded by path: scripts is no package."""
-    spec = importlib.util.spec_from_file_location("artifacts", REPO / "scripts" / "artifacts.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("artifacts")
 
 
 def _locks_module():
     """scripts/locks.py (what `make lock` and the layer build use), loaded by path like artifacts.py."""
-    spec = importlib.util.spec_from_file_location("locks", REPO / "scripts" / "locks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("locks")
 
 
 # Imported with every handler's artifacts below: counts the modules Python had to compile from source.
