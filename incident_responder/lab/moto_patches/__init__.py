@@ -9,6 +9,7 @@ function_states  a function's State, StateReason(Code), LastUpdateStatus as the 
 iam            a role's inline policies that CloudFormation created, stored as JSON (read back as documents)
 responses      an action moto does not implement answered as an AWS error (501 NotImplemented), not a traceback
 sqs            moto's SQS leaves mapped queues to the lab's pollers (applied when a lab serves the queue consumer)
+sts            AssumeRole answers only as the role's trust policy allows (the boundary between the lab's accounts)
 stepfunctions  JSONata, SendTaskFailure's cause, definitions parsed once, shared clients, Lambda tasks routed
 errors         a moto other than the tested one
 """

@@ -23,6 +23,7 @@ from incident_responder.lab.moto_patches import (
     iam,
     responses,
     stepfunctions,
+    sts,
 )
 from incident_responder.lab.moto_patches.errors import UntestedMotoError
 
@@ -34,6 +35,7 @@ PATCHES: tuple[tuple[Callable[[], None], str], ...] = (
     (cloudwatch._list_metrics_by_dimension_name, "ListMetrics matches a dimension filter without a value"),
     (responses._answer_unimplemented_actions, "an action moto lacks is an AWS error (501), not a traceback"),
     (iam._inline_policies_as_json, "a role's inline policies created by CloudFormation read back as documents"),
+    (sts.honour_trust_policies, "AssumeRole answers only as the role's trust policy allows: the accounts' boundary"),
     (awslambda.answer_account_settings, "moto has no GetAccountSettings; the concurrency faults read it"),
     (awslambda.keep_ephemeral_storage, "UpdateFunctionConfiguration keeps EphemeralStorage, as Lambda does"),
     (awslambda.keep_processing_results, "a mapping's LastProcessingResult is the lab poller's, as Lambda's is"),
