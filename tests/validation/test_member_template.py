@@ -145,3 +145,41 @@ def test_a_statement_on_the_central_stacks_own_resources_is_never_copied():
     deny = {**named, "Effect": "Deny"}
     kept = [s["Sid"] for s in (own, named, parameter, account, deny) if GENERATOR._about_the_account(s)]
     assert kept == ["W", "Y"]  # a deny bounds the role wherever it acts
+
+
+# -- the central side: the bus the member accounts' alarms arrive on -------------------------------------------------
+def test_the_central_stack_has_a_member_alarm_bus_only_with_member_accounts_and_only_they_may_put_on_it():
+    resources = CENTRAL["Resources"]
+    for name in ("MemberAlarmBus", "MemberAlarmBusPolicy", "MemberAlarmRule"):
+        assert resources[name]["Condition"] == "HasMemberAccounts", name
+    assert CENTRAL["Parameters"]["MemberAccounts"] == {**CENTRAL["Parameters"]["MemberAccounts"], "Default": ""}
+    assert CENTRAL["Conditions"]["HasMemberAccounts"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Fn::Join": [",", {"Ref": "MemberAccounts"}]}, ""]}]
+    }
+    # The member template's default bus is the default stack's (samconfig.toml deploys "incident-responder").
+    bus = resources["MemberAlarmBus"]["Properties"]["Name"]["Fn::Sub"].replace(
+        "${AWS::StackName}", "incident-responder"
+    )
+    assert bus == TEMPLATE["Parameters"]["CentralEventBusName"]["Default"]
+    assert TEMPLATE["Parameters"]["CentralStackName"]["Default"] == "incident-responder"
+    statement = resources["MemberAlarmBusPolicy"]["Properties"]["Statement"]
+    assert statement == {
+        "Effect": "Allow",
+        "Principal": {"AWS": {"Ref": "MemberAccounts"}},
+        "Action": "events:PutEvents",
+        "Resource": {"Fn::GetAtt": ["MemberAlarmBus", "Arn"]},
+    }
+
+
+def test_the_member_alarm_rule_sends_alarm_changes_to_the_incident_topic_only():
+    rule = CENTRAL["Resources"]["MemberAlarmRule"]["Properties"]
+    assert rule["EventBusName"] == {"Ref": "MemberAlarmBus"}
+    assert rule["EventPattern"] == TEMPLATE["Resources"]["ForwardAlarms"]["Properties"]["EventPattern"]
+    assert rule["Targets"] == [{"Id": "incident-topic", "Arn": {"Ref": "IncidentTopic"}}]
+    # The topic takes it as it takes this account's own rules: a rule on any bus of this account (rule/BUS/NAME).
+    (publish,) = [
+        s
+        for s in CENTRAL["Resources"]["IncidentTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+        if s["Sid"] == "EventBridgeRulesPublish"
+    ]
+    assert publish["Condition"]["ArnLike"]["aws:SourceArn"]["Fn::Sub"].endswith(":${AWS::AccountId}:rule/*")
