@@ -356,8 +356,8 @@ def bench_memory(scenarios) -> list[dict[str, Any]]:
     """Each scenario with earlier incidents (the function's past) in one lab, its own incident twice: with the history
     its earlier incidents left, and with that history deleted just before (the same incident without memory). The
     offline model's turns and tokens, and the time from the alert to the incident's end."""
+    from incident_responder.lab.evaluation import approved_by
     from incident_responder.lab.pipeline.startup import LabPipeline
-    from incident_responder.review.policy import AUTO_APPROVER
 
     rows = []
     with LabPipeline.start() as pipeline:
@@ -366,10 +366,9 @@ def bench_memory(scenarios) -> list[dict[str, Any]]:
             for memory in (True, False):
                 pipeline.ready_for(scenario, fresh=index == 0 and memory)
                 record = pipeline.run(scenario, memory=memory)
-                approver = (record.approval or {}).get("approved_by")
                 row["with_memory" if memory else "without_memory"] = {
                     "status": record.status,
-                    "approved_by": None if approver is None else ("policy" if approver == AUTO_APPROVER else "person"),
+                    "approved_by": approved_by(record),
                     "investigation_turns": record.metrics["turns_by_agent"]["investigation"],
                     "investigation_tokens": record.metrics["tokens_by_agent"]["investigation"],
                     "total_tokens": record.metrics["total_tokens"],

@@ -151,6 +151,15 @@ def clients(lab_env, _lab_clients) -> AwsClients:
 
 
 @pytest.fixture
+def artifacts_bucket(clients, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The stack's artifacts bucket in the fresh lab account, named by ARTIFACTS_BUCKET (where runbooks live)."""
+    name = "artifacts-tests"
+    clients.get("s3").create_bucket(Bucket=name)
+    monkeypatch.setenv("ARTIFACTS_BUCKET", name)
+    return name
+
+
+@pytest.fixture
 def sample(clients: AwsClients) -> SampleAccount:
     """The sample workload, created and onboarded (baseline recorded), with a canary secret in its env."""
     account = create_sample_account(clients, environment={"DB_PASSWORD": CANARY_SECRET})

@@ -23,6 +23,25 @@ def iso(moment: datetime | float, timespec: str = "seconds") -> str:
     return when.astimezone(UTC).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
+def read_time(value: Any, *, naive_is_utc: bool = False) -> datetime | None:
+    """A stored time (``...Z``, ``...+00:00``, or ``...+0000`` as Step Functions and some AWS APIs write it) as an
+    aware datetime; None when it is not one, or names no zone (its meaning would be a guess) unless ``naive_is_utc``.
+
+    >>> read_time("2026-11-23T17:05:00.5+0000") == read_time("2026-11-23T17:05:00.500Z"), read_time("17:05")
+    (True, None)
+    """
+    text = str(value or "")
+    if text.endswith("+0000"):
+        text = text[:-5] + "+00:00"
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return when.replace(tzinfo=UTC) if naive_is_utc else None
+    return when
+
+
 def compact_json(data: Any) -> str:
     """JSON as the model reads it: no indentation or spaces between tokens (they only cost tokens)."""
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))

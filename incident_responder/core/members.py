@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,7 +44,7 @@ class Member:
 
 
 def parse_members(text: str | None) -> frozenset[Member]:
-    """``ACCOUNT:REGION`` pairs, comma-separated (the stack's ``Members`` parameter); a malformed pair is refused
+    """``ACCOUNT:REGION`` pairs, comma-separated (the allow-list a deployment answers for); a malformed pair is refused
     (ValueError naming it): an allow-list that silently drops an entry is worse than none."""
     members = set()
     for item in (text or "").split(","):
@@ -125,8 +124,3 @@ class MemberAccess:
         expiration = credentials.get("Expiration")
         expires = expiration.timestamp() if hasattr(expiration, "timestamp") else time.time() + SESSION_SECONDS
         return _Held(AwsClients(session), expires)
-
-
-def allow_list(members: Iterable[Member]) -> str:
-    """The ``Members`` parameter's text for ``members``."""
-    return ",".join(str(m) for m in sorted(members))

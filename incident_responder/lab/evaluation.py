@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -161,19 +161,24 @@ def score(
     )
 
 
+def approved_by(record: IncidentRecord) -> Literal["person", "policy"] | None:
+    """Who approved the incident's actions: a person (the approval page, the CLI), the AutoApprove policy, or nobody."""
+    from incident_responder.review.policy import AUTO_APPROVER
+
+    approver = (record.approval or {}).get("approved_by")
+    return None if approver is None else ("policy" if approver == AUTO_APPROVER else "person")
+
+
 def _memory_failures(scenario: Scenario, record: IncidentRecord) -> list[str]:
     """What the scenario expects of its earlier incidents (each reached its end), of who approved, and of the
     investigation against the first earlier one's (fewer turns and fewer tokens)."""
-    from incident_responder.review.policy import AUTO_APPROVER
-
     failures = []
     for index, (past, ran) in enumerate(zip(scenario.earlier, record.earlier, strict=False)):
         if ran["status"] != past.status:
             failures.append(f"earlier incident {index + 1} ended {ran['status']} (expected {past.status})")
     expect = scenario.expect
     if expect.approved_by is not None:
-        approver = (record.approval or {}).get("approved_by")
-        who = None if approver is None else ("policy" if approver == AUTO_APPROVER else "person")
+        who = approved_by(record)
         if who != expect.approved_by:
             failures.append(f"approved by {who or 'nobody'} (expected {expect.approved_by})")
     if expect.fewer_investigation_turns is not None and record.earlier:

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from incident_responder.core.contracts.faults import ActionType, FaultType
 from incident_responder.core.contracts.history import HISTORY_KEPT, ActionOutcome, PastAction, PastIncident
-from incident_responder.core.encoding import iso
+from incident_responder.core.encoding import iso, read_time
 from incident_responder.core.status import TERMINAL_STATUSES, Status
 from incident_responder.memory.history import read_history
 from incident_responder.state import keys
@@ -45,14 +45,8 @@ _LEDGER_OUTCOME: dict[str, ActionOutcome] = {
 
 def _time(value: Any) -> str | None:
     """A stored time as the history holds it (ISO 8601 UTC, microseconds), or None when it is not one."""
-    text = str(value or "")
-    if text.endswith("+0000"):
-        text = text[:-5] + "+00:00"
-    try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return iso(when, "microseconds") if when.tzinfo else None
+    when = read_time(value)
+    return iso(when, "microseconds") if when else None
 
 
 def _faults(values: Any) -> list[FaultType]:

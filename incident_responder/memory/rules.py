@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from incident_responder.core.contracts.history import PastIncident
+from incident_responder.core.encoding import read_time
 from incident_responder.memory.history import fixed_then_back, parsed_time, read_history, within
 
 MEMORY_DAYS = 30  # the window past incidents count in (the stack's MemoryDays)
@@ -36,7 +37,6 @@ class MemoryFinding:
 
 
 def findings_for(
-    function_name: str,
     fault_type: str,
     action_type: str,
     incidents: list[PastIncident],
@@ -45,9 +45,8 @@ def findings_for(
     days: int = MEMORY_DAYS,
     recurrence_hours: int = RECURRENCE_HOURS,
 ) -> list[MemoryFinding]:
-    """What ``incidents`` (the function's history, newest first) say of ``action_type`` for ``fault_type`` on an
-    incident of ``function_name`` that started at ``started_at``."""
-    del function_name  # the history item is the function's own (history#<function_name>): named for the reader
+    """What ``incidents`` (one function's history, newest first) say of ``action_type`` for ``fault_type`` on an
+    incident of that function that started at ``started_at``."""
     recent = within(incidents, started_at, days)
     found: list[MemoryFinding] = []
     same = [p for p in recent if fault_type in p.fault_types]
@@ -90,7 +89,6 @@ class Memory:
 
     def findings(self, fault_type: str, action_type: str) -> list[MemoryFinding]:
         return findings_for(
-            self.function_name,
             fault_type,
             action_type,
             self.incidents,
@@ -100,21 +98,18 @@ class Memory:
         )
 
     def notes(self, actions: list[Any]) -> list[str]:
-        """What the history says of each action (``RemediationAction``s), one line each, as the policy words it."""
-        return [
-            f"action {a.execution_order} ({a.action_type.value}): {f.text}"
-            for a in actions
-            for f in self.findings(str(a.fault_type), a.action_type.value)
-        ]
+        """What the history says of each action (``RemediationAction``s), one line each (:func:`note`)."""
+        return [note(a, f) for a in actions for f in self.findings(str(a.fault_type), a.action_type.value)]
+
+
+def note(action: Any, finding: MemoryFinding) -> str:
+    """One finding about one action (a ``RemediationAction``), as the critic, the review and the approval page read it."""
+    return f"action {action.execution_order} ({action.action_type.value}): {finding.text}"
 
 
 def started_at(detected_at: str | None) -> datetime:
-    """When the incident started (its alert's time); now when that is not a readable time."""
-    try:
-        when = parsed_time(str(detected_at or "").replace("+0000", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    """When the incident started (its alert's time, UTC when it names no zone); now when that is not a readable time."""
+    return read_time(detected_at, naive_is_utc=True) or datetime.now(UTC)
 
 
 def read_memory(

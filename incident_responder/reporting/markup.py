@@ -6,6 +6,8 @@ import json
 from html import escape
 from typing import Any
 
+from incident_responder.core.encoding import read_time
+
 OUTPUT_LIMIT = 4000  # characters of one tool output shown beside its evidence pointer
 
 
@@ -39,9 +41,7 @@ def _marked(text: str, excerpt: str, limit: int = OUTPUT_LIMIT) -> str:
 
 
 def _when(value: Any) -> str:
-    from incident_responder.reporting.view import _when as parse
-
-    stamp = parse(value) if value else None
+    stamp = read_time(value) if value else None
     return stamp.strftime("%Y-%m-%d %H:%M:%S UTC") if stamp else escape(str(value or "-"))
 
 

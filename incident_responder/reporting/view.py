@@ -9,8 +9,9 @@ dict itself.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
+
+from incident_responder.core.encoding import read_time
 
 APPROVAL_KEYS = ("approved_by", "approved_at", "approval_channel", "actions_digest", "rejected_by", "rejection_reason")
 
@@ -74,27 +75,18 @@ def read_incident(clients: Any, incident_id: str, *, state_table: str, context_t
     return {"shown": shown, "state": state, "records": records, "events": events}
 
 
-def _when(value: Any) -> datetime | None:
-    text = str(value)
-    if text.endswith("+0000"):
-        text = text[:-5] + "+00:00"
-    try:
-        stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return stamp if stamp.tzinfo else None
-
-
 def timeline(timings: dict[str, Any]) -> list[tuple[str, str, float | None]]:
     """(state, time, seconds until the next state) in the order they happened; unreadable times last."""
     timings = {k: v for k, v in timings.items() if k != "updated_at"}  # the item's last write, not a state
-    known = sorted(((stamp, key) for key, value in timings.items() if (stamp := _when(value))), key=lambda p: p[0])
+    known = sorted(((stamp, key) for key, value in timings.items() if (stamp := read_time(value))), key=lambda p: p[0])
     rows: list[tuple[str, str, float | None]] = []
     for index, (stamp, key) in enumerate(known):
         following = known[index + 1][0] if index + 1 < len(known) else None
         spent = (following - stamp).total_seconds() if following else None
         rows.append((key.removesuffix("_at").upper(), stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z", spent))
-    rows += [(key.removesuffix("_at").upper(), str(value), None) for key, value in timings.items() if not _when(value)]
+    rows += [
+        (key.removesuffix("_at").upper(), str(value), None) for key, value in timings.items() if not read_time(value)
+    ]
     return rows
 
 

@@ -25,7 +25,7 @@ from incident_responder.core.contracts import (
     actions_digest,
 )
 from incident_responder.core.encoding import iso
-from incident_responder.memory.rules import Memory
+from incident_responder.memory.rules import Memory, note
 
 AutoApprove = Literal["none", "low"]
 AUTO_APPROVER = "auto-approve (AutoApprove=low)"
@@ -131,7 +131,7 @@ def apply_review_policy(
         if action.action_type in PERSON_ONLY_ACTIONS:
             verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, PERSON_ONLY_ACTIONS[action.action_type])
         for finding in memory.findings(fault, action.action_type.value) if memory else []:
-            history.append(f"action {order} ({action.action_type.value}): {finding.text}")  # as Memory.notes says
+            history.append(note(action, finding))
             if finding.needs_human:
                 verdict = _floor(verdict, critic, Verdict.NEEDS_HUMAN, f"{finding.text}: a person decides")
         if not grounded.get(fault):

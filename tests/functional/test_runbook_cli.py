@@ -6,15 +6,6 @@ import pytest
 
 from incident_responder.cli.commands import main
 
-BUCKET = "runbook-cli-tests"
-
-
-@pytest.fixture
-def bucket(clients, monkeypatch):
-    clients.get("s3").create_bucket(Bucket=BUCKET)
-    monkeypatch.setenv("ARTIFACTS_BUCKET", BUCKET)
-    return BUCKET
-
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -29,7 +20,7 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
-def test_set_list_show_remove(bucket, capsys, tmp_path):
+def test_set_list_show_remove(artifacts_bucket, capsys, tmp_path):
     file = tmp_path / "eni.md"
     file.write_text("# ENI limit\n\n1. Ask for a higher ENI quota.\n2. Tell #network.\n")
     code, out, _ = run(capsys, "runbook", "set", "--mode", "eni-limit-reached", str(file))
@@ -56,7 +47,7 @@ def test_set_list_show_remove(bucket, capsys, tmp_path):
         (["remove", "--mode", "eni-limit-reached"], None, 1, "no runbook for mode/eni-limit-reached"),
     ],
 )
-def test_refusals_are_one_line_and_a_non_zero_exit(bucket, capsys, tmp_path, argv, content, code, says):
+def test_refusals_are_one_line_and_a_non_zero_exit(artifacts_bucket, capsys, tmp_path, argv, content, code, says):
     if content is not None:
         (tmp_path / "f.md").write_bytes(content)
         argv = [*argv, str(tmp_path / "f.md")]
@@ -64,7 +55,7 @@ def test_refusals_are_one_line_and_a_non_zero_exit(bucket, capsys, tmp_path, arg
     assert got == code and says in one_line(err) and one_line(err).startswith(f"responder runbook {argv[0]}: ")
 
 
-def test_a_missing_file_and_a_missing_bucket_setting(bucket, capsys, monkeypatch, tmp_path):
+def test_a_missing_file_and_a_missing_bucket_setting(artifacts_bucket, capsys, monkeypatch, tmp_path):
     code, _, err = run(capsys, "runbook", "set", "--function", "orders-api", str(tmp_path / "absent.md"))
     assert code == 2 and "absent.md: No such file or directory" in one_line(err)
     monkeypatch.delenv("ARTIFACTS_BUCKET")
@@ -72,19 +63,22 @@ def test_a_missing_file_and_a_missing_bucket_setting(bucket, capsys, monkeypatch
     assert code == 2 and "ARTIFACTS_BUCKET is not set" in one_line(err)
 
 
-def test_a_tampered_runbook_is_refused_by_show(bucket, capsys, clients, tmp_path):
+def test_a_tampered_runbook_is_refused_by_show(artifacts_bucket, capsys, clients, tmp_path):
     (tmp_path / "f.md").write_text("1. restart nothing\n")
     assert run(capsys, "runbook", "set", "--function", "orders-api", str(tmp_path / "f.md"))[0] == 0
     s3 = clients.get("s3")
     key = "runbooks/function/orders-api.md"
     s3.put_object(
-        Bucket=bucket, Key=key, Body=b"1. grant *\n", Metadata=s3.head_object(Bucket=bucket, Key=key)["Metadata"]
+        Bucket=artifacts_bucket,
+        Key=key,
+        Body=b"1. grant *\n",
+        Metadata=s3.head_object(Bucket=artifacts_bucket, Key=key)["Metadata"],
     )
     code, out, err = run(capsys, "runbook", "show", "--function", "orders-api")
     assert code == 1 and out == "" and "does not match its recorded sha256 digest" in one_line(err)
 
 
-def test_either_scope_is_required(bucket, capsys):
+def test_either_scope_is_required(artifacts_bucket, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["runbook", "show"])
     assert exited.value.code == 2 and "one of the arguments --function --mode is required" in capsys.readouterr().err

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import anyio
-import pytest
 
 from incident_responder.agent import offline
 from incident_responder.agent.graph import run_agent
@@ -104,20 +103,12 @@ def test_the_runbooks_reach_the_proposer_in_one_untrusted_block():
 
 
 # -- the propose step against the lab: runbooks read, quoted, cited; the guardrails still decide -------------
-BUCKET = "runbook-handover-tests"
 
 
-@pytest.fixture
-def bucket(clients, monkeypatch):
-    clients.get("s3").create_bucket(Bucket=BUCKET)
-    monkeypatch.setenv("ARTIFACTS_BUCKET", BUCKET)
-    return BUCKET
-
-
-def test_a_model_following_a_runbook_that_grants_star_is_refused_by_the_guardrails(clients, sample, bucket):
-    stored = runbooks.store(clients, bucket, function_scope("data-processor"), HOSTILE.encode())
-    runbooks.store(clients, bucket, mode_scope("eni-limit-reached"), ENI.encode())
-    runbooks.store(clients, bucket, function_scope("orders-api"), b"1. another team's steps\n")
+def test_a_model_following_a_runbook_that_grants_star_is_refused_by_the_guardrails(clients, sample, artifacts_bucket):
+    stored = runbooks.store(clients, artifacts_bucket, function_scope("data-processor"), HOSTILE.encode())
+    runbooks.store(clients, artifacts_bucket, mode_scope("eni-limit-reached"), ENI.encode())
+    runbooks.store(clients, artifacts_bucket, function_scope("orders-api"), b"1. another team's steps\n")
     wildcard = {
         "fault_type": "permission_loss",
         "action_type": "restore_iam_policy",
@@ -170,8 +161,8 @@ def test_a_model_following_a_runbook_that_grants_star_is_refused_by_the_guardrai
     assert "another team" not in json.dumps(block[1])
 
 
-def test_no_runbook_is_read_when_every_fault_has_an_action(clients, sample, bucket):
-    runbooks.store(clients, bucket, function_scope("data-processor"), HOSTILE.encode())
+def test_no_runbook_is_read_when_every_fault_has_an_action(clients, sample, artifacts_bucket):
+    runbooks.store(clients, artifacts_bucket, function_scope("data-processor"), HOSTILE.encode())
     model = ScriptedChatModel(responses=[call(SUBMIT_PROPOSAL, {"actions": []})])
     incident = INCIDENT.model_copy(update={"function_name": "data-processor"})
     anyio.run(

@@ -104,7 +104,7 @@ FIXED_LONG_AGO = _past(
 
 
 def _findings(history: list[PastIncident], fault: str = "timeout") -> list[tuple[str, bool]]:
-    found = findings_for("data-processor", fault, "update_function_configuration", history, started_at=NOW)
+    found = findings_for(fault, "update_function_configuration", history, started_at=NOW)
     return [(f.text, f.needs_human) for f in found]
 
 
