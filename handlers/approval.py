@@ -34,6 +34,7 @@ from incident_responder.approval.telemetry import record_page, record_request, r
 from incident_responder.core import runtime_hooks
 from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.members import incident_clients
 from incident_responder.core.settings import ApprovalEndpointSettings, ApprovalRequestSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 
@@ -71,7 +72,7 @@ def request_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidApprovalRequestError(f"the approval request event lacks {exc}") from None
     expires_at = request_approval(
-        AwsClients.shared(),
+        incident_clients(incident.account_id, incident.region, "read"),
         table=config.incident_state_table,
         topic_arn=config.approval_topic_arn,
         approval_url=config.approval_url,

@@ -20,8 +20,9 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 
 from incident_responder.core import runtime_hooks
-from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.aws import retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.members import incident_clients
 from incident_responder.core.settings import RemediateSettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation import remediate
@@ -52,7 +53,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         incident_id=incident.incident_id, function_name=incident.function_name, operation=event["operation"]
     )
     config = settings()
-    clients = AwsClients.shared()
+    clients = incident_clients(incident.account_id, incident.region, "remediate")
     metrics.add_metadata(key="incident_id", value=incident.incident_id)
     if event["operation"] == "apply":
         result = remediate.apply(

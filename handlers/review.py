@@ -19,8 +19,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from incident_responder.agent.configured import agent_limits, chat_model, load_model_provider, mcp_server
 from incident_responder.agent.graph import agent_graph
 from incident_responder.core import runtime_hooks
-from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.aws import retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.members import incident_clients
 from incident_responder.core.settings import ReviewSettings, at_cold_start
 from incident_responder.core.tracing import AWS_AND_HTTP_CALLS, lambda_tracer
 from incident_responder.memory.rules import read_memory, started_at
@@ -45,7 +46,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     incident = incident_from_event(event)
     logger.append_keys(incident_id=incident.incident_id, function_name=incident.function_name)
     config = settings()
-    clients = AwsClients.shared()
+    clients = incident_clients(incident.account_id, incident.region, "read")
     store = RecordStore.from_settings(config)
     diagnosis = diagnosis_for(clients, store, incident.incident_id, event.get("investigation"))
     memory = None

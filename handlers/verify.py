@@ -17,8 +17,9 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 
 from incident_responder.core import runtime_hooks
-from incident_responder.core.aws import AwsClients, retry_passing_aws_errors
+from incident_responder.core.aws import retry_passing_aws_errors
 from incident_responder.core.contracts import build_all, incident_from_event
+from incident_responder.core.members import incident_clients
 from incident_responder.core.settings import VerifySettings, at_cold_start
 from incident_responder.core.tracing import lambda_tracer
 from incident_responder.remediation.errors import InvalidVerificationInputError
@@ -48,7 +49,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if field not in event:
             raise InvalidVerificationInputError(f"the event lacks {field!r}")
     result = verify(
-        AwsClients.shared(),
+        incident_clients(incident.account_id, incident.region, "read"),
         incident=incident,
         actions=event["actions"],
         remediation=event["remediation"],

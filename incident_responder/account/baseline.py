@@ -22,6 +22,7 @@ from incident_responder.account.role import managed_policy_documents
 from incident_responder.account.state import FunctionConfiguration, configuration_from
 from incident_responder.account.vetting import NotRestorable, vet
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.members import function_key
 
 DEFAULT_BASELINE_TABLE = "incident-baselines"
 
@@ -108,7 +109,7 @@ def record_baseline(clients: AwsClients, function_name: str, table: str | None =
     clients.get("dynamodb").put_item(
         TableName=table or baseline_table_name(),
         Item={
-            "function_name": {"S": baseline.function_name},
+            "function_name": {"S": function_key(clients, baseline.function_name)},
             "function_arn": {"S": baseline.function_arn},
             "captured_at": {"S": baseline.captured_at},
             # A JSON string: policy documents hold shapes DynamoDB's type system makes awkward.
@@ -156,7 +157,7 @@ def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = N
         clients.get("dynamodb")
         .get_item(
             TableName=table or baseline_table_name(),
-            Key={"function_name": {"S": function_name}},
+            Key={"function_name": {"S": function_key(clients, function_name)}},
             ProjectionExpression="function_name, function_arn",
             ConsistentRead=True,
         )
@@ -168,7 +169,9 @@ def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = N
 def load_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
     item = (
         clients.get("dynamodb")
-        .get_item(TableName=table or baseline_table_name(), Key={"function_name": {"S": function_name}})
+        .get_item(
+            TableName=table or baseline_table_name(), Key={"function_name": {"S": function_key(clients, function_name)}}
+        )
         .get("Item")
     )
     if not item:
@@ -177,7 +180,7 @@ def load_baseline(clients: AwsClients, function_name: str, table: str | None = N
     # Judged again as loaded: an item written by hand, or recorded before vetting, holds no verdicts of its own.
     recorded = [NotRestorable.model_validate(n) for n in json.loads(item.get("not_restorable", {}).get("S", "[]"))]
     return Baseline(
-        function_name=item["function_name"]["S"],
+        function_name=configuration.function_name,
         captured_at=item["captured_at"]["S"],
         configuration=configuration,
         function_arn=item.get("function_arn", {}).get("S"),

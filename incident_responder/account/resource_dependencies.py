@@ -150,7 +150,7 @@ def _tables(reader: _Reader, config: dict[str, Any], variables: dict[str, str]) 
             named.setdefault(table, None)
     if len(named) > MAX_TABLES:
         reader.gaps.append(f"tables: only the first {MAX_TABLES} of {len(named)} shown")
-    ddb = reader.clients.get("dynamodb")
+    ddb = reader.clients.in_account("dynamodb")
     out = []
     for table, named_by in list(named.items())[:MAX_TABLES]:
         entry = TableDependency(table_name=table, variable=named_by)

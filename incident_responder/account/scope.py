@@ -14,6 +14,7 @@ from incident_responder.account.baseline import baseline_table_name, onboarded_a
 from incident_responder.account.errors import OutOfScopeError
 from incident_responder.account.names import function_name_of
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.members import NotAMemberError, incident_clients
 
 
 class OnboardedScope:
@@ -23,13 +24,25 @@ class OnboardedScope:
 
     def check(self, name_or_arn: str) -> str:
         """The bare function name, if the tools may answer for it; otherwise OutOfScopeError."""
+        return self.resolve(name_or_arn)[1]
+
+    def resolve(self, name_or_arn: str) -> tuple[AwsClients, str]:
+        """The clients that reach the function (a member account's, for an ARN of an allowed member account and
+        Region) and its bare name, if the tools may answer for it; otherwise OutOfScopeError."""
         try:
             name = function_name_of(name_or_arn)
         except ValueError as exc:
             raise OutOfScopeError(str(exc)) from None
+        clients = self.clients
+        if name_or_arn.startswith("arn:"):
+            parts = name_or_arn.split(":")
+            try:
+                clients = incident_clients(parts[4], parts[3], "read", self.clients)
+            except NotAMemberError as exc:
+                raise OutOfScopeError(f"{name_or_arn!r}: {exc}") from None
         table = self.table or baseline_table_name()
         try:
-            recorded = onboarded_arn(self.clients, name, table)
+            recorded = onboarded_arn(clients, name, table)
         except (ClientError, BotoCoreError) as exc:
             raise OutOfScopeError(f"cannot read the baseline table {table!r} to check {name!r}: {exc}") from None
         if recorded is None:
@@ -44,8 +57,12 @@ class OnboardedScope:
                     f"{name_or_arn!r} is not the onboarded function {name!r} ({recorded or 'no ARN recorded'}): "
                     "another account, region or partition"
                 )
-        return name
+        return clients, name
 
     async def acheck(self, name_or_arn: str) -> str:
         """:meth:`check` off the event loop (boto3 blocks), for the MCP servers' async tools."""
         return await anyio.to_thread.run_sync(self.check, name_or_arn)
+
+    async def aresolve(self, name_or_arn: str) -> tuple[AwsClients, str]:
+        """:meth:`resolve` off the event loop (boto3 blocks), for the MCP servers' async tools."""
+        return await anyio.to_thread.run_sync(self.resolve, name_or_arn)

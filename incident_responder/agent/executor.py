@@ -50,12 +50,36 @@ def _schema_errors(schema: dict[str, Any] | None, value: Any) -> list[str]:
 class ToolExecutor:
     """Validates, calls and checks tools of one provider."""
 
-    def __init__(self, provider: ToolProvider, specs: list[ToolSpec], function_name: str | None = None):
+    def __init__(
+        self,
+        provider: ToolProvider,
+        specs: list[ToolSpec],
+        function_name: str | None = None,
+        function_arn: str | None = None,
+    ):
         self.provider = provider
         self.specs = {s.name: s for s in specs}
         # The incident's function: a run answers for it alone, so a call about another function (two incidents
         # under way at once, or text in a log naming one) is refused here, before any server sees it.
         self.function_name = function_name
+        # A member account's function (unqualified ARN): every call names it by this ARN, so the servers read that
+        # account and Region; an ARN of any other account or Region is refused.
+        self.function_arn = function_arn
+
+    def _bound(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """The arguments as sent (a member function's name as its ARN), or a refusal."""
+        named = arguments.get("lambda_name")
+        if refusal := self._other_function(arguments):
+            return arguments, refusal
+        if not self.function_arn or not isinstance(named, str):
+            return arguments, None
+        if named.startswith("arn:") and ":".join(named.split(":")[:7]) != self.function_arn:
+            return arguments, (
+                f"this incident is about {self.function_arn}; {named[:140]} is in another account or Region, "
+                "which tools may not be called for"
+            )
+        qualifier = named.split(":")[7:8] if named.startswith("arn:") else []
+        return {**arguments, "lambda_name": ":".join([self.function_arn, *qualifier])}, None
 
     def _other_function(self, arguments: dict[str, Any]) -> str | None:
         named = arguments.get("lambda_name")
@@ -81,7 +105,8 @@ class ToolExecutor:
             return ToolOutcome(
                 False, error=f"invalid arguments for {name}: {'; '.join(problems)}", provider_called=False
             )
-        if refusal := self._other_function(arguments):
+        arguments, refusal = self._bound(arguments)
+        if refusal:
             return ToolOutcome(False, error=f"{name}: {refusal}", provider_called=False)
         raw = await self.provider.call_tool(name, arguments)
         if raw.is_error:

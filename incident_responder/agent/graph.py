@@ -91,6 +91,7 @@ async def run_agent(
     limits: Limits = Limits(),  # noqa: B008 - a frozen dataclass, immutable
     remaining_ms: Callable[[], int] | None = None,
     function_name: str | None = None,
+    function_arn: str | None = None,
 ) -> AgentRun:
     """Run one agent to its end. ``provider`` must already be open (entered). ``function_name``: the incident's
     function, the only one its tools may be called for."""
@@ -104,7 +105,7 @@ async def run_agent(
             return int((deadline - time.monotonic()) * 1000)
 
     tools = [t for t in await provider.list_tools() if spec.tool_filter(t) and t.name != spec.terminal_tool]
-    executor = ToolExecutor(provider, tools, function_name=function_name)
+    executor = ToolExecutor(provider, tools, function_name=function_name, function_arn=function_arn)
     context = RunContext.create(spec, model, executor, tools, limits, remaining_ms)
     initial: AgentState = {"messages": [system_message(spec.system_prompt, model), HumanMessage(user_message)]}
     # LangGraph's own limit is only a backstop: the watchdog ends runs well before it.
@@ -167,15 +168,30 @@ async def run_agent_over_mcp(
     limits: Limits = Limits(),  # noqa: B008 - a frozen dataclass, immutable
     remaining_ms: Callable[[], int] | None = None,
     function_name: str | None = None,
+    function_arn: str | None = None,
 ) -> AgentRun:
     """:func:`run_agent` over sessions to ``servers`` (opened and closed here), or over an open ``provider``."""
     if provider is not None:
         return await run_agent(
-            spec, model, provider, user_message, limits=limits, remaining_ms=remaining_ms, function_name=function_name
+            spec,
+            model,
+            provider,
+            user_message,
+            limits=limits,
+            remaining_ms=remaining_ms,
+            function_name=function_name,
+            function_arn=function_arn,
         )
     if not servers:
         raise ValueError(f"{spec.name}: no MCP server to run over")
     async with McpToolProvider(servers) as opened:
         return await run_agent(
-            spec, model, opened, user_message, limits=limits, remaining_ms=remaining_ms, function_name=function_name
+            spec,
+            model,
+            opened,
+            user_message,
+            limits=limits,
+            remaining_ms=remaining_ms,
+            function_name=function_name,
+            function_arn=function_arn,
         )

@@ -86,6 +86,11 @@ class AwsClients:
     def account_id(self) -> str:
         return self.get("sts").get_caller_identity()["Account"]
 
+    def in_account(self, service: str) -> Any:
+        """A client for the resources of the account these clients act in (a member's own DynamoDB tables, say),
+        where :meth:`get` keeps the deployment's stores central (:class:`incident_responder.core.members.MemberClients`)."""
+        return self.get(service)
+
 
 def forget_shared_clients() -> None:
     """Drop every :meth:`AwsClients.shared` instance: the next call makes new clients, with credentials

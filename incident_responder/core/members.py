@@ -4,16 +4,24 @@ A member account deploys member-account.yaml: a read role and a remediation role
 function roles may assume, with the external id. :class:`MemberAccess` assumes the one a purpose needs, for the
 incident's account and Region only when that pair is on the allow-list, checks that the credentials STS answered with
 are that account's, and keeps them for the invocation (refreshed before they expire). The deployment's own account and
-Region need no role: its own clients. Nothing here is wired into the lifecycle yet (docs/deploy.md says what is).
+Region need no role: its own clients.
+
+An incident's clients (:func:`incident_clients`) are :class:`MemberClients` for a member: the calls on the function and
+what it depends on go to the member account, while the deployment's own stores (DynamoDB tables, the artifacts bucket,
+topics, executions) stay in the central account. A member function's baseline, history and leases are keyed by its
+ARN (:func:`function_key`): two accounts can hold functions of the same name.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import threading
 import time
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import boto3
 
@@ -41,6 +49,14 @@ class Member:
 
     def __str__(self) -> str:
         return f"{self.account}:{self.region}"
+
+
+def members_of(accounts: str | None, regions: str | None, home_region: str) -> frozenset[Member]:
+    """The allow-list as the central stack gives it (MemberAccounts and MemberRegions, comma-separated): every
+    listed account in every listed Region (the stack's own Region when none is listed), as a StackSet deploys."""
+    listed = [r.strip() for r in (regions or "").split(",") if r.strip()] or [home_region]
+    pairs = [f"{a.strip()}:{r}" for a in (accounts or "").split(",") if a.strip() for r in listed]
+    return parse_members(",".join(pairs))
 
 
 def parse_members(text: str | None) -> frozenset[Member]:
@@ -124,3 +140,193 @@ class MemberAccess:
         expiration = credentials.get("Expiration")
         expires = expiration.timestamp() if hasattr(expiration, "timestamp") else time.time() + SESSION_SECONDS
         return _Held(AwsClients(session), expires)
+
+
+# Services whose calls stay in the deployment's own account whatever the incident's: its tables, artifacts bucket,
+# topics and executions. A member function's own DynamoDB tables are read with :meth:`MemberClients.in_account`.
+CENTRAL_SERVICES = frozenset({"dynamodb", "s3", "sns", "stepfunctions"})
+
+
+class MemberClients(AwsClients):
+    """Clients for an incident in a member account: calls go to the member, except :data:`CENTRAL_SERVICES`, which
+    stay with the deployment's own clients. The member role is assumed at the first call that needs it, so a stage
+    that only keys its records by the function (the report, the review) never assumes one."""
+
+    def __init__(self, access: MemberAccess, member: Member, purpose: Purpose):
+        super().__init__(access.home_clients.session)
+        self.home = access.home_clients
+        self.access = access
+        self.member = member
+        self.purpose = purpose
+
+    def get(self, service: str) -> Any:
+        return self.home.get(service) if service in CENTRAL_SERVICES else self.in_account(service)
+
+    def in_account(self, service: str) -> Any:
+        return self.access.clients(self.member.account, self.member.region, self.purpose).get(service)
+
+    @property
+    def region(self) -> str:
+        return self.member.region
+
+    @property
+    def endpoint_url(self) -> str:
+        return self.home.endpoint_url
+
+    def account_id(self) -> str:
+        return self.member.account
+
+
+def member_of(clients: AwsClients) -> Member | None:
+    """The member account and Region ``clients`` act in; None for the deployment's own."""
+    return getattr(clients, "member", None)
+
+
+def _arn(member: Member, function_name: str) -> str:
+    partition = "aws-cn" if member.region.startswith("cn-") else "aws"
+    return f"arn:{partition}:lambda:{member.region}:{member.account}:function:{function_name}"
+
+
+def function_key(clients: AwsClients, function_name: str) -> str:
+    """How the deployment's records name a function: its name in the deployment's own account and Region (as before
+    there were members), its unqualified ARN in a member's (the same name there is another function)."""
+    member = member_of(clients)
+    return function_name if member is None else _arn(member, function_name)
+
+
+def home_of(home_clients: AwsClients | None = None) -> Member:
+    """The deployment's own account and Region: HOME_ACCOUNT (the stack sets it) and AWS_REGION ("" where unset)."""
+    region = os.environ.get("AWS_REGION") or (home_clients.region if home_clients else "") or ""
+    return Member(os.environ.get("HOME_ACCOUNT") or "", region)
+
+
+def _is_home(home: Member, account: str | None, region: str | None) -> bool:
+    return not account or (account == home.account and (not region or region == home.region))
+
+
+def function_key_of(account: str | None, region: str | None, function_name: str) -> str:
+    """:func:`function_key` of a function named with its account and Region (an incident's), without credentials:
+    by ARN for another account or Region than the deployment's (ingest admitted it only as an allowed member)."""
+    home = home_of()
+    if _is_home(home, account, region):
+        return function_name
+    wanted = Member(str(account), region or home.region)
+    if not home.account and wanted not in member_access().members:
+        return function_name  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
+    return _arn(wanted, function_name)
+
+
+def member_function_arn(incident: Any) -> str | None:
+    """The unqualified ARN of an incident's function in a member account (what its tool calls name); None for the
+    deployment's own account and Region."""
+    key = function_key_of(incident.account_id, incident.region, incident.function_name)
+    return key if key.startswith("arn:") else None
+
+
+class LazyMembers(Collection[Member]):
+    """The allow-list, read (:func:`member_access`) only when an alert of another account or Region than the
+    deployment's asks whether it is on it: the deployment's own alerts read nothing."""
+
+    def __init__(self, load: Callable[[], frozenset[Member]]):
+        self._load = load
+        self._members: frozenset[Member] | None = None
+
+    def _get(self) -> frozenset[Member]:
+        if self._members is None:
+            self._members = frozenset(self._load())
+        return self._members
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._get()
+
+    def __iter__(self) -> Iterator[Member]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+
+@dataclass(frozen=True)
+class MemberConfig:
+    members: frozenset[Member] = frozenset()
+    external_id: str | None = None
+    role_prefix: str = "incident-responder"
+
+
+CONFIG_SECONDS = 300  # the stack's members parameter is read again after this long (an update reaches warm functions)
+
+
+def member_config(home_clients: AwsClients, home_region: str) -> MemberConfig:
+    """The allow-list, external id and role prefix: from MEMBER_ACCOUNTS, MEMBER_REGIONS, MEMBER_EXTERNAL_ID and
+    MEMBER_ROLE_PREFIX when MEMBER_ACCOUNTS is set (a self-hosted server, the lab), else from the SSM parameter
+    MEMBERS_PARAMETER names (the stack's: a changed member list then needs no new function version), else none.
+    ValueError for a malformed list."""
+    env = os.environ
+    if env.get("MEMBER_ACCOUNTS"):
+        values = {
+            "accounts": env.get("MEMBER_ACCOUNTS"),
+            "regions": env.get("MEMBER_REGIONS"),
+            "external_id": env.get("MEMBER_EXTERNAL_ID"),
+            "role_prefix": env.get("MEMBER_ROLE_PREFIX"),
+        }
+    elif env.get("MEMBERS_PARAMETER"):
+        raw = home_clients.get("ssm").get_parameter(Name=env["MEMBERS_PARAMETER"])["Parameter"]["Value"]
+        values = json.loads(raw)
+        if not isinstance(values, dict):
+            raise ValueError(f"{env['MEMBERS_PARAMETER']}: expected a JSON object")
+    else:
+        return MemberConfig()
+    return MemberConfig(
+        members=members_of(str(values.get("accounts") or ""), str(values.get("regions") or ""), home_region),
+        external_id=str(values.get("external_id") or "") or None,
+        role_prefix=str(values.get("role_prefix") or "") or "incident-responder",
+    )
+
+
+_ACCESS: dict[tuple, tuple[MemberAccess, float]] = {}
+_ACCESS_LOCK = threading.Lock()
+
+
+def member_access(home_clients: AwsClients | None = None) -> MemberAccess:
+    """The process's :class:`MemberAccess` (:func:`member_config`), kept across warm invocations with the
+    credentials it assumed; its configuration read again after :data:`CONFIG_SECONDS`."""
+    env = os.environ
+    home_clients = home_clients or AwsClients.shared()
+    names = ("MEMBER_ACCOUNTS", "MEMBER_REGIONS", "MEMBER_EXTERNAL_ID", "MEMBER_ROLE_PREFIX", "MEMBERS_PARAMETER")
+    key = (id(home_clients), *(env.get(n) for n in names), env.get("HOME_ACCOUNT"), env.get("AWS_REGION"))
+    with _ACCESS_LOCK:
+        kept = _ACCESS.get(key)
+        if kept is not None and (not env.get("MEMBERS_PARAMETER") or time.time() - kept[1] < CONFIG_SECONDS):
+            return kept[0]
+        home = home_of(home_clients)
+        config = member_config(home_clients, home.region)
+        access = MemberAccess(
+            home_clients=home_clients,
+            home=home,
+            members=config.members,
+            external_id=config.external_id,
+            role_prefix=config.role_prefix,
+            session_name=(env.get("AWS_LAMBDA_FUNCTION_NAME") or "incident-responder")[:64],
+        )
+        if kept is not None and kept[0].external_id == access.external_id:
+            access._held = kept[0]._held  # the credentials assumed still hold
+        _ACCESS[key] = (access, time.time())
+        return access
+
+
+def incident_clients(
+    account: str | None, region: str | None, purpose: Purpose = "read", home_clients: AwsClients | None = None
+) -> AwsClients:
+    """The clients an incident's stage uses: the deployment's own for its own account and Region (or an incident
+    that names none: nothing is read for it), else :class:`MemberClients` for an allowed member (NotAMemberError
+    otherwise, MemberAccessError when its role cannot be assumed)."""
+    home_clients = home_clients or AwsClients.shared()
+    if _is_home(home_of(home_clients), account, region):
+        return home_clients
+    access = member_access(home_clients)
+    wanted = Member(str(account), region or access.home.region)
+    if not access.home.account and wanted not in access.members:
+        return home_clients  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
+    if wanted not in access.members:
+        access.clients(wanted.account, wanted.region, purpose)  # raises NotAMemberError, saying what is listed
+    return MemberClients(access, wanted, purpose)

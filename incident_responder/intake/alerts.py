@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
 from incident_responder.core.contracts import QUALIFIER_RE, Incident
+from incident_responder.core.members import Member
 from incident_responder.intake.alarm_events import ACCOUNT_ID_RE, REGION_RE, consistent, notification_of_event
 from incident_responder.intake.errors import (
     AlertIgnoredError,
@@ -96,15 +98,21 @@ _QUALIFIER = re.compile(QUALIFIER_RE)
 
 
 class Home(NamedTuple):
-    """The account and Region a responder stack watches (from any ARN of the stack's own)."""
+    """The account and Region a responder stack watches (from any ARN of the stack's own), and the member accounts
+    and Regions it also answers for (:func:`incident_responder.core.members.members_of`)."""
 
     account: str
     region: str
+    members: Collection[Member] = frozenset()
 
     @classmethod
-    def of(cls, arn: str) -> Home | None:
+    def of(cls, arn: str, members: Collection[Member] = frozenset()) -> Home | None:
         parts = arn.split(":")
-        return cls(account=parts[4], region=parts[3]) if len(parts) > 5 and parts[0] == "arn" else None
+        return cls(parts[4], parts[3], members) if len(parts) > 5 and parts[0] == "arn" else None
+
+    def answers_for(self, account: str | None, region: str | None) -> bool:
+        account, region = account or self.account, region or self.region
+        return (account, region) == (self.account, self.region) or Member(account, region) in self.members
 
 
 def _queue_of(metric: AlarmMetric) -> str | None:
@@ -134,12 +142,14 @@ def _function_of(alarm_name: str, metric: AlarmMetric) -> tuple[str, str | None]
 
 def _check_home(what: str, account: str | None, region: str | None, home: Home | None) -> None:
     """An alert of another account or Region names a function this stack cannot see, whatever its name."""
-    if home is None or ((not account or account == home.account) and (not region or region == home.region)):
+    if home is None or home.answers_for(account, region):
         return
+    members = f" and the members {', '.join(map(str, sorted(home.members)))}" if home.members else ""
     raise ForeignAlertError(
         f"{what} is from account {account or home.account}, Region {region or home.region}; this responder "
-        f"watches account {home.account} in {home.region}, where a function of the same name is another "
-        "function: deploy a responder in that account and Region, or send this one only its own alarms"
+        f"watches account {home.account} in {home.region}{members}, where a function of the same name is another "
+        "function: list that account and Region as a member (MemberAccounts, MemberRegions), or send this "
+        "responder only the alarms it answers for"
     )
 
 

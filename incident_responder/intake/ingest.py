@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -47,6 +48,14 @@ from pydantic import BaseModel
 from incident_responder.account.baseline import onboarded_arn
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
+from incident_responder.core.members import (
+    LazyMembers,
+    MemberAccessError,
+    NotAMemberError,
+    function_key_of,
+    incident_clients,
+    member_access,
+)
 from incident_responder.intake.alerts import Home, fault_signature
 from incident_responder.intake.errors import AlertIgnoredError, MalformedAlertError
 from incident_responder.intake.resolve import incident_from_alert
@@ -72,18 +81,24 @@ class IngestOutcome(BaseModel):
 
 
 def decide(
-    clients: AwsClients, message: str | dict[str, Any], baseline_table: str, home: Home | None
+    clients: AwsClients,
+    message: str | dict[str, Any],
+    baseline_table: str,
+    home: Home | None,
+    clients_for: Callable[[str | None, str | None], AwsClients] | None = None,
 ) -> tuple[Incident | None, IngestOutcome | None]:
     """Whether an alert may start an incident, reading the account but writing nothing: (the incident, None) when
-    it may, (None, the ``ignored`` or ``rejected`` outcome) when not."""
+    it may, (None, the ``ignored`` or ``rejected`` outcome) when not. ``clients_for(account, region)``: the clients
+    of a member account's alarm (:func:`incident_responder.core.members.incident_clients`)."""
     try:
-        incident = incident_from_alert(clients, message, baseline_table, home)
+        incident = incident_from_alert(clients, message, baseline_table, home, clients_for)
+        where = clients_for(incident.account_id, incident.region) if clients_for else clients
     except AlertIgnoredError as exc:
         return None, IngestOutcome(outcome="ignored", reason=str(exc))
-    except MalformedAlertError as exc:
+    except (MalformedAlertError, NotAMemberError, MemberAccessError) as exc:
         return None, IngestOutcome(outcome="rejected", reason=str(exc))
     # (One found through an event source mapping was found in the baseline table; asked again all the same.)
-    if onboarded_arn(clients, incident.function_name, baseline_table) is None:
+    if onboarded_arn(where, incident.function_name, baseline_table) is None:
         return None, IngestOutcome(
             outcome="rejected",
             alert_incident_id=incident.incident_id,
@@ -94,7 +109,10 @@ def decide(
 
 
 def group_key(incident: Incident) -> str:
-    return keys.group(incident.function_name, fault_signature(incident))
+    """The fault's group: a member's function by its ARN (a function of the same name elsewhere is another one)."""
+    return keys.group(
+        function_key_of(incident.account_id, incident.region, incident.function_name), fault_signature(incident)
+    )
 
 
 def ingest_alert(
@@ -107,8 +125,14 @@ def ingest_alert(
     window_seconds: int,
     now: float | None = None,
 ) -> IngestOutcome:
-    # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours.
-    incident, refused = decide(clients, message, baseline_table, Home.of(state_machine_arn))
+    # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours, unless it is of a
+    # member account and Region the stack answers for.
+    home = Home.of(state_machine_arn, LazyMembers(lambda: member_access(clients).members))
+
+    def clients_for(account: str | None, region: str | None) -> AwsClients:
+        return incident_clients(account, region, "read", clients)
+
+    incident, refused = decide(clients, message, baseline_table, home, clients_for)
     if incident is None:
         assert refused is not None
         return refused

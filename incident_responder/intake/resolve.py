@@ -11,11 +11,13 @@ Reads only: the baseline table, DescribeAlarms.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from incident_responder.account.baseline import baseline_table_name
+from incident_responder.account.names import function_name_of
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
 from incident_responder.intake.alerts import Home, read_alert, rule_children
@@ -30,7 +32,8 @@ ACCESS_DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation
 
 
 def functions_reading(clients: AwsClients, source_arn: str, table: str | None = None) -> list[str]:
-    """The onboarded functions whose baseline lists ``source_arn`` among the event sources that invoke them.
+    """The onboarded functions whose baseline lists ``source_arn`` among the event sources that invoke them (as the
+    table names them: a member's by ARN, :func:`incident_responder.core.members.function_key`).
 
     A scan of the baseline table (one small item per onboarded function) reading only the two attributes
     the ingest role may read; AWS errors propagate (the handler's invocation is retried).
@@ -64,7 +67,7 @@ def resolve_queue_alarm(clients: AwsClients, pending: QueueAlarm, baseline_table
             "which one, so none is chosen; alarm on each function's own metrics instead"
         )
     via = _via(clients, functions[0], pending.queue_arn, pending.queue_name, baseline_table)
-    return pending.incident(functions[0], via)
+    return pending.incident(function_name_of(functions[0]), via)
 
 
 def _via(clients: AwsClients, function: str, queue_arn: str, queue_name: str, table: str | None) -> str:
@@ -194,10 +197,15 @@ def _child_function(
 
 
 def incident_from_alert(
-    clients: AwsClients, message: str | dict[str, Any], baseline_table: str | None = None, home: Home | None = None
+    clients: AwsClients,
+    message: str | dict[str, Any],
+    baseline_table: str | None = None,
+    home: Home | None = None,
+    clients_for: Callable[[str | None, str | None], AwsClients] | None = None,
 ) -> Incident:
     """:func:`~incident_responder.intake.alerts.parse_alert`, with an alarm on a queue or a composite alarm resolved to
-    its function in the account (reads only).
+    its function in the account (reads only): the alarm's own account and Region, through ``clients_for(account,
+    region)`` when given (a member's), else ``clients``.
 
     Raises AlertIgnoredError (a change into OK or INSUFFICIENT_DATA) or MalformedAlertError (an
     :class:`UnresolvedAlertError` for a queue no single function reads, or a composite whose children do not
@@ -205,7 +213,11 @@ def incident_from_alert(
     """
     alert = read_alert(message, home=home)
     if isinstance(alert, QueueAlarm):
-        return resolve_queue_alarm(clients, alert, baseline_table)
+        there = Home.of(alert.queue_arn)
+        where = clients_for(there.account, there.region) if clients_for and there else clients
+        return resolve_queue_alarm(where, alert, baseline_table)
     if isinstance(alert, CompositeAlarm):
-        return resolve_composite_alarm(clients, alert, baseline_table, home)
+        there = Home.of(alert.alarm.AlarmArn or "")
+        where = clients_for(there.account, there.region) if clients_for and there else clients
+        return resolve_composite_alarm(where, alert, baseline_table, home)
     return alert

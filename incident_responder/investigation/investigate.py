@@ -17,6 +17,7 @@ from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
+from incident_responder.core.members import member_function_arn
 from incident_responder.investigation.investigator import INVESTIGATOR, incident_message
 from incident_responder.state.store import RecordStore
 
@@ -130,6 +131,7 @@ async def investigate(
         limits=limits,
         remaining_ms=remaining_ms,
         function_name=incident.function_name,
+        function_arn=member_function_arn(incident),
     )
 
 

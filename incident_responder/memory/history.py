@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts.history import HISTORY_KEPT, PastIncident
+from incident_responder.core.members import function_key
 from incident_responder.state import keys
 
 
@@ -30,7 +31,11 @@ def read_history(clients: AwsClients, table: str, function_name: str) -> History
     """Every valid entry of the function's history item (at most :data:`HISTORY_KEPT`), newest first."""
     item = (
         clients.get("dynamodb")
-        .get_item(TableName=table, Key={"incident_id": {"S": keys.history(function_name)}}, ConsistentRead=True)
+        .get_item(
+            TableName=table,
+            Key={"incident_id": {"S": keys.history(function_key(clients, function_name))}},
+            ConsistentRead=True,
+        )
         .get("Item")
     )
     if not item:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from incident_responder.core.contracts.faults import ActionType, FaultType
 from incident_responder.core.contracts.history import HISTORY_KEPT, ActionOutcome, PastAction, PastIncident
 from incident_responder.core.encoding import iso, read_time
+from incident_responder.core.members import function_key
 from incident_responder.core.status import TERMINAL_STATUSES, Status
 from incident_responder.memory.history import read_history
 from incident_responder.state import keys
@@ -145,7 +146,7 @@ def remember(
             }
         )
         item = {
-            "incident_id": {"S": keys.history(function_name)},
+            "incident_id": {"S": keys.history(function_key(clients, function_name))},
             "function_name": {"S": function_name},
             "entries_json": {"S": json.dumps([p.model_dump(mode="json") for p in kept[:HISTORY_KEPT]])},
             "version": {"N": str(version)},

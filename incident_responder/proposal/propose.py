@@ -21,6 +21,7 @@ from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import UNRESOLVABLE_FAULTS, Incident, RemediationProposal
+from incident_responder.core.members import member_function_arn
 from incident_responder.guardrails.policy import apply_guardrails
 from incident_responder.investigation.runbook import get_runbook
 from incident_responder.notify.notifications import Notification, proposal_notification
@@ -109,6 +110,7 @@ async def propose(
         limits=limits,
         remaining_ms=remaining_ms,
         function_name=incident.function_name,
+        function_arn=member_function_arn(incident),
     )
 
 

@@ -71,8 +71,9 @@ def _remember(clients: Any, state_table: str, detail: dict[str, Any], key: str, 
     """The ended incident into its function's history; what happened, in a word (a failure here never costs the
     report or its notice: the history only loses this incident)."""
     from incident_responder.memory.record import past_incident, remember
+    from incident_responder.reporting.report import history_key
 
-    function_name = detail.get("function_name")
+    function_name = history_key(detail)
     entry = past_incident(detail, key)
     if not function_name or entry is None:
         return "not_remembered"

@@ -67,6 +67,7 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
     detail["function_name"] = state.get("function_name")
     detail["execution_arn"] = state.get("execution_arn")
     detail["alert"] = state.get("incident_json")
+    detail["account_id"], detail["region"] = _where(detail["alert"])
     detail["usage"] = {
         a: r["summary"]["metrics"] for a, r in records.items() if (r.get("summary") or {}).get("metrics")
     }
@@ -86,7 +87,7 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
         unavailable.append(f"the undo ledger ({type(exc).__name__})")
     detail["ledger"] = [e.model_dump(mode="json") for e in entries]
     try:  # the function's earlier incidents (its history item): "seen before", with links to their reports
-        detail["seen_before"] = seen_before(clients, state_table, detail["function_name"], incident_id)
+        detail["seen_before"] = seen_before(clients, state_table, history_key(detail), incident_id)
     except Exception as exc:  # noqa: BLE001 - the rest of the page still stands
         detail["seen_before"] = []
         unavailable.append(f"the function's history ({type(exc).__name__})")
@@ -108,6 +109,26 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
 
 
 SEEN_BEFORE_SHOWN = 5
+
+
+def _where(incident_json: Any) -> tuple[str | None, str | None]:
+    """The incident's account and Region, as its alert recorded them (None where it named none)."""
+    try:
+        incident = json.loads(incident_json) if isinstance(incident_json, str) else incident_json or {}
+    except ValueError:
+        return None, None
+    if not isinstance(incident, dict):
+        return None, None
+    return incident.get("account_id") or None, incident.get("region") or None
+
+
+def history_key(detail: dict[str, Any]) -> str | None:
+    """The name the function's history goes by: a member's function by its ARN
+    (:func:`incident_responder.core.members.function_key_of`)."""
+    from incident_responder.core.members import function_key_of
+
+    name = detail.get("function_name")
+    return function_key_of(detail.get("account_id"), detail.get("region"), name) if name else None
 
 
 def seen_before(clients: Any, state_table: str, function_name: str | None, incident_id: str) -> list[dict[str, Any]]:
@@ -224,6 +245,7 @@ def render_html(detail: dict[str, Any], *, generated_at: datetime | None = None)
     cards = [
         ("status", status),
         ("function", detail.get("function_name") or "-"),
+        ("account, Region", " ".join(filter(None, (detail.get("account_id"), detail.get("region")))) or "-"),
         ("fault types", ", ".join(diagnosis.get("fault_types") or []) or "-"),
         ("confidence", diagnosis.get("confidence") or "-"),
         ("alert to end", f"{spent:.1f} s" if spent else "-"),

@@ -28,6 +28,7 @@ from incident_responder.core.contracts import (
     RiskLevel,
     Verdict,
 )
+from incident_responder.core.members import member_function_arn
 from incident_responder.memory.rules import Memory
 from incident_responder.review.critic import critic_spec, review_message
 from incident_responder.review.errors import ProposalUnavailableError
@@ -101,6 +102,7 @@ async def review(
         limits=limits,
         remaining_ms=remaining_ms,
         function_name=incident.function_name,
+        function_arn=member_function_arn(incident),
     )
 
 

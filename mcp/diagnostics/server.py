@@ -108,7 +108,7 @@ def build_server(
     """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.account.scope`).
     ``state_table``: the incident-state table get_incident_history reads (its ``history#`` items only)."""
     clients = clients or AwsClients()
-    onboarded = OnboardedScope(clients, baseline_table).acheck
+    onboarded = OnboardedScope(clients, baseline_table).aresolve
     if state_table is None:  # self-hosted (responder mcp serve): the stack's table when INCIDENT_STATE_TABLE names it
         store = StoreSettings.from_env()
         state_table = store.incident_state_table if "incident_state_table" in store.model_fields_set else None
@@ -118,52 +118,42 @@ def build_server(
     # boto3 blocks: each call runs in a worker thread so concurrent requests are not serialized.
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_recent_logs"])
     async def get_recent_logs(lambda_name: LambdaName, minutes: Minutes = 10) -> RecentLogs:
-        return await anyio.to_thread.run_sync(
-            diagnostics.get_recent_logs, clients, await onboarded(lambda_name), minutes
-        )
+        return await anyio.to_thread.run_sync(diagnostics.get_recent_logs, *await onboarded(lambda_name), minutes)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_iam_state"])
     async def get_iam_state(lambda_name: LambdaName) -> IamState:
-        return await anyio.to_thread.run_sync(diagnostics.get_iam_state, clients, await onboarded(lambda_name))
+        return await anyio.to_thread.run_sync(diagnostics.get_iam_state, *await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_lambda_config"])
     async def get_lambda_config(lambda_name: LambdaName, qualifier: Qualifier = None) -> LambdaConfig:
-        return await anyio.to_thread.run_sync(
-            diagnostics.get_lambda_config, clients, await onboarded(lambda_name), qualifier
-        )
+        return await anyio.to_thread.run_sync(diagnostics.get_lambda_config, *await onboarded(lambda_name), qualifier)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_network_config"])
     async def get_network_config(lambda_name: LambdaName) -> NetworkConfig:
-        return await anyio.to_thread.run_sync(diagnostics.get_network_config, clients, await onboarded(lambda_name))
+        return await anyio.to_thread.run_sync(diagnostics.get_network_config, *await onboarded(lambda_name))
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_config_drift"])
     async def get_config_drift(lambda_name: LambdaName, qualifier: Qualifier = None) -> ConfigDrift:
-        return await anyio.to_thread.run_sync(
-            diagnostics.get_config_drift, clients, await onboarded(lambda_name), qualifier
-        )
+        return await anyio.to_thread.run_sync(diagnostics.get_config_drift, *await onboarded(lambda_name), qualifier)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_function_metrics"])
     async def get_function_metrics(lambda_name: LambdaName, minutes: Minutes = 60) -> FunctionMetrics:
-        return await anyio.to_thread.run_sync(
-            diagnostics.get_function_metrics, clients, await onboarded(lambda_name), minutes
-        )
+        return await anyio.to_thread.run_sync(diagnostics.get_function_metrics, *await onboarded(lambda_name), minutes)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_recent_changes"])
     async def get_recent_changes(lambda_name: LambdaName, hours: Hours = 24) -> RecentChanges:
-        return await anyio.to_thread.run_sync(
-            diagnostics.get_recent_changes, clients, await onboarded(lambda_name), hours
-        )
+        return await anyio.to_thread.run_sync(diagnostics.get_recent_changes, *await onboarded(lambda_name), hours)
 
     @mcp.tool(annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_dependencies"])
     async def get_dependencies(lambda_name: LambdaName) -> Dependencies:
-        return await anyio.to_thread.run_sync(diagnostics.get_dependencies, clients, await onboarded(lambda_name))
+        return await anyio.to_thread.run_sync(diagnostics.get_dependencies, *await onboarded(lambda_name))
 
     @mcp.tool(
         name="get_runbook", annotations=READ_ONLY, structured_output=True, description=DESCRIPTIONS["get_runbook"]
     )
     async def get_runbook_tool(lambda_name: LambdaName, failure_modes: FailureModes = None) -> Runbooks:
-        name = await onboarded(lambda_name)
-        return await anyio.to_thread.run_sync(get_runbook, clients, name, failure_modes)
+        scoped, name = await onboarded(lambda_name)
+        return await anyio.to_thread.run_sync(get_runbook, scoped, name, failure_modes)
 
     if not state_table:
         return mcp  # no incident-state table: no history to offer, and no tool that could only fail
@@ -175,10 +165,8 @@ def build_server(
         description=DESCRIPTIONS["get_incident_history"],
     )
     async def incident_history(lambda_name: LambdaName) -> IncidentHistory:
-        name = await onboarded(lambda_name)
-        return await anyio.to_thread.run_sync(
-            lambda: get_incident_history(clients, state_table, name, days=memory_days)
-        )
+        scoped, name = await onboarded(lambda_name)
+        return await anyio.to_thread.run_sync(lambda: get_incident_history(scoped, state_table, name, days=memory_days))
 
     return mcp
 

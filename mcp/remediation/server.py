@@ -36,7 +36,7 @@ def build_server(
 ) -> FastMCP:
     """The server; every tool first checks that the function is onboarded (:mod:`incident_responder.account.scope`)."""
     clients = clients or AwsClients()
-    onboarded = OnboardedScope(clients, baseline_table).acheck
+    onboarded = OnboardedScope(clients, baseline_table).aresolve
 
     mcp = create_server("incident-remediation", INSTRUCTIONS, **server_kwargs)
 
@@ -56,7 +56,7 @@ def _tool(action: Action, clients: AwsClients, onboarded: Any) -> Any:
 
     async def lookup(lambda_name: LambdaName) -> Any:
         # boto3 blocks: each call runs in a worker thread so concurrent requests are not serialized.
-        return await anyio.to_thread.run_sync(action.lookup, clients, await onboarded(lambda_name))
+        return await anyio.to_thread.run_sync(action.lookup, *await onboarded(lambda_name))
 
     lookup.__annotations__ = {"lambda_name": LambdaName, "return": action.lookup_model}
     lookup.__name__ = action.lookup_tool

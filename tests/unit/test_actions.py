@@ -100,8 +100,10 @@ def test_the_remediate_role_allows_exactly_the_writes_the_action_types_make():
     assert writes <= allowed, f"the remediate role does not allow {sorted(writes - allowed)}"
     reads = {a for a in allowed if a.split(":")[1].startswith(("Get", "List", "Describe"))}
     others = allowed - writes - reads
-    # Beyond reads and the action types' writes: the ledger and leases (DynamoDB), and the lifecycle's executions.
-    assert {a.split(":")[0] for a in others} <= {"dynamodb", "states"}, sorted(others)
+    # Beyond reads and the action types' writes: the ledger and leases (DynamoDB), the lifecycle's executions, and
+    # the member accounts' remediation role (member-account.yaml: the same statements, the same denies).
+    assert {a.split(":")[0] for a in others} <= {"dynamodb", "states", "sts"}, sorted(others)
+    assert [a for a in others if a.startswith("sts:")] == ["sts:AssumeRole"]
 
 
 def test_each_fault_type_has_one_record_with_what_a_person_and_the_catalogue_need():

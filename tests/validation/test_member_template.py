@@ -95,7 +95,13 @@ def test_the_remediation_role_is_the_remediate_functions_own_statements_every_de
     assert len(denies) >= 4 and all(s in member for s in denies)
     # What stays in the central account: the undo ledger, the baselines, the state machine's executions.
     left = {s["Sid"] for s in central} - {s["Sid"] for s in member}
-    assert left == {"UndoLedger", "ReadBaseline", "IsTheLeaseHolderStillRunning"}
+    assert left == {
+        "UndoLedger",
+        "ReadBaseline",
+        "IsTheLeaseHolderStillRunning",
+        "AssumeTheMemberRemediateRole",
+        "ReadTheMemberList",
+    }
     # Every write is on onboarded resources only (their tag), as in the central account.
     for statement in member:
         writes = [a for a in _actions(statement) if not a.split(":", 1)[1].startswith(READ_VERBS)]

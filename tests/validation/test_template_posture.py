@@ -197,8 +197,13 @@ def test_mcp_servers_read_only_what_their_tools_need(server):
     statements = role_statements(function_role(server))
     actions = {a for s in statements for a in as_list(s["Action"])}
     assert all(
-        a.split(":")[1].startswith(("Get", "List", "Describe", "Lookup")) for a in actions if not a.startswith("xray:")
+        a.split(":")[1].startswith(("Get", "List", "Describe", "Lookup"))
+        for a in actions
+        if not a.startswith("xray:") and a != "sts:AssumeRole"
     ), actions
+    # A member account's function is read through that account's read role, never its remediation role.
+    (assume,) = [s for s in statements if "sts:AssumeRole" in as_list(s["Action"])]
+    assert assume["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:iam::*:role/${MemberRoleNamePrefix}-read"}
     assert "dynamodb:GetItem" in actions and not {"dynamodb:Scan", "dynamodb:Query"} & actions
     wildcard = {a for s in statements if s["Resource"] == "*" for a in as_list(s["Action"])}
     # Only what supports no resource-level permission; when a difference appeared is the diagnosis's question.
@@ -490,8 +495,14 @@ def test_an_openai_compatible_model_is_deployable():
         assert env["MODEL_BASE_URL"] == {"Ref": "ModelBaseUrl"}
         assert env["MODEL_API_KEY_PARAMETER"] == {"Ref": "ModelApiKeyParameterName"}
         role = ref_name(props["Role"])
-        assert any("ssm:GetParameter" in as_list(s["Action"]) for s in role_statements(role, chosen))
-        assert not any("ssm:GetParameter" in as_list(s["Action"]) for s in role_statements(role, default))
+        # (The member list is a parameter too, of the stack's own: not the model's key.)
+        model_key = [s for s in role_statements(role, chosen) if s.get("Sid") != "ReadTheMemberList"]
+        assert any("ssm:GetParameter" in as_list(s["Action"]) for s in model_key)
+        assert not any(
+            "ssm:GetParameter" in as_list(s["Action"])
+            for s in role_statements(role, default)
+            if s.get("Sid") != "ReadTheMemberList"
+        )
     # The function's settings accept that environment, and refuse the half-configured one.
     base = {
         "RESPONDER_MODEL": "openai:gpt-4o-mini",
