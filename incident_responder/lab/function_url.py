@@ -253,9 +253,11 @@ def serve(
 
 
 def lab_secrets() -> dict[str, str]:
-    """The credentials the lab accepts: the ones every lab process is given (lab_environment)."""
+    """The credentials the lab accepts: the ones every lab process is given (lab_environment), and in an
+    organisation lab each function's role credentials (LAB_ACCEPTED_KEYS, a JSON object of key -> secret)."""
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    return {key: secret} if key and secret else {}
+    accepted = json.loads(os.environ.get("LAB_ACCEPTED_KEYS") or "{}")
+    return {**accepted, **({key: secret} if key and secret else {})}
 
 
 def start_function_url(

@@ -46,7 +46,17 @@ LEFT_OUT = {
     "AWS::SQS::QueuePolicy",
     "AWS::S3::BucketPolicy",
     "AWS::Scheduler::Schedule",
+    # The member accounts' alarm bus: moto's CloudFormation passes the bus object, not its name, to a rule on it (and
+    # has no bus policies). The lab's member alarms reach the incident topic directly, as the bus's rule sends them.
+    "AWS::Events::EventBus",
+    "AWS::Events::EventBusPolicy",
 }
+
+
+def _on_left_out_bus(resource: dict[str, Any], left_out: set[str]) -> bool:
+    """A rule on a bus the lab left out goes with it."""
+    bus = resource.get("Properties", {}).get("EventBusName")
+    return resource["Type"] == "AWS::Events::Rule" and isinstance(bus, dict) and bus.get("Ref") in left_out
 
 
 @dataclass
@@ -59,6 +69,8 @@ class DeployedStack:
     account: str
     left_out: list[str] = field(default_factory=list)
     functions: dict[str, str] = field(default_factory=dict)  # logical id -> function name
+    # An organisation lab's functions act as their roles: the credentials each was given (its access key -> secret).
+    role_keys: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, value: Any) -> Any:
         """Evaluate the intrinsic functions the template uses, against this stack's resources."""
@@ -166,6 +178,7 @@ def deploy_stack(
     template_path: Path = TEMPLATE,
     stable_table_names: bool = True,
     model_environment: dict[str, str] | None = None,
+    as_their_roles: bool = False,
 ) -> DeployedStack:
     """Create the stack in the lab; register its functions with ``dispatcher``.
 
@@ -173,6 +186,8 @@ def deploy_stack(
     ``environment`` adds per-function (logical id) environment variables for the lab;
     ``model_environment`` is added to the functions that call a model (their environment names RESPONDER_MODEL):
     where their model calls go (:mod:`incident_responder.lab.model_route`).
+    ``as_their_roles``: each function acts as its execution role, as Lambda gives it its role's credentials (an
+    organisation lab: :mod:`incident_responder.lab.organisation`), instead of the lab's administrator's.
     """
     region, account = clients.region, clients.account_id()
     cfn = translate(load_template(template_path), template_path.parent, region, parameters)
@@ -180,6 +195,7 @@ def deploy_stack(
     values.update(parameters or {})
     cfn = resolve_conditions(cfn, values)
     left_out = {k for k, v in cfn["Resources"].items() if v["Type"] in LEFT_OUT}
+    left_out |= {k for k, v in cfn["Resources"].items() if _on_left_out_bus(v, left_out)}
     cfn = _without(cfn, left_out, overrides or {})
     # Created through the API once the stack exists (_create_aliases): moto's CloudFormation has no aliases.
     aliases = {k for k, v in cfn["Resources"].items() if v["Type"] == "AWS::Lambda::Alias"}
@@ -222,7 +238,7 @@ def deploy_stack(
         variables = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
         if model_environment and "RESPONDER_MODEL" in variables:
             environment[logical_id] = {**model_environment, **environment.get(logical_id, {})}
-    _register_functions(clients, stack, dispatcher, environment)
+    _register_functions(clients, stack, dispatcher, environment, as_their_roles)
     return stack
 
 
@@ -322,7 +338,11 @@ def _handler(path: str, *, imported: bool) -> Any:
 
 
 def _register_functions(
-    clients: AwsClients, stack: DeployedStack, dispatcher: LambdaDispatcher, environment: dict[str, dict[str, str]]
+    clients: AwsClients,
+    stack: DeployedStack,
+    dispatcher: LambdaDispatcher,
+    environment: dict[str, dict[str, str]],
+    as_their_roles: bool = False,
 ) -> None:
     lam = clients.get("lambda")
     for logical_id, resource in stack.template["Resources"].items():
@@ -333,6 +353,11 @@ def _register_functions(
         handler = _handler(resource["Properties"]["Handler"], imported=not dispatcher.workers)
         variables = {**config.get("Environment", {}).get("Variables", {}), **environment.get(logical_id, {})}
         env = {k: str(v) for k, v in variables.items()}
+        if as_their_roles:
+            from incident_responder.lab.organisation import role_environment
+
+            env.update(role_environment(clients, config["Role"], name))
+            stack.role_keys[env["AWS_ACCESS_KEY_ID"]] = env["AWS_SECRET_ACCESS_KEY"]
         dead_letter = stack.resolve(resource["Properties"].get("DeadLetterConfig", {})).get("TargetArn")
         dispatcher.register(
             name,

@@ -211,9 +211,13 @@ def serve_worker(fd: int, handler: str, environment: dict[str, str], host: list[
     os.environ.update(environment)
     try:
         if "workload_burst" in host:
+            from incident_responder.core.members import function_key
             from incident_responder.remediation.health import burst_probe, set_health_probe
 
-            set_health_probe(burst_probe(lambda clients, function: host_call("workload_burst", function)))
+            # A member account's function by its ARN: the lab runs that member's workload.
+            set_health_probe(
+                burst_probe(lambda clients, function: host_call("workload_burst", function_key(clients, function)))
+            )
         module_name, _, attribute = handler.rpartition(".")
         function = getattr(importlib.import_module(module_name), attribute)
     except BaseException as exc:  # noqa: BLE001 - Lambda reports an init failure as Runtime.InitError

@@ -14,6 +14,7 @@ from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import configuration_from
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.members import Member, function_key
 from incident_responder.intake.ingest import incident_for_alert
 from incident_responder.intake.resolve import incident_from_alert
 from incident_responder.lab import approver
@@ -64,13 +65,18 @@ class IncidentRuns:
     """Apply a scenario, let the workload fail, follow the lifecycle; the health probe the verify function uses."""
 
     def workload_burst(self, function_name: str) -> list[dict[str, Any]]:
-        """Three invocations of a lab workload (no alarm sent), as the health probe reads them."""
-        burst = workload_for(self.clients, function_name).invoke(3, notify=False).invocations
+        """Three invocations of a lab workload (no alarm sent), as the health probe reads them; a member account's
+        by its ARN (:func:`incident_responder.core.members.function_key`)."""
+        clients = self.clients
+        if function_name.startswith("arn:"):
+            parts = function_name.split(":")
+            clients, function_name = self.members[Member(parts[4], parts[3])][0], parts[6]  # type: ignore[attr-defined]
+        burst = workload_for(clients, function_name).invoke(3, notify=False).invocations
         return [InvocationSample.model_validate(i).model_dump() for i in burst]
 
     def verification_probe(self) -> Any:
         """The verify function's health probe in the lab: a real burst of the workload (no alarm sent)."""
-        return burst_probe(lambda clients, function_name: self.workload_burst(function_name))
+        return burst_probe(lambda clients, function_name: self.workload_burst(function_key(clients, function_name)))
 
     # -- one incident ----------------------------------------------------------------------------
     @property
@@ -144,7 +150,11 @@ class IncidentRuns:
         def watch(status: str | None) -> None:
             if status == "AWAITING_APPROVAL":
                 acted = approver.act(
-                    self.clients, self.inbox_url, incident_id, APPROVER_ACTS[decision], replay=loop.replay_approval
+                    getattr(self.clients, "home", self.clients),
+                    self.inbox_url,
+                    incident_id,
+                    APPROVER_ACTS[decision],
+                    replay=loop.replay_approval,
                 )
                 reports["approver"] = acted.model_dump(exclude_none=True)
             elif status == "VERIFYING" and loop.reinject_during_verifying:

@@ -18,6 +18,8 @@ would do when an execution ends (reconcile) the pipeline does itself.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import socket
 import subprocess
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.members import Member
 from incident_responder.lab import approver
 from incident_responder.lab.account.data_processor import SampleAccount, create_sample_account
 from incident_responder.lab.account.orders_api import OrdersApiResources, create_orders_api
@@ -40,6 +43,7 @@ from incident_responder.lab.fork_server import ForkedProcess
 from incident_responder.lab.function_url import spawn_function_url, wait_until_ready
 from incident_responder.lab.model_route import ModelRoute, resolve_model_route
 from incident_responder.lab.moto_patches.sqs import take_over_queue_polling
+from incident_responder.lab.organisation import Organisation, admin_clients, deploy_member, member_view
 from incident_responder.lab.pipeline.cleanup import BetweenScenarios
 from incident_responder.lab.pipeline.incident import IncidentRuns
 from incident_responder.lab.pipeline.record import IncidentRecords
@@ -94,6 +98,9 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
     queue_consumer: QueueConsumerResources | None = None
     onboarded: dict[str, str] = field(default_factory=dict)  # each workload's baseline capture time
     model_route: ModelRoute = field(default_factory=ModelRoute)  # where the agent functions' model calls go
+    organisation: Organisation | None = None
+    # An organisation lab's members: each one's clients (the lab's, routed as the responder's) and sample workload.
+    members: dict[Member, tuple[AwsClients, SampleAccount]] = field(default_factory=dict)
 
     @property
     def workload_names(self) -> list[str]:
@@ -112,6 +119,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         dispatcher: LambdaDispatcher | None = None,
         workers: bool | None = None,
         model_route: ModelRoute | None = None,
+        organisation: Organisation | None = None,
     ) -> Iterator[LabPipeline]:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
 
@@ -122,6 +130,8 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         None: :data:`WORKERS_BY_DEFAULT`.
         ``model_route``: where the agents' model calls go, when resolved before the caller changed the environment
         (else resolved here, from the environment as it is).
+        ``organisation``: member accounts and Regions, each with the member template and a sample workload; the
+        central functions act as their roles (:mod:`incident_responder.lab.organisation`).
         """
         workers = WORKERS_BY_DEFAULT if workers is None else workers
         # From the user's environment, before the lab replaces its endpoint and credentials (a ModelConfigError,
@@ -154,13 +164,14 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                 # Each function URL's address is the lab's stand-in for it, in front of the same handler.
                 overrides = {f"{url.url_id}.FunctionUrl": f"http://127.0.0.1:{ports[url.url_id]}/" for url in urls}
                 parameters = {**LAB_LOOP_PARAMETERS, **(parameters or {})}
-                parameters = {**parameters, **route.parameters}
+                parameters = {**parameters, **route.parameters, **(organisation.parameters if organisation else {})}
                 stack = deploy_stack(
                     clients,
                     dispatcher,
                     overrides=overrides,
                     parameters={"ResponderModel": model, **parameters},
                     model_environment=route.environment,
+                    as_their_roles=organisation is not None,
                 )
                 tables = {
                     "BASELINE_TABLE": stack.physical["BaselineTable"],
@@ -172,6 +183,9 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                 for url in urls:
                     function = dispatcher.functions[stack.physical[url.function_id]]
                     env = {**_process_base_env(), **lab.env, **function.environment}
+                    if stack.role_keys:  # each function signs with its own role's credentials
+                        accepted = {**stack.role_keys, lab.env["AWS_ACCESS_KEY_ID"]: lab.env["AWS_SECRET_ACCESS_KEY"]}
+                        env["LAB_ACCEPTED_KEYS"] = json.dumps(accepted)
                     servers.append(
                         spawn_function_url(
                             url.handler,
@@ -203,11 +217,13 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     orders_api,
                     queue_consumer,
                     model_route=route,
+                    organisation=organisation,
                 )
+                pipeline._set_up_members()
                 pipeline.onboarded = pipeline._baseline_times()
                 set_health_probe(pipeline.verification_probe())
                 # The verify function's probe in a worker process: the burst runs here, where moto's state is.
-                dispatcher.host_functions["workload_burst"] = pipeline.workload_burst
+                dispatcher.host_functions["workload_burst"] = pipeline.workload_burst  # (a member's by ARN)
                 yield pipeline
         finally:
             dispatcher.close()
@@ -252,12 +268,14 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             # The parameters the pipeline was started with hold across refreshes (e.g. a raised breaker).
             parameters={**self.stack_parameters, "ResponderModel": model},
             model_environment=self.model_route.environment,
+            as_their_roles=self.organisation is not None,
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
         self.sample, self.orders_api, self.queue_consumer = _create_workloads(
             self.clients, self.stack.output("IncidentTopicArn")
         )
         self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
+        self._set_up_members()
         self.onboarded = self._baseline_times()
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
@@ -266,6 +284,29 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         """Whether the stack runs with exactly these of the parameters a scenario may set (the others unset)."""
         current = {k: v for k, v in self.stack_parameters.items() if k in StackParameters.model_fields}
         return current == scenario_parameters
+
+    def _set_up_members(self) -> None:
+        """Each member account's template (once per account and Region) and sample workload, onboarded from the
+        central side (its baseline in the central table, by ARN); the lab's process knows its own account, as the
+        functions do (HOME_ACCOUNT), so it keys a member's incidents as they do."""
+        self.members = {}
+        if self.organisation is None:
+            return
+        central = Member(self.stack.account, self.stack.region)
+        os.environ["HOME_ACCOUNT"] = central.account
+        for member in self.organisation.members:
+            admin = admin_clients(self.lab.env, member.account, member.region)
+            deploy_member(admin, self.organisation, member, central, self.stack.name)
+            view = member_view(self.clients, admin, member)
+            sample = create_sample_account(view, responder_resources=False)
+            record_baseline(view, sample.function_name)
+            self.members[member] = (view, sample)
+
+    def member(self, account: str, region: str) -> LabPipeline:
+        """This pipeline acting in a member account and Region: its incident runs (inject, the workload's burst and
+        alarm, the lifecycle followed, the end state) are the member's sample workload's."""
+        view, sample = self.members[Member(account, region)]
+        return dataclasses.replace(self, clients=view, sample=sample)
 
     def _baseline_times(self) -> dict[str, str]:
         return {function: load_baseline(self.clients, function).captured_at for function in self.workload_names}

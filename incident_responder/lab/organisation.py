@@ -1,0 +1,127 @@
+"""SERVING the lab as an organisation: the central stack, and member accounts in other Regions running workloads.
+
+moto keeps accounts apart by the credentials a request is signed with (or the ``x-moto-account-id`` header, which
+the lab's own administration uses). In an organisation lab:
+
+* each central function acts as its execution role, as Lambda gives it (the lab's STS hands a role that trusts the
+  Lambda service to the account's administrator: :mod:`incident_responder.lab.moto_patches.sts`), so the member
+  roles' trust (``aws:PrincipalArn``, ``sts:ExternalId``) decides what it may assume, as on AWS;
+* each member account deploys member-account.yaml (its roles in the first of its Regions) and runs the sample
+  data-processor workload in each of its Regions, onboarded from the central deployment's side: the baseline in the
+  central table, keyed by the function's ARN;
+* :func:`member_view` gives the lab's own clients for a member's account and Region, routed as the responder's are
+  (:class:`incident_responder.core.members.MemberClients`): the pipeline's incident runs work unchanged on them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from incident_responder.core.aws import AwsClients
+from incident_responder.core.members import Member, MemberClients, Purpose
+
+MEMBER_TEMPLATE = Path(__file__).parents[2] / "member-account.yaml"
+MEMBER_STACK = "incident-responder-member"
+
+
+@dataclass(frozen=True)
+class Organisation:
+    """Member accounts and Regions (each runs a sample workload) and the external id their roles require."""
+
+    members: tuple[Member, ...]
+    external_id: str = "lab-organisation-external-id"
+
+    @property
+    def parameters(self) -> dict[str, str]:
+        """The central stack's parameters for these members."""
+        accounts = sorted({m.account for m in self.members})
+        regions = sorted({m.region for m in self.members})
+        return {
+            "MemberAccounts": ",".join(accounts),
+            "MemberRegions": ",".join(regions),
+            "MemberExternalId": self.external_id,
+        }
+
+    def roles_region(self, account: str) -> str:
+        return next(m.region for m in self.members if m.account == account)
+
+
+def admin_clients(env: dict[str, str], account: str, region: str) -> AwsClients:
+    """The lab's administration of ``account`` in ``region`` (moto's account header on every request)."""
+    session = boto3.Session(
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=env.get("AWS_SESSION_TOKEN"),
+        region_name=region,
+    )
+    session.events.register(
+        "before-sign.*.*", lambda request, **_: request.headers.__setitem__("x-moto-account-id", account)
+    )
+    return AwsClients(session)
+
+
+def role_environment(clients: AwsClients, role_arn: str, session_name: str) -> dict[str, str]:
+    """The variables Lambda gives a function running as ``role_arn``: its role's credentials."""
+    credentials = clients.get("sts").assume_role(
+        RoleArn=role_arn, RoleSessionName=session_name[:64], DurationSeconds=43200
+    )["Credentials"]
+    return {
+        "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": credentials["SecretAccessKey"],
+        "AWS_SESSION_TOKEN": credentials["SessionToken"],
+    }
+
+
+def deploy_member(
+    admin: AwsClients, organisation: Organisation, member: Member, central: Member, central_stack: str
+) -> dict[str, Any]:
+    """member-account.yaml in ``member``'s account and Region, trusting ``central_stack``'s function roles."""
+    cfn = admin.get("cloudformation")
+    cfn.create_stack(
+        StackName=MEMBER_STACK,
+        TemplateBody=MEMBER_TEMPLATE.read_text(),
+        Parameters=[
+            {"ParameterKey": k, "ParameterValue": v}
+            for k, v in {
+                "CentralAccountId": central.account,
+                "CentralRegion": central.region,
+                "CentralStackName": central_stack,
+                "CentralEventBusName": f"{central_stack}-alarms",
+                "ExternalId": organisation.external_id,
+                "RolesRegion": organisation.roles_region(member.account),
+            }.items()
+        ],
+        Capabilities=["CAPABILITY_NAMED_IAM"],
+    )
+    stack = cfn.describe_stacks(StackName=MEMBER_STACK)["Stacks"][0]
+    if stack["StackStatus"] != "CREATE_COMPLETE":
+        raise RuntimeError(f"member stack in {member}: {stack['StackStatus']} {stack.get('StackStatusReason', '')}")
+    return stack
+
+
+class _Administered:
+    """A :class:`~incident_responder.core.members.MemberAccess` stand-in: the lab's administration of the member."""
+
+    def __init__(self, home_clients: AwsClients, admin: AwsClients):
+        self.home_clients = home_clients
+        self._admin = admin
+
+    def clients(self, account: str, region: str, purpose: Purpose = "read") -> AwsClients:
+        return self._admin
+
+
+def member_view(home_clients: AwsClients, admin: AwsClients, member: Member) -> MemberClients:
+    """The lab's clients in a member account and Region, routed as the responder's are: the responder's tables,
+    bucket, topics and executions central (the sample workload's bucket with them), the rest in the member."""
+    return MemberClients(_Administered(home_clients, admin), member, "remediate")  # type: ignore[arg-type]
+
+
+def signing_keys(environments: list[dict[str, str]]) -> str:
+    """The credentials the lab's function URLs accept (the JSON LAB_ACCEPTED_KEYS holds): each function's own."""
+    keys = {e["AWS_ACCESS_KEY_ID"]: e["AWS_SECRET_ACCESS_KEY"] for e in environments if "AWS_ACCESS_KEY_ID" in e}
+    return json.dumps(keys)

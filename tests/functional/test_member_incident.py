@@ -1,0 +1,67 @@
+"""Many accounts on the deployed path: an incident of a member account in another Region, from the central stack.
+
+The lab as an organisation (:mod:`incident_responder.lab.organisation`): the central stack in 123456789012,
+us-east-1, its functions acting as their own roles; member 210987654321 in eu-west-1 with member-account.yaml and
+the sample data-processor workload (a function of the same name runs in the central account too). The member's
+alarm reaches the central incident topic; ingest admits it for the allow-listed pair; the investigation reads the
+member's function through its read role, remediate changes it through its remediation role, verify reads it again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from incident_responder.account.baseline import load_baseline
+from incident_responder.core.members import Member
+from incident_responder.lab.organisation import Organisation
+from incident_responder.lab.pipeline.startup import LabPipeline
+from incident_responder.lab.scenario import load_scenario
+from incident_responder.reporting.report import collect, render_html
+
+REPO = Path(__file__).parents[2]
+MEMBER = Member("210987654321", "eu-west-1")
+FUNCTION_ARN = f"arn:aws:lambda:{MEMBER.region}:{MEMBER.account}:function:data-processor"
+
+
+@pytest.fixture(scope="module")
+def organisation(lab):
+    with LabPipeline.start(lab=lab, workers=True, organisation=Organisation((MEMBER,))) as running:
+        yield running
+
+
+def test_a_member_incident_in_another_region_goes_remediated_from_the_central_stack(organisation):
+    central_lambda = organisation.clients.get("lambda")
+    central_timeout = central_lambda.get_function_configuration(FunctionName="data-processor")["Timeout"]
+    member = organisation.member(MEMBER.account, MEMBER.region)
+    member_lambda = member.clients.get("lambda")
+    assert member_lambda.get_function_configuration(FunctionName="data-processor")["FunctionArn"] == FUNCTION_ARN
+
+    record = member.run(load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
+
+    assert record.status == "REMEDIATED", record.model_dump()
+    assert record.end_state["matches_baseline"], record.end_state
+    # The member's function was restored; the central account's function of the same name was never touched.
+    restored = member_lambda.get_function_configuration(FunctionName="data-processor")["Timeout"]
+    assert restored == load_baseline(member.clients, "data-processor").configuration.timeout > 1
+    assert central_lambda.get_function_configuration(FunctionName="data-processor")["Timeout"] == central_timeout
+    # Every read and change there went through the member's roles, each assumed by the central function it serves.
+    from moto.sts.models import sts_backends
+
+    assumed = {(r.role_arn.rsplit("/", 1)[-1], r.session_name) for r in sts_backends[MEMBER.account]["aws"].assumed_roles}
+    functions = organisation.stack.functions
+    assert ("incident-responder-remediate", functions["RemediateFunction"]) in assumed
+    for reader in ("DiagnosticsMcpFunction", "RemediationMcpFunction", "ProposeFunction", "VerifyFunction"):
+        assert ("incident-responder-read", functions[reader]) in assumed, (reader, assumed)
+    assert {role for role, _ in assumed} == {"incident-responder-read", "incident-responder-remediate"}
+    # The incident says where it was, and so does its report.
+    table = organisation.stack.physical["IncidentStateTable"]
+    detail = collect(
+        organisation.clients,
+        record.incident_id,
+        state_table=table,
+        context_table=organisation.stack.physical["IncidentContextTable"],
+    )
+    assert (detail["account_id"], detail["region"]) == (MEMBER.account, MEMBER.region)
+    assert f"{MEMBER.account} {MEMBER.region}" in render_html(detail)
