@@ -49,7 +49,9 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     # Every read and change there went through the member's roles, each assumed by the central function it serves.
     from moto.sts.models import sts_backends
 
-    assumed = {(r.role_arn.rsplit("/", 1)[-1], r.session_name) for r in sts_backends[MEMBER.account]["aws"].assumed_roles}
+    assumed = {
+        (r.role_arn.rsplit("/", 1)[-1], r.session_name) for r in sts_backends[MEMBER.account]["aws"].assumed_roles
+    }
     functions = organisation.stack.functions
     assert ("incident-responder-remediate", functions["RemediateFunction"]) in assumed
     for reader in ("DiagnosticsMcpFunction", "RemediationMcpFunction", "ProposeFunction", "VerifyFunction"):
