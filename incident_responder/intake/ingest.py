@@ -108,6 +108,20 @@ def decide(
     return incident, None
 
 
+def admission(
+    clients: AwsClients, state_machine_arn: str
+) -> tuple[Home | None, Callable[[str | None, str | None], AwsClients]]:
+    """What :func:`decide` needs to admit an alert: the stack's own account and Region (its state machine's) with
+    the member accounts and Regions it answers for (read only for an alert from elsewhere), and the clients of an
+    alert's account and Region (a member's read role)."""
+    home = Home.of(state_machine_arn, LazyMembers(lambda: member_access(clients).members))
+
+    def clients_for(account: str | None, region: str | None) -> AwsClients:
+        return incident_clients(account, region, "read", clients)
+
+    return home, clients_for
+
+
 def group_key(incident: Incident) -> str:
     """The fault's group: a member's function by its ARN (a function of the same name elsewhere is another one)."""
     return keys.group(
@@ -125,13 +139,7 @@ def ingest_alert(
     window_seconds: int,
     now: float | None = None,
 ) -> IngestOutcome:
-    # The stack's account and Region are its state machine's: an alarm from elsewhere is not ours, unless it is of a
-    # member account and Region the stack answers for.
-    home = Home.of(state_machine_arn, LazyMembers(lambda: member_access(clients).members))
-
-    def clients_for(account: str | None, region: str | None) -> AwsClients:
-        return incident_clients(account, region, "read", clients)
-
+    home, clients_for = admission(clients, state_machine_arn)
     incident, refused = decide(clients, message, baseline_table, home, clients_for)
     if incident is None:
         assert refused is not None
