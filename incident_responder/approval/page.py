@@ -154,7 +154,8 @@ def render_review_page(record: ApprovalRecord, params: dict[str, str]) -> str:
             "last time, or a fault back soon after a verified fix, is why a person decides.</p>"
         )
     content = (
-        f"<h1>{verb} {count} remediation action{'s' * (count != 1)} for <code>{e(record.function_name)}</code>?</h1>"
+        f"<h1>{verb} {count} remediation action{'s' * (count != 1)} for <code>{e(record.function_name)}</code>"
+        f"{f' in {e(record.where)}' if record.where else ''}?</h1>"
         f"<p class=meta>Incident <code>{e(record.incident_id)}</code> &middot; overall risk "
         f'<span class="risk-{e(record.risk)}">{e(record.risk)}</span> &middot; expires at '
         f"<time>{e(record.approval_expires_at)}</time></p>"
@@ -179,7 +180,8 @@ def render_result_page(decision: ApprovalDecision, record: ApprovalRecord) -> st
     reason = f"<p>Reason: {e(decision.reason)}</p>" if decision.reason else ""
     content = (
         f'<h1>{verb}</h1><div class="card ok"><p>{e(then)}</p>'
-        f"<p>Incident <code>{e(record.incident_id)}</code>, function <code>{e(record.function_name)}</code>: "
+        f"<p>Incident <code>{e(record.incident_id)}</code>, function <code>{e(record.function_name)}</code>"
+        f"{f' in {e(record.where)}' if record.where else ''}: "
         f"{len(record.actions)} action(s), digest <code class=digest>{e(decision.actions_digest)}</code>.</p>"
         f"<p class=meta>Recorded as decided by {e(decision.decided_by)} at {e(decision.decided_at)}.</p>{reason}</div>"
     )

@@ -38,6 +38,7 @@ class ApprovalRecord(BaseModel):
 
     incident_id: str
     function_name: str
+    where: str = ""  # a member account's incident: "account A, Region R" (core.members.place_of)
     token_hash: str
     link_keys: dict[str, str] = Field(default_factory=dict)  # decision -> hash of that link's key
     actions_digest: str

@@ -25,6 +25,7 @@ from incident_responder.approval.tokens import encode_token, hash_token
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import ActionVerdict, HandoverStep, Incident, RemediationAction, actions_digest
 from incident_responder.core.encoding import iso
+from incident_responder.core.members import place_of
 from incident_responder.notify.notifications import handover_lines, quote, subject_line
 from incident_responder.state import keys as state_keys
 
@@ -88,6 +89,7 @@ def request_approval(
     item = {
         "incident_id": {"S": state_keys.approval(incident.incident_id)},
         "function_name": {"S": incident.function_name},
+        **({"where": {"S": where}} if (where := place_of(incident.account_id, incident.region)) else {}),
         "token_hash": {"S": hash_token(task_token)},
         "link_keys_json": {"S": json.dumps({d: hash_token(key) for d, key in keys.items()}, sort_keys=True)},
         "actions_digest": {"S": shown.actions_digest},
@@ -116,7 +118,7 @@ def request_approval(
 
         chat = awaiting_approval(
             incident.incident_id,
-            incident.function_name,
+            f"{incident.function_name} ({where})" if where else incident.function_name,
             actions,
             shown.risk or _max_risk(actions),
             iso(expires),
@@ -176,8 +178,10 @@ def approval_message(
     subject = subject_line(
         f"Approval needed: {incident.function_name} ({len(actions)} action{'s' * (len(actions) != 1)}, risk {risk})"
     )
+    where = place_of(incident.account_id, incident.region)
     lines = [
-        f"Incident {incident.incident_id} on function {incident.function_name} is waiting for a person.",
+        f"Incident {incident.incident_id} on function {incident.function_name}{f' in {where}' if where else ''} "
+        "is waiting for a person.",
         "Nothing has been changed yet: the actions below are applied only if you approve them.",
         "",
         f"Alert: source {incident.source}, detected at {quote(incident.detected_at, 40)}",

@@ -91,6 +91,12 @@ def explain(exc: BaseException) -> tuple[str, int] | None:
         return str(exc), 1
     if isinstance(exc, InvalidFunctionNameError | ForeignFunctionError):
         return str(exc), 2
+    from incident_responder.core.members import MemberAccessError, NotAMemberError
+
+    if isinstance(exc, NotAMemberError | MemberAccessError):  # a member account that is not one, or not reachable
+        return str(exc), 2
+    if isinstance(exc, boto.ProfileNotFound):
+        return f"{exc} (a profile of ~/.aws/config or ~/.aws/credentials)", 2
     if isinstance(exc, ConfigurationError):  # a setting in the environment: each variable and what is wrong with it
         problems = "; ".join(line.strip() for line in str(exc).splitlines()[1:])
         return f"the environment is not usable: {problems}", 2

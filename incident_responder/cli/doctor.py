@@ -150,7 +150,12 @@ def check_stack(clients: AwsClients, stack_name: str) -> list[Check]:
             .paginate(TableName=table, ProjectionExpression="function_name")
         )
         functions = sorted(item["function_name"]["S"] for page in pages for item in page.get("Items", []))
-    if not functions:
+    # A member account's functions (keyed by ARN) are checked from that account: --member ACCOUNT:REGION.
+    members = [f for f in functions if f.startswith("arn:")]
+    functions = [f for f in functions if not f.startswith("arn:")]
+    if members:
+        checks.append(Check(PASS, "member functions", f"{len(members)} onboarded: --member ACCOUNT:REGION checks them"))
+    if not functions and not members:
         checks.append(Check(FAIL, "onboarded", "no function is onboarded", "responder onboard FUNCTION"))
     lam = clients.get("lambda")
     alarms = _alarms_by_function(clients)
@@ -257,7 +262,13 @@ def _alarms_by_function(clients: AwsClients) -> dict[str, list[tuple[str, list[s
     return found
 
 
-def run_doctor(model: str | None, stack: str | None, clients: AwsClients | None = None) -> list[Check]:
+def run_doctor(
+    model: str | None,
+    stack: str | None,
+    clients: AwsClients | None = None,
+    members: list[str] | None = None,
+    member_profile: str | None = None,
+) -> list[Check]:
     from incident_responder.agent.model_catalog import DEFAULT_MODEL
 
     clients = clients or AwsClients()
@@ -267,6 +278,11 @@ def run_doctor(model: str | None, stack: str | None, clients: AwsClients | None 
     checks += check_model(model or os.environ.get("RESPONDER_MODEL") or DEFAULT_MODEL)
     if stack:
         checks += check_stack(clients, stack)
+        if members:
+            from incident_responder.cli.doctor_members import check_members
+            from incident_responder.core.members import parse_members
+
+            checks += check_members(clients, stack, sorted(parse_members(",".join(members))), member_profile)
     else:  # a deployed stack already reserves its share: this is about the one to come
         checks.append(check_concurrency(clients))
     return checks
@@ -284,6 +300,7 @@ def report(checks: list[Check]) -> tuple[str, int]:
 
 
 def main(args: Any) -> int:
-    text, status = report(run_doctor(args.model, args.stack))
+    members, profile = getattr(args, "member", None), getattr(args, "member_profile", None)
+    text, status = report(run_doctor(args.model, args.stack, members=members, member_profile=profile))
     print(text)
     return status

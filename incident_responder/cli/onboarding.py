@@ -10,11 +10,50 @@ import sys
 from typing import Any
 
 
+def onboarding_clients(
+    function: str, member_profile: str | None, stack: str = "incident-responder", home: Any = None
+) -> Any:
+    """The clients a function is onboarded with: yours; for a member account's function (its ARN, with
+    ``member_profile``: credentials of that account), that account's for the reads and the onboarding tags, yours for
+    the deployment's baseline table. A member the stack does not list (MemberAccounts, MemberRegions) is refused:
+    its alarms would be refused too."""
+    import boto3
+
+    from incident_responder.core.aws import AwsClients
+    from incident_responder.core.members import (
+        Member,
+        NotAMemberError,
+        config_in_parameter,
+        member_access,
+        with_member_credentials,
+    )
+
+    home = home or AwsClients()
+    if not member_profile:
+        return home
+    if not function.startswith("arn:"):
+        raise NotAMemberError("--member-profile needs the function's ARN: it names the member account and Region")
+    parts = function.split(":")
+    member = Member(parts[4], parts[3])
+    if os.environ.get("MEMBER_ACCOUNTS") or os.environ.get("MEMBERS_PARAMETER"):
+        listed = member_access(home).members
+    else:  # the stack's own list
+        listed = config_in_parameter(home, f"/{stack}/members", home.region).members
+    if member not in listed:
+        raise NotAMemberError(
+            f"account {member.account}, Region {member.region} is not a member of this deployment (it lists "
+            f"{', '.join(map(str, sorted(listed))) or 'none'}): add it to the stack's MemberAccounts and MemberRegions"
+        )
+    theirs = AwsClients(boto3.Session(profile_name=member_profile, region_name=member.region))
+    if (said := theirs.account_id()) != member.account:
+        raise NotAMemberError(f"profile {member_profile!r} acts in account {said}, not in {member.account}")
+    return with_member_credentials(home, theirs, member)
+
+
 def _cmd_onboard(args: argparse.Namespace) -> int:
     from incident_responder.account.baseline import record_baseline
-    from incident_responder.core.aws import AwsClients
 
-    baseline = record_baseline(AwsClients(), args.function)
+    baseline = record_baseline(onboarding_clients(args.function, args.member_profile, args.stack), args.function)
     print(baseline.model_dump_json(indent=2))
     for entry in baseline.not_restorable:
         print(f"not restorable: {entry.path}: {entry.reason} (a person restores it)", file=sys.stderr)
@@ -96,6 +135,18 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "function", help="its name, or its ARN (in the account and Region your credentials reach: nothing else is read)"
     )
+    p.add_argument(
+        "--member-profile",
+        metavar="PROFILE",
+        help="a member account's function (give its ARN): an AWS profile of that account, which reads it and tags "
+        "what may be restored; the baseline goes to this deployment's table with your own credentials",
+    )
+    p.add_argument(
+        "--stack",
+        default="incident-responder",
+        help="with --member-profile: the central stack, whose member list must name the function's account and "
+        "Region (default: incident-responder)",
+    )
     p.set_defaults(handler=_cmd_onboard)
 
     p = sub.add_parser(
@@ -129,4 +180,13 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--model", help="the model to check (default: $RESPONDER_MODEL, else the template's default)")
     p.add_argument("--stack", help="a deployed stack's name, to check it too")
+    p.add_argument(
+        "--member",
+        action="append",
+        default=[],
+        metavar="ACCOUNT:REGION",
+        help="with --stack: a member account and Region to check too (listed by the stack, its roles trusting the "
+        "stack, its alarms forwarded, its onboarded functions tagged); repeatable",
+    )
+    p.add_argument("--member-profile", metavar="PROFILE", help="with --member: an AWS profile of that account")
     p.set_defaults(handler=_cmd_doctor)

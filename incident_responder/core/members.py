@@ -177,6 +177,24 @@ class MemberClients(AwsClients):
         return self.member.account
 
 
+class _Given:
+    """A :class:`MemberAccess` stand-in whose member clients are given: the member account's own credentials (an
+    operator onboarding a member's function, the lab's administration of a member)."""
+
+    def __init__(self, home_clients: AwsClients, member_clients: AwsClients):
+        self.home_clients = home_clients
+        self._member_clients = member_clients
+
+    def clients(self, account: str, region: str, purpose: Purpose = "read") -> AwsClients:
+        return self._member_clients
+
+
+def with_member_credentials(home_clients: AwsClients, member_clients: AwsClients, member: Member) -> MemberClients:
+    """:class:`MemberClients` acting in ``member`` with its own credentials (``member_clients``), the deployment's
+    stores through ``home_clients``."""
+    return MemberClients(_Given(home_clients, member_clients), member, "remediate")  # type: ignore[arg-type]
+
+
 def member_of(clients: AwsClients) -> Member | None:
     """The member account and Region ``clients`` act in; None for the deployment's own."""
     return getattr(clients, "member", None)
@@ -214,6 +232,11 @@ def function_key_of(account: str | None, region: str | None, function_name: str)
     if not home.account and wanted not in member_access().members:
         return function_name  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
     return _arn(wanted, function_name)
+
+
+def place_of(account: str | None, region: str | None) -> str:
+    """Where an incident is, for a person: "account A, Region R" for a member's; "" for the deployment's own."""
+    return f"account {account}, Region {region}" if function_key_of(account, region, "f").startswith("arn:") else ""
 
 
 def member_function_arn(incident: Any) -> str | None:
@@ -270,12 +293,21 @@ def member_config(home_clients: AwsClients, home_region: str) -> MemberConfig:
             "role_prefix": env.get("MEMBER_ROLE_PREFIX"),
         }
     elif env.get("MEMBERS_PARAMETER"):
-        raw = home_clients.get("ssm").get_parameter(Name=env["MEMBERS_PARAMETER"])["Parameter"]["Value"]
-        values = json.loads(raw)
-        if not isinstance(values, dict):
-            raise ValueError(f"{env['MEMBERS_PARAMETER']}: expected a JSON object")
+        return config_in_parameter(home_clients, env["MEMBERS_PARAMETER"], home_region)
     else:
         return MemberConfig()
+    return _config_of(values, home_region)
+
+
+def config_in_parameter(clients: AwsClients, name: str, home_region: str) -> MemberConfig:
+    """The members a stack's parameter lists (``/<stack>/members``, a JSON object); ValueError when malformed."""
+    values = json.loads(clients.get("ssm").get_parameter(Name=name)["Parameter"]["Value"])
+    if not isinstance(values, dict):
+        raise ValueError(f"{name}: expected a JSON object")
+    return _config_of(values, home_region)
+
+
+def _config_of(values: dict[str, Any], home_region: str) -> MemberConfig:
     return MemberConfig(
         members=members_of(str(values.get("accounts") or ""), str(values.get("regions") or ""), home_region),
         external_id=str(values.get("external_id") or "") or None,

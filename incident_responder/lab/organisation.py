@@ -23,7 +23,7 @@ from typing import Any
 import boto3
 
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.members import Member, MemberClients, Purpose
+from incident_responder.core.members import Member, MemberClients, with_member_credentials
 
 MEMBER_TEMPLATE = Path(__file__).parents[2] / "member-account.yaml"
 MEMBER_STACK = "incident-responder-member"
@@ -104,21 +104,10 @@ def deploy_member(
     return stack
 
 
-class _Administered:
-    """A :class:`~incident_responder.core.members.MemberAccess` stand-in: the lab's administration of the member."""
-
-    def __init__(self, home_clients: AwsClients, admin: AwsClients):
-        self.home_clients = home_clients
-        self._admin = admin
-
-    def clients(self, account: str, region: str, purpose: Purpose = "read") -> AwsClients:
-        return self._admin
-
-
 def member_view(home_clients: AwsClients, admin: AwsClients, member: Member) -> MemberClients:
     """The lab's clients in a member account and Region, routed as the responder's are: the responder's tables,
     bucket, topics and executions central (the sample workload's bucket with them), the rest in the member."""
-    return MemberClients(_Administered(home_clients, admin), member, "remediate")  # type: ignore[arg-type]
+    return with_member_credentials(home_clients, admin, member)
 
 
 def signing_keys(environments: list[dict[str, str]]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from incident_responder.core.members import place_of
 from incident_responder.notify.notifications import quote, seen_before_line
 
 
@@ -67,6 +68,8 @@ def incident_ended(detail: dict[str, Any], url: str | None, report_uri: str) -> 
     """An incident reached its final status (``detail``: :func:`incident_responder.reporting.report.collect`)."""
     incident_id, status = detail["incident_id"], detail.get("status") or "UNKNOWN"
     function = detail.get("function_name") or "unknown function"
+    if detail.get("function_name") and (where := place_of(detail.get("account_id"), detail.get("region"))):
+        function = f"{function} ({where})"
     diagnosis = detail.get("diagnosis") or {}
     description = [f"*{status}*"]
     if diagnosis:

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from incident_responder.account.baseline import load_baseline
+from incident_responder.approval.page import render_review_page
+from incident_responder.approval.record import load_approval_record
 from incident_responder.core.members import Member
 from incident_responder.lab.organisation import Organisation
 from incident_responder.lab.pipeline.startup import LabPipeline
@@ -22,6 +24,7 @@ from incident_responder.reporting.report import collect, render_html
 
 REPO = Path(__file__).parents[2]
 MEMBER = Member("210987654321", "eu-west-1")
+PARAMS = {k: "x" for k in ("incident", "digest", "decision", "token", "key")} | {"decision": "approve"}
 FUNCTION_ARN = f"arn:aws:lambda:{MEMBER.region}:{MEMBER.account}:function:data-processor"
 
 
@@ -67,3 +70,32 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     )
     assert (detail["account_id"], detail["region"]) == (MEMBER.account, MEMBER.region)
     assert f"{MEMBER.account} {MEMBER.region}" in render_html(detail)
+    # The person approved a change in that account and Region, and the page they saw said so.
+    approval = load_approval_record(organisation.clients, table, record.incident_id)
+    assert approval.where == f"account {MEMBER.account}, Region {MEMBER.region}"
+    assert f"in account {MEMBER.account}, Region {MEMBER.region}?</h1>" in render_review_page(approval, PARAMS)
+
+
+def test_doctor_checks_a_member_from_both_sides(organisation, tmp_path, monkeypatch):
+    from incident_responder.cli.doctor_checks import FAIL, PASS, WARN
+    from incident_responder.cli.doctor_members import check_members
+    from incident_responder.lab.organisation import admin_clients
+
+    iam = admin_clients(organisation.lab.env, MEMBER.account, MEMBER.region).get("iam")
+    iam.create_user(UserName="doctor")
+    key = iam.create_access_key(UserName="doctor")["AccessKey"]
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[member]\naws_access_key_id = {key['AccessKeyId']}\naws_secret_access_key = {key['SecretAccessKey']}\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    checks = {c.name: c for c in check_members(organisation.clients, organisation.stack.name, [MEMBER], "member")}
+    assert {name: c.status for name, c in checks.items() if c.status != PASS} == {}, checks
+    for name in ("listed", "incident-responder-read", "incident-responder-remediate", "alarms"):
+        assert f"{MEMBER} {name}" in checks
+    assert f"{FUNCTION_ARN} tag" in checks
+    # Another Region of the same account: not listed, no member stack there, nothing onboarded.
+    elsewhere = Member(MEMBER.account, "ap-south-1")
+    checks = {c.name: c for c in check_members(organisation.clients, organisation.stack.name, [elsewhere], "member")}
+    assert checks[f"{elsewhere} listed"].status == FAIL and "MemberRegions" in checks[f"{elsewhere} listed"].fix
+    assert checks[f"{elsewhere} alarms"].status == WARN

@@ -159,3 +159,36 @@ def test_the_agents_call_their_tools_for_the_incidents_account_only():
     outcome = anyio.run(executor.run, "get_lambda_config", {"lambda_name": "orders-api"})
     assert not outcome.ok and not outcome.provider_called
     assert executor.provider.calls == []
+
+
+def test_a_member_function_is_onboarded_with_that_accounts_own_credentials(
+    clients, sample, organisation, lab, tmp_path, monkeypatch, capsys
+):
+    from incident_responder.cli.commands import main
+
+    iam = admin_clients(lab.env, B.account, B.region).get("iam")
+    iam.create_user(UserName="operator")
+    key = iam.create_access_key(UserName="operator")["AccessKey"]
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[member-b]\naws_access_key_id = {key['AccessKeyId']}\naws_secret_access_key = {key['SecretAccessKey']}\n"
+    )
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    monkeypatch.setenv("BASELINE_TABLE", sample.baseline_table)
+    # A profile of another account than the ARN's, a pair the deployment does not list, a name without its account.
+    for function, said in (
+        (arn(A), f"acts in account {B.account}, not in {A.account}"),
+        (arn(Member(B.account, "ap-south-1")), "not a member of this deployment"),
+        ("data-processor", "needs the function's ARN"),
+    ):
+        assert main(["onboard", function, "--member-profile", "member-b"]) == 2
+        assert said in capsys.readouterr().err
+    assert main(["onboard", arn(B), "--member-profile", "member-b"]) == 0
+    capsys.readouterr()
+    # Now B's function is its own onboarded function: its alarm starts B's incident, the tools answer for it.
+    incident, refused = admit(clients, alarm(B), sample.baseline_table)
+    assert refused is None and incident.account_id == B.account
+    member_clients, _ = OnboardedScope(clients, sample.baseline_table).resolve(arn(B))
+    assert member_of(member_clients) == B
+    tags = admin_clients(lab.env, B.account, B.region).get("lambda").list_tags(Resource=arn(B))["Tags"]
+    assert tags.get("incident-responder:onboarded") == "true"
