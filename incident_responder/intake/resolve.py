@@ -136,7 +136,7 @@ def resolve_composite_alarm(
             if child.get("AlarmRule") is not None:  # a composite of its own, whose children are where it is
                 place = Home.of(child.get("AlarmArn") or "") or home
                 try:
-                    frontier += rule_children(child["AlarmRule"], *(place or (None, None)))
+                    frontier += rule_children(child["AlarmRule"], *(place[:2] if place else (None, None)))
                 except MalformedAlertError as exc:
                     reasons.append(str(exc))
                 continue
