@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from incident_responder.core.contracts import FaultType
 from incident_responder.core.status import Status
+from incident_responder.lab.organisation import LAB_ORGANISATION
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario, path_of
@@ -199,6 +200,8 @@ def run_scenario(
 ) -> ScenarioScore:
     """The whole lifecycle, then its end state: nothing here applies anything itself (``out_dir``: the
     incident's history, picture, report and transcripts are written there, before the next scenario clears the stores)."""
+    if scenario.workload.account is not None:  # a member account's workload: the lab acts there
+        pipeline = pipeline.member(scenario.workload.account, str(scenario.workload.region))
     record = pipeline.run(scenario, approval=approval)
     if out_dir is not None:
         from incident_responder.lab.pipeline.artifacts import write_artifacts
@@ -312,7 +315,10 @@ def evaluate(
     scores = []
     stopped = None
     try:
-        with LabPipeline.start(model=model, model_route=calls.route) as pipeline:
+        # An organisation (member accounts in other Regions) when a scenario's workload is a member's.
+        members = any(scenario.workload.account for _, scenario in corpus)
+        organisation = LAB_ORGANISATION if members else None
+        with LabPipeline.start(model=model, model_route=calls.route, organisation=organisation) as pipeline:
             for index, (_, scenario) in enumerate(corpus):
                 # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
                 # redeploy), or redeployed when the check finds something a scenario changed for good.

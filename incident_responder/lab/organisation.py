@@ -51,6 +51,10 @@ class Organisation:
         return next(m.region for m in self.members if m.account == account)
 
 
+# The lab's organisation: members in two other Regions than the central stack's (us-east-1).
+LAB_ORGANISATION = Organisation((Member("210987654321", "eu-west-1"), Member("310987654321", "us-west-2")))
+
+
 def admin_clients(env: dict[str, str], account: str, region: str) -> AwsClients:
     """The lab's administration of ``account`` in ``region`` (moto's account header on every request)."""
     session = boto3.Session(

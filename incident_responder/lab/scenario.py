@@ -100,6 +100,25 @@ class Workload(_Strict):
     log_lines: list[str] = Field(default_factory=list)
     app_error: str | None = None
     setup: Setup | None = None
+    # A member account and Region of the lab's organisation (lab/organisation.py: LAB_ORGANISATION), whose own
+    # data-processor this is; none: the central account's.
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+
+    @model_validator(mode="after")
+    def _a_member_of_the_lab(self) -> Workload:
+        if (self.account is None) != (self.region is None):
+            raise ValueError("account and region name a member account's workload together: give both or neither")
+        if self.account is not None:
+            from incident_responder.core.members import Member
+            from incident_responder.lab.organisation import LAB_ORGANISATION
+
+            listed = ", ".join(str(m) for m in LAB_ORGANISATION.members)
+            if Member(self.account, str(self.region)) not in LAB_ORGANISATION.members:
+                raise ValueError(f"{self.account}:{self.region} is not a member of the lab's organisation ({listed})")
+            if self.function != DEFAULT_FUNCTION:
+                raise ValueError(f"a member account runs the sample {DEFAULT_FUNCTION} only, not {self.function}")
+        return self
 
 
 class Alert(_Strict):

@@ -56,6 +56,7 @@ from incident_responder.core.contracts import (
     incident_from_event,
 )
 from incident_responder.core.encoding import canonical, iso
+from incident_responder.core.members import member_of
 from incident_responder.guardrails.checks import check_action
 from incident_responder.remediation import lease as leases
 from incident_responder.remediation.errors import (
@@ -181,7 +182,7 @@ def apply(
     ledger = Ledger(clients, table, incident.incident_id, ttl_days)
     entries = {a.execution_order: ledger.get(a.execution_order) for a in actions}
     _refuse_another_ledger(incident, actions, entries)
-    resources = resources_of(actions)
+    resources = resources_of(actions, clients)
     tokens: dict[str, int] = {}
     if actions:
         # The head first: it names the resources, so every end (release, rollback, reconcile) can give them back.
@@ -206,7 +207,7 @@ def apply(
             continue
         change = ACTIONS[action.action_type].change
         params = action.typed_parameters()
-        fences = {r: tokens[r] for r in change.resources(params)}
+        fences = {leased(clients, r): tokens[leased(clients, r)] for r in change.resources(params)}
         try:
             if entry is None:
                 # Guardrails judge a step before it first changes anything; a recorded step passed them then,
@@ -251,9 +252,18 @@ def apply(
     return ApplyResult(outcome="APPLIED", steps=steps, finished_at=iso(_now()), resources=resources)
 
 
-def resources_of(actions: list[RemediationAction]) -> list[str]:
-    """Every resource the actions change, sorted: the order their leases are taken in."""
-    return sorted({r for a in actions for r in ACTIONS[a.action_type].change.resources(a.typed_parameters())})
+def resources_of(actions: list[RemediationAction], clients: AwsClients | None = None) -> list[str]:
+    """Every resource the actions change, sorted: the order their leases are taken in (a member account's named with
+    its account and Region: :func:`leased`)."""
+    changed = {r for a in actions for r in ACTIONS[a.action_type].change.resources(a.typed_parameters())}
+    return sorted(leased(clients, r) for r in changed)
+
+
+def leased(clients: AwsClients | None, resource: str) -> str:
+    """The name a resource's lease goes by: ``role:NAME`` in the deployment's own account and Region,
+    ``ACCOUNT:REGION/role:NAME`` in a member's (the same name there is another resource)."""
+    member = member_of(clients) if clients is not None else None
+    return resource if member is None else f"{member}/{resource}"
 
 
 def release(clients: AwsClients, *, table: str, incident: Incident | dict[str, Any]) -> list[str]:

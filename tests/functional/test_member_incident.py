@@ -60,8 +60,16 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     for reader in ("DiagnosticsMcpFunction", "RemediationMcpFunction", "ProposeFunction", "VerifyFunction"):
         assert ("incident-responder-read", functions[reader]) in assumed, (reader, assumed)
     assert {role for role, _ in assumed} == {"incident-responder-read", "incident-responder-remediate"}
-    # The incident says where it was, and so does its report.
+    # Its leases named the member's resources, apart from the central ones of the same name, and were given back.
+    from incident_responder.remediation.lease import fence, holder
+    from incident_responder.remediation.ledger import Ledger
+
     table = organisation.stack.physical["IncidentStateTable"]
+    resources = Ledger(organisation.clients, table, record.incident_id).head()["resources"]
+    assert resources and all(r.startswith(f"{MEMBER}/") for r in resources), resources
+    assert all(holder(organisation.clients, table, r) is None for r in resources)
+    assert all(fence(organisation.clients, table, r) >= 1 for r in resources)  # taken, then given back
+    # The incident says where it was, and so does its report.
     detail = collect(
         organisation.clients,
         record.incident_id,

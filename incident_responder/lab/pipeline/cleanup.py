@@ -6,6 +6,7 @@ from typing import Any
 
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.drift import diff_configurations
+from incident_responder.core.members import member_of
 
 
 class BetweenScenarios:
@@ -25,6 +26,9 @@ class BetweenScenarios:
         an empty list means the next scenario starts as it would in a fresh lab, on warm functions."""
         for function in self.workload_names:
             self.restore(function)
+        members = [self.member(m.account, m.region) for m in self.members]  # type: ignore[attr-defined]
+        for member in members:  # an organisation's: each member's sample workload
+            member.restore(member.sample.function_name)
         problems = []
         sfn = self.clients.get("stepfunctions")
         if sfn.list_executions(stateMachineArn=self.state_machine_arn, statusFilter="RUNNING")["executions"]:
@@ -36,6 +40,13 @@ class BetweenScenarios:
             differences = diff_configurations(record.configuration, self._configuration(function))
             if differences:
                 problems.append(f"{function}: {len(differences)} difference(s) from its baseline")
+        for member in members:
+            function = member.sample.function_name
+            differences = diff_configurations(
+                load_baseline(member.clients, function).configuration, member._configuration(function)
+            )
+            if differences:
+                problems.append(f"{function} of {member_of(member.clients)}: {len(differences)} difference(s)")
         if problems:
             return problems
         ddb = self.clients.get("dynamodb")
@@ -49,8 +60,9 @@ class BetweenScenarios:
         sqs = self.clients.get("sqs")
         for url in sqs.list_queues().get("QueueUrls", []):
             _drain(sqs, url)  # PurgeQueue is allowed once a minute per queue
-        logs = self.clients.get("logs")
-        for function in self.workload_names:
+        logs_of = [(self.clients.get("logs"), f) for f in self.workload_names]
+        logs_of += [(m.clients.get("logs"), m.sample.function_name) for m in members]
+        for logs, function in logs_of:
             group = f"/aws/lambda/{function}"
             for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
                 for stream in page["logStreams"]:
