@@ -192,3 +192,32 @@ def test_a_member_function_is_onboarded_with_that_accounts_own_credentials(
     assert member_of(member_clients) == B
     tags = admin_clients(lab.env, B.account, B.region).get("lambda").list_tags(Resource=arn(B))["Tags"]
     assert tags.get("incident-responder:onboarded") == "true"
+
+
+def test_the_guardrails_refuse_an_action_on_another_accounts_resource(clients, sample, organisation):
+    from incident_responder.account.baseline import load_baseline
+    from incident_responder.account.state import read_function_configuration
+    from incident_responder.core.contracts import RemediationAction
+    from incident_responder.guardrails.checks import check_action
+
+    view = organisation[A]
+    current = read_function_configuration(view, "data-processor")
+    baseline = load_baseline(view, "data-processor").configuration
+
+    def action(target: str) -> RemediationAction:
+        return RemediationAction(
+            fault_type="throttling",
+            action_type="update_concurrency",
+            target_resource=target,
+            parameters={"function_name": "data-processor", "reserved_concurrent_executions": 10},
+            risk_level="low",
+            execution_order=1,
+        )
+
+    for elsewhere, said in ((arn(CENTRAL), f"account {CENTRAL.account}"), (arn(B), f"account {B.account}")):
+        reasons = check_action(action(elsewhere), current, baseline, view)
+        assert reasons and said in reasons[0] and f"not this account {A.account}" in reasons[0], reasons
+    wrong_region = f"arn:aws:lambda:us-west-2:{A.account}:function:data-processor"
+    assert (
+        "Region us-west-2, not this Region eu-west-1" in check_action(action(wrong_region), current, baseline, view)[0]
+    )
