@@ -34,6 +34,24 @@ SESSION_SECONDS = 900  # STS's minimum: an invocation's reads and writes, not mo
 REFRESH_MARGIN_SECONDS = 120  # credentials this close to their expiry are assumed again
 
 
+def session_policy(region: str) -> dict[str, Any]:
+    """What assumed credentials may do at most (the role's permissions intersected with this): the member's Region
+    only, besides IAM (global, signed for us-east-1), so credentials kept for one Region never act in another."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "TheIncidentsRegion",
+                "Effect": "Allow",
+                "NotAction": ["iam:*"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:RequestedRegion": region}},
+            },
+            {"Sid": "IamIsGlobal", "Effect": "Allow", "Action": ["iam:*"], "Resource": "*"},
+        ],
+    }
+
+
 class NotAMemberError(ValueError):
     """An account and Region the deployment does not answer for: refused before anything is assumed."""
 
@@ -124,6 +142,7 @@ class MemberAccess:
                 RoleSessionName=self.session_name[:64],
                 ExternalId=self.external_id,
                 DurationSeconds=SESSION_SECONDS,
+                Policy=json.dumps(session_policy(member.region)),
             )
         except Exception as exc:  # noqa: BLE001 - said with the role, whatever STS answered
             raise MemberAccessError(f"{role_arn} could not be assumed: {exc}") from exc

@@ -9,6 +9,7 @@ member's function through its read role, remediate changes it through its remedi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from incident_responder.reporting.report import collect, render_html
 REPO = Path(__file__).parents[2]
 MEMBER = Member("210987654321", "eu-west-1")
 PARAMS = {k: "x" for k in ("incident", "digest", "decision", "token", "key")} | {"decision": "approve"}
+REGION_ONLY = {"StringEquals": {"aws:RequestedRegion": "eu-west-1"}}
 FUNCTION_ARN = f"arn:aws:lambda:{MEMBER.region}:{MEMBER.account}:function:data-processor"
 
 
@@ -60,6 +62,9 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     for reader in ("DiagnosticsMcpFunction", "RemediationMcpFunction", "ProposeFunction", "VerifyFunction"):
         assert ("incident-responder-read", functions[reader]) in assumed, (reader, assumed)
     assert {role for role, _ in assumed} == {"incident-responder-read", "incident-responder-remediate"}
+    # Each session scoped to the incident's Region by its session policy (IAM, global, aside).
+    policies = {r.policy for r in sts_backends[MEMBER.account]["aws"].assumed_roles}
+    assert policies and all(json.loads(p)["Statement"][0]["Condition"] == REGION_ONLY for p in policies)
     # Its leases named the member's resources, apart from the central ones of the same name, and were given back.
     from incident_responder.remediation.lease import fence, holder
     from incident_responder.remediation.ledger import Ledger
