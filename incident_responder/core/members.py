@@ -233,7 +233,7 @@ def function_key(clients: AwsClients, function_name: str) -> str:
 
 def home_of(home_clients: AwsClients | None = None) -> Member:
     """The deployment's own account and Region: HOME_ACCOUNT (the stack sets it) and AWS_REGION ("" where unset)."""
-    region = os.environ.get("AWS_REGION") or (home_clients.region if home_clients else "") or ""
+    region = os.environ.get("AWS_REGION") or (home_clients.session.region_name if home_clients else "") or ""
     return Member(os.environ.get("HOME_ACCOUNT") or "", region)
 
 
@@ -248,7 +248,7 @@ def function_key_of(account: str | None, region: str | None, function_name: str)
     if _is_home(home, account, region):
         return function_name
     wanted = Member(str(account), region or home.region)
-    if not home.account and wanted not in member_access().members:
+    if not home.account and (not _members_configured() or wanted not in member_access().members):
         return function_name  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
     return _arn(wanted, function_name)
 
@@ -256,6 +256,10 @@ def function_key_of(account: str | None, region: str | None, function_name: str)
 def place_of(account: str | None, region: str | None) -> str:
     """Where an incident is, for a person: "account A, Region R" for a member's; "" for the deployment's own."""
     return f"account {account}, Region {region}" if function_key_of(account, region, "f").startswith("arn:") else ""
+
+
+def _members_configured() -> bool:
+    return bool(os.environ.get("MEMBER_ACCOUNTS") or os.environ.get("MEMBERS_PARAMETER"))
 
 
 def member_function_arn(incident: Any) -> str | None:
