@@ -118,3 +118,17 @@ def signing_keys(environments: list[dict[str, str]]) -> str:
     """The credentials the lab's function URLs accept (the JSON LAB_ACCEPTED_KEYS holds): each function's own."""
     keys = {e["AWS_ACCESS_KEY_ID"]: e["AWS_SECRET_ACCESS_KEY"] for e in environments if "AWS_ACCESS_KEY_ID" in e}
     return json.dumps(keys)
+
+
+def member_profile(env: dict[str, str], member: Member, profile: str, credentials: Path) -> Path:
+    """An AWS profile of ``member``'s account, as an operator of it holds one (an IAM user's access key there, which
+    moto answers for that account), written to ``credentials`` (for AWS_SHARED_CREDENTIALS_FILE)."""
+    iam = admin_clients(env, member.account, member.region).get("iam")
+    user = f"operator-{profile}"[:64]
+    iam.create_user(UserName=user)
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    with credentials.open("a") as out:
+        out.write(
+            f"[{profile}]\naws_access_key_id = {key['AccessKeyId']}\naws_secret_access_key = {key['SecretAccessKey']}\n"
+        )
+    return credentials

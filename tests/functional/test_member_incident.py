@@ -92,15 +92,9 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
 def test_doctor_checks_a_member_from_both_sides(organisation, tmp_path, monkeypatch):
     from incident_responder.cli.doctor_checks import FAIL, PASS, WARN
     from incident_responder.cli.doctor_members import check_members
-    from incident_responder.lab.organisation import admin_clients
+    from incident_responder.lab.organisation import member_profile
 
-    iam = admin_clients(organisation.lab.env, MEMBER.account, MEMBER.region).get("iam")
-    iam.create_user(UserName="doctor")
-    key = iam.create_access_key(UserName="doctor")["AccessKey"]
-    credentials = tmp_path / "credentials"
-    credentials.write_text(
-        f"[member]\naws_access_key_id = {key['AccessKeyId']}\naws_secret_access_key = {key['SecretAccessKey']}\n"
-    )
+    credentials = member_profile(organisation.lab.env, MEMBER, "member", tmp_path / "credentials")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
     checks = {c.name: c for c in check_members(organisation.clients, organisation.stack.name, [MEMBER], "member")}
     assert {name: c.status for name, c in checks.items() if c.status != PASS} == {}, checks

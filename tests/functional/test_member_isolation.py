@@ -21,7 +21,7 @@ from incident_responder.core.members import Member, NotAMemberError, function_ke
 from incident_responder.intake.ingest import admission, decide, group_key
 from incident_responder.lab.account.data_processor import create_sample_account
 from incident_responder.lab.account.resources import create_table
-from incident_responder.lab.organisation import admin_clients, member_view
+from incident_responder.lab.organisation import admin_clients, member_profile, member_view
 from incident_responder.memory.history import read_history
 from incident_responder.memory.record import remember
 from tests.conftest import STATE_TABLE
@@ -166,13 +166,7 @@ def test_a_member_function_is_onboarded_with_that_accounts_own_credentials(
 ):
     from incident_responder.cli.commands import main
 
-    iam = admin_clients(lab.env, B.account, B.region).get("iam")
-    iam.create_user(UserName="operator")
-    key = iam.create_access_key(UserName="operator")["AccessKey"]
-    credentials = tmp_path / "credentials"
-    credentials.write_text(
-        f"[member-b]\naws_access_key_id = {key['AccessKeyId']}\naws_secret_access_key = {key['SecretAccessKey']}\n"
-    )
+    credentials = member_profile(lab.env, B, "member-b", tmp_path / "credentials")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
     monkeypatch.setenv("BASELINE_TABLE", sample.baseline_table)
     # A profile of another account than the ARN's, a pair the deployment does not list, a name without its account.
