@@ -3,9 +3,9 @@
 moto keeps accounts apart by the credentials a request is signed with (or the ``x-moto-account-id`` header, which
 the lab's own administration uses). In an organisation lab:
 
-* each central function acts as its execution role, as Lambda gives it (the lab's STS hands a role that trusts the
-  Lambda service to the account's administrator: :mod:`incident_responder.lab.moto_patches.sts`), so the member
-  roles' trust (``aws:PrincipalArn``, ``sts:ExternalId``) decides what it may assume, as on AWS;
+* each central function acts as its execution role, as Lambda gives it (credentials the lab's STS knows as that
+  role's: :mod:`incident_responder.lab.moto_patches.sts`), so the member roles' trust (``aws:PrincipalArn``,
+  ``sts:ExternalId``) decides what it may assume, as on AWS;
 * each member account deploys member-account.yaml (its roles in the first of its Regions) and runs the sample
   data-processor workload in each of its Regions, onboarded from the central deployment's side: the baseline in the
   central table, keyed by the function's ARN;
@@ -16,6 +16,7 @@ the lab's own administration uses). In an organisation lab:
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,16 +70,16 @@ def admin_clients(env: dict[str, str], account: str, region: str) -> AwsClients:
     return AwsClients(session)
 
 
-def role_environment(clients: AwsClients, role_arn: str, session_name: str) -> dict[str, str]:
-    """The variables Lambda gives a function running as ``role_arn``: its role's credentials."""
-    credentials = clients.get("sts").assume_role(
-        RoleArn=role_arn, RoleSessionName=session_name[:64], DurationSeconds=43200
-    )["Credentials"]
-    return {
-        "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],
-        "AWS_SECRET_ACCESS_KEY": credentials["SecretAccessKey"],
-        "AWS_SESSION_TOKEN": credentials["SessionToken"],
-    }
+def function_credentials(role_arn: str, given: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables Lambda gives a function running as ``role_arn``: credentials the lab's STS knows as that role's
+    (:data:`incident_responder.lab.moto_patches.sts.FUNCTION_ROLES`). ``given``: the function's credentials before a
+    redeploy, kept (its running servers keep signing with them) and now naming the redeployed role."""
+    from incident_responder.lab.moto_patches.sts import FUNCTION_ROLES
+
+    key = (given or {}).get("AWS_ACCESS_KEY_ID") or "ASIA" + secrets.token_hex(8).upper()
+    secret = (given or {}).get("AWS_SECRET_ACCESS_KEY") or secrets.token_urlsafe(30)
+    FUNCTION_ROLES[key] = role_arn
+    return {"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": f"lab-{key}"}
 
 
 def deploy_member(

@@ -69,8 +69,13 @@ class DeployedStack:
     account: str
     left_out: list[str] = field(default_factory=list)
     functions: dict[str, str] = field(default_factory=dict)  # logical id -> function name
-    # An organisation lab's functions act as their roles: the credentials each was given (its access key -> secret).
-    role_keys: dict[str, str] = field(default_factory=dict)
+    # An organisation lab's functions act as their roles: the credentials each was given (logical id -> variables).
+    role_credentials: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def role_keys(self) -> dict[str, str]:
+        """Each function's access key -> its secret (what the lab's function URLs accept)."""
+        return {c["AWS_ACCESS_KEY_ID"]: c["AWS_SECRET_ACCESS_KEY"] for c in self.role_credentials.values()}
 
     def resolve(self, value: Any) -> Any:
         """Evaluate the intrinsic functions the template uses, against this stack's resources."""
@@ -179,6 +184,7 @@ def deploy_stack(
     stable_table_names: bool = True,
     model_environment: dict[str, str] | None = None,
     as_their_roles: bool = False,
+    role_credentials: dict[str, dict[str, str]] | None = None,
 ) -> DeployedStack:
     """Create the stack in the lab; register its functions with ``dispatcher``.
 
@@ -187,7 +193,8 @@ def deploy_stack(
     ``model_environment`` is added to the functions that call a model (their environment names RESPONDER_MODEL):
     where their model calls go (:mod:`incident_responder.lab.model_route`).
     ``as_their_roles``: each function acts as its execution role, as Lambda gives it its role's credentials (an
-    organisation lab: :mod:`incident_responder.lab.organisation`), instead of the lab's administrator's.
+    organisation lab: :mod:`incident_responder.lab.organisation`), instead of the lab's administrator's;
+    ``role_credentials``: those a redeploy keeps (the running function URL servers sign with them).
     """
     region, account = clients.region, clients.account_id()
     cfn = translate(load_template(template_path), template_path.parent, region, parameters)
@@ -238,7 +245,17 @@ def deploy_stack(
         variables = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
         if model_environment and "RESPONDER_MODEL" in variables:
             environment[logical_id] = {**model_environment, **environment.get(logical_id, {})}
-    _register_functions(clients, stack, dispatcher, environment, as_their_roles)
+    if as_their_roles:
+        from incident_responder.lab.organisation import function_credentials
+
+        lam = clients.get("lambda")
+        for logical_id, resource in stack.template["Resources"].items():
+            if resource["Type"] == "AWS::Lambda::Function":
+                role = lam.get_function_configuration(FunctionName=stack.physical[logical_id])["Role"]
+                given = (role_credentials or {}).get(logical_id)
+                stack.role_credentials[logical_id] = function_credentials(role, given)
+                environment[logical_id] = {**environment.get(logical_id, {}), **stack.role_credentials[logical_id]}
+    _register_functions(clients, stack, dispatcher, environment)
     return stack
 
 
@@ -338,11 +355,7 @@ def _handler(path: str, *, imported: bool) -> Any:
 
 
 def _register_functions(
-    clients: AwsClients,
-    stack: DeployedStack,
-    dispatcher: LambdaDispatcher,
-    environment: dict[str, dict[str, str]],
-    as_their_roles: bool = False,
+    clients: AwsClients, stack: DeployedStack, dispatcher: LambdaDispatcher, environment: dict[str, dict[str, str]]
 ) -> None:
     lam = clients.get("lambda")
     for logical_id, resource in stack.template["Resources"].items():
@@ -353,11 +366,6 @@ def _register_functions(
         handler = _handler(resource["Properties"]["Handler"], imported=not dispatcher.workers)
         variables = {**config.get("Environment", {}).get("Variables", {}), **environment.get(logical_id, {})}
         env = {k: str(v) for k, v in variables.items()}
-        if as_their_roles:
-            from incident_responder.lab.organisation import role_environment
-
-            env.update(role_environment(clients, config["Role"], name))
-            stack.role_keys[env["AWS_ACCESS_KEY_ID"]] = env["AWS_SECRET_ACCESS_KEY"]
         dead_letter = stack.resolve(resource["Properties"].get("DeadLetterConfig", {})).get("TargetArn")
         dispatcher.register(
             name,

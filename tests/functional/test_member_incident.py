@@ -106,3 +106,13 @@ def test_doctor_checks_a_member_from_both_sides(organisation, tmp_path, monkeypa
     checks = {c.name: c for c in check_members(organisation.clients, organisation.stack.name, [elsewhere], "member")}
     assert checks[f"{elsewhere} listed"].status == FAIL and "MemberRegions" in checks[f"{elsewhere} listed"].fix
     assert checks[f"{elsewhere} alarms"].status == WARN
+
+
+def test_after_a_redeploy_the_functions_still_act_as_their_roles(organisation):
+    """A redeploy (a scenario that changed the lab for good) re-creates every role: each function keeps the
+    credentials its running servers sign with, now naming its new role, so the members' trust still admits it."""
+    organisation.refresh()
+    record = organisation.member(MEMBER.account, MEMBER.region).run(
+        load_scenario(REPO / "scenarios" / "members" / "member-timeout-too-low.yaml")
+    )
+    assert record.status == "REMEDIATED", record.model_dump()

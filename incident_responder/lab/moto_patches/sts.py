@@ -3,8 +3,8 @@
 moto hands out credentials for any role ARN, of any account, whether or not the role exists or trusts the caller.
 The lab emulates many accounts with the credentials AssumeRole returns (moto keeps each account's state apart by
 them), so who may assume what is the boundary between accounts: the role must exist in its account, and its trust
-policy must allow the caller (its principal, by account or ARN; the Lambda service's, for the account's own
-administrator giving a function its role) under the conditions the lab's roles use
+policy must allow the caller (its principal, by account or ARN; a function's, its execution role: FUNCTION_ROLES)
+under the conditions the lab's roles use
 (``sts:ExternalId``, ``aws:PrincipalArn``, ``aws:PrincipalAccount``; String and Arn operators, with ``*`` and ``?``).
 Anything else is refused with AccessDenied, in AWS's words.
 """
@@ -22,18 +22,17 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-# The lab's stand-in for the Lambda service: its account's administrator (the lab itself, signing as the account's
-# root) gives a function its execution role's credentials, as Lambda does, where the role trusts the service.
-LAMBDA_SERVICE = "lambda.amazonaws.com"
+# The lab's stand-in for Lambda: the credentials it gave each function of an organisation lab (access key -> the
+# function's execution role), as Lambda gives a function its role's (lab/organisation.py: function_credentials).
+# Kept across a redeploy: the key stays the function's, the role it names is the redeployed one.
+FUNCTION_ROLES: dict[str, str] = {}
 
 
-def _principal_matches(principal: Any, caller_arn: str, caller_account: str, role_account: str = "") -> bool:
+def _principal_matches(principal: Any, caller_arn: str, caller_account: str) -> bool:
     if principal == "*":
         return True
     if not isinstance(principal, dict):
         return False
-    if caller_arn == f"arn:aws:iam::{role_account}:root" and LAMBDA_SERVICE in _as_list(principal.get("Service", [])):
-        return True
     for named in _as_list(principal.get("AWS", [])):
         if named == "*" or named in (caller_arn, caller_account, f"arn:aws:iam::{caller_account}:root"):
             return True
@@ -54,11 +53,8 @@ def _conditions_hold(conditions: dict[str, Any], context: dict[str, str | None])
     return True
 
 
-def trust_allows(
-    document: dict[str, Any], caller_arn: str, caller_account: str, external_id: str | None, role_account: str = ""
-) -> bool:
-    """Whether the trust policy ``document`` (of a role in ``role_account``) lets ``caller_arn`` (of
-    ``caller_account``) assume its role."""
+def trust_allows(document: dict[str, Any], caller_arn: str, caller_account: str, external_id: str | None) -> bool:
+    """Whether the trust policy ``document`` lets ``caller_arn`` (of ``caller_account``) assume its role."""
     context = {
         "sts:externalid": external_id,
         "aws:principalarn": caller_arn,
@@ -69,7 +65,7 @@ def trust_allows(
         actions = _as_list(statement.get("Action", []))
         if not any(fnmatch.fnmatchcase("sts:AssumeRole", a) for a in actions):
             continue
-        if not _principal_matches(statement.get("Principal"), caller_arn, caller_account, role_account):
+        if not _principal_matches(statement.get("Principal"), caller_arn, caller_account):
             continue
         if not _conditions_hold(statement.get("Condition", {}), context):
             continue
@@ -93,7 +89,10 @@ def honour_trust_policies() -> None:
         key = self.get_access_key()
         account = get_account_id_from(key)
         assumed = sts_backends[account]["aws"].get_assumed_role_from_access_key(key)
-        caller = assumed.role_arn if assumed is not None else f"arn:aws:iam::{account}:root"
+        caller = FUNCTION_ROLES.get(key) or (
+            assumed.role_arn if assumed is not None else f"arn:aws:iam::{account}:root"
+        )
+        account = caller.split(":")[4] if caller.startswith("arn:") else account
         role_arn = str(self._get_param("RoleArn") or "")
         parts = role_arn.split(":")
         denied = STSClientError(
@@ -108,7 +107,7 @@ def honour_trust_policies() -> None:
             raise denied from None
         document = role.assume_role_policy_document
         document = json.loads(document) if isinstance(document, str) else document
-        if not trust_allows(document or {}, caller, account, self._get_param("ExternalId"), parts[4]):
+        if not trust_allows(document or {}, caller, account, self._get_param("ExternalId")):
             raise denied
         return original(self)
 

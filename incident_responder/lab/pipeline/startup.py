@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.core.aws import AwsClients
@@ -82,6 +83,46 @@ def _listening() -> socket.socket:
     return held
 
 
+def _spawn_function_urls(
+    lab: Lab, stack: DeployedStack, dispatcher: LambdaDispatcher, urls: list[Any], held: dict[str, socket.socket]
+) -> list[subprocess.Popen | ForkedProcess]:
+    """A server for each function URL, in front of its function's handler with its environment, on the socket
+    ``held`` for it (closed here: the process has its own copy). Started side by side: wait_until_ready each."""
+    servers: list[subprocess.Popen | ForkedProcess] = []
+    for url in urls:
+        function = dispatcher.functions[stack.physical[url.function_id]]
+        env = {**_process_base_env(), **lab.env, **function.environment}
+        if stack.role_keys:  # each function signs with its own role's credentials
+            accepted = {**stack.role_keys, lab.env["AWS_ACCESS_KEY_ID"]: lab.env["AWS_SECRET_ACCESS_KEY"]}
+            env["LAB_ACCEPTED_KEYS"] = json.dumps(accepted)
+        sock = held.pop(url.url_id)
+        servers.append(
+            spawn_function_url(
+                url.handler,
+                stack.physical[url.function_id],
+                sock.getsockname()[1],
+                env,
+                auth_type=url.auth_type,
+                timeout=function.timeout_seconds,
+                listening=sock,
+            )
+        )
+        sock.close()
+    return servers
+
+
+def _stop(servers: list[subprocess.Popen | ForkedProcess]) -> None:
+    """All asked to stop first, then waited for: one slow server must not leave the others running."""
+    for server in servers:
+        server.terminate()
+    for server in servers:
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 @dataclass
 class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
     lab: Lab
@@ -101,6 +142,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
     organisation: Organisation | None = None
     # An organisation lab's members: each one's clients (the lab's, routed as the responder's) and sample workload.
     members: dict[Member, tuple[AwsClients, SampleAccount]] = field(default_factory=dict)
+    url_servers: list[Any] = field(default_factory=list)  # the function URLs' servers (stopped when the lab ends)
 
     @property
     def workload_names(self) -> list[str]:
@@ -180,24 +222,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     "ARTIFACTS_BUCKET": stack.physical["ArtifactsBucket"],
                 }
                 os.environ.update(tables)
-                for url in urls:
-                    function = dispatcher.functions[stack.physical[url.function_id]]
-                    env = {**_process_base_env(), **lab.env, **function.environment}
-                    if stack.role_keys:  # each function signs with its own role's credentials
-                        accepted = {**stack.role_keys, lab.env["AWS_ACCESS_KEY_ID"]: lab.env["AWS_SECRET_ACCESS_KEY"]}
-                        env["LAB_ACCEPTED_KEYS"] = json.dumps(accepted)
-                    servers.append(
-                        spawn_function_url(
-                            url.handler,
-                            stack.physical[url.function_id],
-                            ports[url.url_id],
-                            env,
-                            auth_type=url.auth_type,
-                            timeout=function.timeout_seconds,
-                            listening=held[url.url_id],
-                        )
-                    )
-                    held.pop(url.url_id).close()  # the process has its own copy
+                servers += _spawn_function_urls(lab, stack, dispatcher, urls, held)
                 # This process serves the lab: queues are read by the workloads' poller, not by moto's echo.
                 take_over_queue_polling()
                 sample, orders_api, queue_consumer = _create_workloads(clients, stack.output("IncidentTopicArn"))
@@ -218,6 +243,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     queue_consumer,
                     model_route=route,
                     organisation=organisation,
+                    url_servers=servers,
                 )
                 pipeline._set_up_members()
                 pipeline.onboarded = pipeline._baseline_times()
@@ -227,15 +253,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                 yield pipeline
         finally:
             dispatcher.close()
-            # All asked to stop first, then waited for: one slow server must not leave the others running.
-            for server in servers:
-                server.terminate()
-            for server in servers:
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+            _stop(servers)
             set_health_probe(None)
             if own_dispatcher:
                 dispatcher.uninstall()
@@ -260,6 +278,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             kept = {k: v for k, v in self.stack_parameters.items() if k not in StackParameters.model_fields}
             self.stack_parameters = {**kept, **scenario_parameters}
         self.dispatcher.retire(self.stack.functions.values())
+        held = self._new_function_urls() if self.organisation is not None else None
         self.lab.reset()
         self.stack = deploy_stack(
             self.clients,
@@ -269,8 +288,12 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             parameters={**self.stack_parameters, "ResponderModel": model},
             model_environment=self.model_route.environment,
             as_their_roles=self.organisation is not None,
+            # The function URL servers keep running: each function keeps its credentials (and its server's accepted).
+            role_credentials=self.stack.role_credentials,
         )
         os.environ["ARTIFACTS_BUCKET"] = self.stack.physical["ArtifactsBucket"]
+        if held is not None:
+            self._start_function_urls(held)
         self.sample, self.orders_api, self.queue_consumer = _create_workloads(
             self.clients, self.stack.output("IncidentTopicArn")
         )
@@ -284,6 +307,23 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         """Whether the stack runs with exactly these of the parameters a scenario may set (the others unset)."""
         current = {k: v for k, v in self.stack_parameters.items() if k in StackParameters.model_fields}
         return current == scenario_parameters
+
+    def _new_function_urls(self) -> dict[str, socket.socket]:
+        """New ports for the function URLs, the stack's overrides pointing at them (its redeploy names them), the
+        running servers stopped: a redeploy gives new execution environments on AWS, and in an organisation lab the
+        member credentials they assumed went with moto's reset."""
+        _stop(self.url_servers)
+        held = {url.url_id: _listening() for url in function_urls()}
+        for url_id, sock in held.items():
+            self.stack_overrides[f"{url_id}.FunctionUrl"] = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+        self.mcp_url = f"{self.stack_overrides['DiagnosticsMcpFunctionUrl.FunctionUrl']}mcp"
+        return held
+
+    def _start_function_urls(self, held: dict[str, socket.socket]) -> None:
+        started = _spawn_function_urls(self.lab, self.stack, self.dispatcher, function_urls(), held)
+        self.url_servers[:] = started  # the same list the lab stops at its end
+        for server in started:
+            wait_until_ready(server)
 
     def _set_up_members(self) -> None:
         """Each member account's template (once per account and Region) and sample workload, onboarded from the
