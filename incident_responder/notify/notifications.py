@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from incident_responder.core.contracts import FaultType, Incident, RemediationProposal
+from incident_responder.core.members import place_of
 
 SUBJECT_LIMIT = 99  # SNS refuses a subject of 100 characters or more ("less than 100", the Publish API)
 PROSE_LIMIT = 300
@@ -98,8 +99,9 @@ def proposal_notification(
 ) -> Notification:
     faults = [FaultType(f).value for f in diagnosis.get("fault_types", [])]
     subject = subject_line(f"Remediation proposed: {incident.function_name} ({', '.join(faults) or 'no fault type'})")
+    where = place_of(incident.account_id, incident.region)
     lines = [
-        f"Incident {incident.incident_id} on function {incident.function_name}.",
+        f"Incident {incident.incident_id} on function {incident.function_name}{f' in {where}' if where else ''}.",
         "Nothing has been applied: these are proposals for a person to review.",
         "",
         f"Diagnosed fault types: {', '.join(faults) or 'none'}",

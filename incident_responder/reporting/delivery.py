@@ -15,6 +15,7 @@ import json
 import time
 from typing import Any
 
+from incident_responder.core.members import place_of
 from incident_responder.notify.notifications import quote, seen_before_line, subject_line
 
 REPORT_KEY = "reports/{incident_id}/report.html"
@@ -48,7 +49,8 @@ def report_message(detail: dict[str, Any], url: str | None, link_hours: float) -
     function = detail.get("function_name") or "unknown function"
     subject = subject_line(f"Incident report: {function} {status} ({incident_id})")
     diagnosis = detail.get("diagnosis") or {}
-    lines = [f"Incident {incident_id} on {function} ended {status}."]
+    where = place_of(detail.get("account_id"), detail.get("region")) if detail.get("function_name") else ""
+    lines = [f"Incident {incident_id} on {function}{f' in {where}' if where else ''} ended {status}."]
     if detail.get("error_category") or detail.get("error_reason"):
         lines.append(f"Why: [{detail.get('error_category') or '-'}] {quote(detail.get('error_reason'))}")
     if diagnosis:

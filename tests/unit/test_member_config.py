@@ -127,3 +127,17 @@ def test_a_scenario_names_a_member_of_the_labs_organisation_or_is_refused(worklo
     path.write_text(json.dumps({"name": "x", "workload": {"function": "data-processor", **workload}}))
     with pytest.raises(ScenarioError, match=said):
         load_scenario(path)
+
+
+def test_a_person_is_told_which_account_and_region_a_members_incident_is_in():
+    from incident_responder.notify.chat import incident_ended
+    from incident_responder.reporting.delivery import report_message
+
+    detail = {"incident_id": "orders-1", "status": "REMEDIATED", "function_name": "orders"}
+    member = {**detail, "account_id": A.account, "region": A.region}
+    where = f"in account {A.account}, Region {A.region}"
+    assert where in report_message(member, None, 12)[1] and "account" not in report_message(detail, None, 12)[1]
+    said = json.dumps(incident_ended(member, None, "s3://bucket/report"))
+    assert f"orders (account {A.account}, Region {A.region})" in said
+    own = {**detail, "account_id": HOME.account, "region": HOME.region}
+    assert "Region" not in json.dumps(incident_ended(own, None, "s3://bucket/report"))
