@@ -336,7 +336,8 @@ def bench_corpus() -> dict[str, Any]:
         with mock.patch.dict(os.environ, user):
             for key in unset:
                 os.environ.pop(key, None)
-            report = evaluate(REPO / "scenarios", model=DEFAULT_MODEL)
+            # The functions act as their own roles, so the lab counts their AWS calls apart from its own.
+            report = evaluate(REPO / "scenarios", model=DEFAULT_MODEL, count_calls=True)
     prices = LIST_PRICES[base_model_id(DEFAULT_MODEL.partition(":")[2])]
     return {
         **token_summary(report.scenarios),
@@ -348,6 +349,8 @@ def bench_corpus() -> dict[str, Any]:
             "cache_write": prices.cache_write,
         },  # fmt: skip
         "cost_usd": cost_summary(report.scenarios, prices),
+        # The responder's AWS calls per incident (alert to report), in all and by API.
+        "aws_calls_per_incident": report.summary.get("aws_calls"),
         "summary": report.summary,
     }
 
@@ -409,6 +412,17 @@ def cost_rows(corpus: dict[str, Any]) -> list[str]:
 DOCS_PAGE = REPO / "docs" / "evaluation.md"
 
 
+def aws_call_rows(corpus: dict[str, Any]) -> list[str]:
+    calls = corpus.get("aws_calls_per_incident")
+    if not calls:
+        return []
+    top = ", ".join(f"{api} {n:g}" for api, n in list(calls["by_api_per_incident"].items())[:6])
+    return [
+        f"| the responder's AWS calls per incident, alert to report | median {calls['median']:g}, p95 {calls['p95']}, max {calls['max']}; REMEDIATED median {calls['remediated_median']:g} |",
+        f"| ... the APIs called most (per incident, mean) | {top} |",
+    ]
+
+
 def tables(results: dict[str, Any]) -> dict[str, str]:
     """The docs page's tables, by marker name: lifecycle, scaling, cold-start, sizes."""
     lat, thr, base, corpus = results["latency"], results["throughput"], results["baseline"], results["corpus"]
@@ -428,6 +442,7 @@ def tables(results: dict[str, Any]) -> dict[str, str]:
         f"| corpus ({corpus['accuracy']['total']} scenarios, closed loop) | {corpus['accuracy']['passed']}/{corpus['accuracy']['total']} pass; alert -> REMEDIATED p50 {corpus['summary']['alert_to_remediated_ms_p50']} ms, p95 {corpus['summary']['alert_to_remediated_ms_p95']} ms |",
         f"| tokens per incident (estimated, whole corpus) | median {tokens['median']:.0f}, mean {tokens['mean']:.0f}, p95 {tokens['p95']}; per agent (median): {agents} |",
         *cost_rows(corpus),
+        *aws_call_rows(corpus),
         f"| per incident to PROPOSAL_READY (median) | {lat['per_incident']['llm_calls_median']} model calls, {lat['per_incident']['tool_calls_median']} tool calls, {lat['per_incident']['state_transitions_median']} state transitions |",
     ]
     scaling = [*header]

@@ -223,7 +223,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(
             f"[{done}/{total}] {mark} {s.name:<34} {s.status:<16} faults={','.join(s.fault_types) or '-'}"
             f" actions={','.join(s.actions) or '-'} mitigated={s.mitigated} grounded={s.grounded_ratio}"
-            f" llm={s.llm_calls} tools={s.tool_calls} {s.latency_ms} ms",
+            f" llm={s.llm_calls} tools={s.tool_calls}{f' aws={s.aws_calls}' if s.aws_calls is not None else ''}"
+            f" {s.latency_ms} ms",
             file=progress,
             flush=True,
         )
@@ -242,6 +243,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 replay=Path(args.replay) if args.replay else None,
                 max_cost_usd=args.max_cost,
                 on_start=lambda line: print(line, file=progress, flush=True),
+                count_calls=args.count_aws_calls,
             )
     except (ScenarioError, ModelConfigError, CassetteError) as exc:
         print(f"responder eval: {exc}", file=sys.stderr)
@@ -256,6 +258,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             print(
                 f"alert -> REMEDIATED: p50 {summary['alert_to_remediated_ms_p50']} ms,"
                 f" p95 {summary['alert_to_remediated_ms_p95']} ms"
+            )
+        if calls := summary.get("aws_calls"):
+            top = ", ".join(f"{api} {n:g}" for api, n in list(calls["by_api_per_incident"].items())[:5])
+            print(
+                f"AWS calls per incident: median {calls['median']:g}, p95 {calls['p95']}, REMEDIATED median "
+                f"{calls['remediated_median']:g}; most per incident: {top}"
             )
     if args.out:
         print(f"each scenario's report: {args.out}/<scenario>/<incident id>/report.html", file=progress)
@@ -339,6 +347,12 @@ def build_parser(command: str) -> argparse.ArgumentParser:
             type=float,
             metavar="USD",
             help="a bedrock_converse: run stops calling the model there (default: what the run may cost at most)",
+        )
+        p.add_argument(
+            "--count-aws-calls",
+            action="store_true",
+            help="count each incident's AWS calls by the responder's functions (they act as their own roles, so the"
+            " lab tells their calls from its own), in all and by API",
         )
         p.add_argument("--verbose", action="store_true", help="also show the functions' JSON logs (on stderr)")
         p.set_defaults(handler=_cmd_eval)

@@ -10,6 +10,7 @@ approval, everything applied undone on rollback). A bad scenario file is an erro
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -61,6 +62,8 @@ class ScenarioScore(BaseModel):
     )
     latency_ms: int
     failures: list[str]
+    aws_calls: int | None = Field(default=None, description="the responder's AWS calls, alert to report (counted)")
+    aws_calls_by_api: dict[str, int] = Field(default_factory=dict, description="service:Operation -> calls")
 
 
 class EvalReport(BaseModel):
@@ -159,7 +162,28 @@ def score(
         earlier=record.earlier,
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
+        aws_calls=record.metrics.get("aws_calls"),
+        aws_calls_by_api=record.metrics.get("aws_calls_by_api", {}),
     )
+
+
+def aws_call_summary(scores: list[ScenarioScore]) -> dict[str, Any]:
+    """The responder's AWS calls per incident (median, p95, max), the REMEDIATED incidents' median, and the APIs
+    called most over the corpus."""
+    counted = [s for s in scores if s.aws_calls is not None and s.status != "NO_ALERT"]
+    calls = sorted(s.aws_calls or 0 for s in counted)
+    remediated = [s.aws_calls or 0 for s in counted if s.status == "REMEDIATED"]
+    by_api: Counter[str] = Counter()
+    for s in counted:
+        by_api.update(s.aws_calls_by_api)
+    return {
+        "incidents": len(calls),
+        "median": statistics.median(calls) if calls else 0,
+        "p95": _percentile(calls, 0.95),
+        "max": calls[-1] if calls else 0,
+        "remediated_median": statistics.median(remediated) if remediated else 0,
+        "by_api_per_incident": {api: round(n / len(calls), 1) for api, n in by_api.most_common(15)} if calls else {},
+    }
 
 
 def approved_by(record: IncidentRecord) -> Literal["person", "policy"] | None:
@@ -296,6 +320,7 @@ def evaluate(
     replay: Path | None = None,
     max_cost_usd: float | None = None,
     on_start: Callable[[str], None] | None = None,
+    count_calls: bool = False,
 ) -> EvalReport:
     """Every scenario of ``directory`` in one lab; ``on_scenario(done, total, score)`` as each one ends;
     with ``out_dir``, each scenario's history, picture, report and transcripts under ``out_dir``/<scenario name>/.
@@ -303,7 +328,8 @@ def evaluate(
     ``record``: each scenario's model calls kept in ``record``/<scenario>.json; ``replay``: answered from there
     instead, with no model and no credentials (lab/converse/); ``max_cost_usd``: a ``bedrock_converse:`` run stops
     calling the model there (default: what the run may cost at most, at the model's list prices).
-    ``on_start(line)``: where the model calls go and what they may cost, before the lab starts."""
+    ``on_start(line)``: where the model calls go and what they may cost, before the lab starts.
+    ``count_calls``: each incident's AWS calls by the responder's functions, in all and by API (``aws_calls``)."""
     from incident_responder.lab.converse.eval_model import EvalModel
 
     corpus = load_corpus(directory)  # before any lab starts: a broken file costs nothing
@@ -318,7 +344,9 @@ def evaluate(
         # An organisation (member accounts in other Regions) when a scenario's workload is a member's.
         members = any(scenario.workload.account for _, scenario in corpus)
         organisation = LAB_ORGANISATION if members else None
-        with LabPipeline.start(model=model, model_route=calls.route, organisation=organisation) as pipeline:
+        with LabPipeline.start(
+            model=model, model_route=calls.route, organisation=organisation, count_calls=count_calls
+        ) as pipeline:
             for index, (_, scenario) in enumerate(corpus):
                 # One lab for the whole corpus: restored and checked clean between scenarios (warm functions, no
                 # redeploy), or redeployed when the check finds something a scenario changed for good.
@@ -368,6 +396,7 @@ def evaluate(
             "replayed_from": str(replay) if replay else None,
             # Tokens per incident beside the share of scenarios that passed: a saving cannot hide a loss.
             "tokens": token_summary(scores),
+            **({"aws_calls": aws_call_summary(scores)} if count_calls else {}),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
             "alert_to_remediated_ms_p50": _percentile(remediated, 0.5),
             "alert_to_remediated_ms_p95": _percentile(remediated, 0.95),

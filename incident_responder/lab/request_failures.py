@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -63,6 +64,9 @@ class RequestFailures:
         self._lock = threading.Lock()
         self._rest_routes: dict[str, list[_Route]] = {}
         self._protocols: dict[str, str] = {}
+        # Counting (the bench): every request by (access key, service, operation); None: not counted (each GET's
+        # REST route is then never looked up).
+        self.calls: Counter[tuple[str, str, str]] | None = None
 
     def add(self, failure: _Failure) -> None:
         if failure.times < 1:
@@ -82,8 +86,12 @@ class RequestFailures:
             return self.app(environ, start_response)
         if not self._pending and self.trail is None:
             return self.app(environ, start_response)
-        # A GET is never a write: its REST route is looked up only for a pending failure.
-        call = self._identify(environ, routes=bool(self._pending) or environ.get("REQUEST_METHOD") != "GET")
+        # A GET is never a write: its REST route is looked up only for a pending failure (or to count it).
+        counting = self.calls is not None
+        call = self._identify(environ, routes=counting or bool(self._pending) or environ.get("REQUEST_METHOD") != "GET")
+        if counting:
+            with self._lock:
+                self.calls[(call.access_key_id, call.service, call.operation or "?")] += 1  # type: ignore[index]
         failure = self._take_failure(call) if self._pending else None
         if failure is None and (failure := _quota_refusal(call, environ)) is not None:
             _drain(environ)  # the whole request is read before it is answered, as a server does

@@ -10,6 +10,7 @@ import logging
 import os
 import socket
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,16 @@ class Lab:
         self._failures.add(
             _Failure(action=action, service=service, times=times, code=code, status=status, message=message)
         )
+
+    def count_calls(self, on: bool = True) -> None:
+        """Count every API call from now on (by access key, service and operation), or stop counting."""
+        if self._failures is not None:
+            self._failures.calls = Counter() if on else None
+
+    def calls(self) -> Counter[tuple[str, str, str]]:
+        """The calls counted so far (a copy): (access key, service, operation) -> how many."""
+        counted = self._failures.calls if self._failures is not None else None
+        return Counter(counted or {})
 
     def clear_failures(self) -> None:
         """Forget every pending injected failure."""

@@ -32,7 +32,7 @@ FUNCTION_ARN = f"arn:aws:lambda:{MEMBER.region}:{MEMBER.account}:function:data-p
 
 @pytest.fixture(scope="module")
 def organisation(lab):
-    with LabPipeline.start(lab=lab, workers=True, organisation=Organisation((MEMBER,))) as running:
+    with LabPipeline.start(lab=lab, workers=True, organisation=Organisation((MEMBER,)), count_calls=True) as running:
         yield running
 
 
@@ -51,6 +51,12 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     restored = member_lambda.get_function_configuration(FunctionName="data-processor")["Timeout"]
     assert restored == load_baseline(member.clients, "data-processor").configuration.timeout > 1
     assert central_lambda.get_function_configuration(FunctionName="data-processor")["Timeout"] == central_timeout
+    # The responder's own calls were counted apart from the lab's (the workload's metrics are the lab's writes).
+    calls = record.metrics["aws_calls_by_api"]
+    assert record.metrics["aws_calls"] == sum(calls.values()) > 0
+    assert calls["sts:AssumeRole"] >= 2 and calls["lambda:GetFunctionConfiguration"] >= 1, calls
+    assert calls["lambda:UpdateFunctionConfiguration"] == 1, calls  # the one restore
+    assert "cloudwatch:PutMetricData" not in calls and "lambda:Invoke" not in calls, calls
     # Every read and change there went through the member's roles, each assumed by the central function it serves.
     from moto.sts.models import sts_backends
 

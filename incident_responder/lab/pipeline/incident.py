@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -121,6 +122,8 @@ class IncidentRuns:
             self.restore(scenario.workload.function)
         if not memory:
             self.forget(scenario.workload.function)
+        # Counting (the bench): the calls the responder's functions make from here to the report.
+        before = self.lab.calls() if getattr(self, "counting", False) else None
         started = time.monotonic()
         if scenario.workload.setup is not None:
             self.set_up(scenario.workload.function, scenario.workload.setup)
@@ -176,6 +179,8 @@ class IncidentRuns:
         # ... and, on every end, the report function: the page to the artifacts bucket, its link to the topic.
         self.dispatcher.invoke_async(self.stack.functions["ReportFunction"], ended)
         record = self._record(incident_id, execution, burst, started)
+        if before is not None:
+            record.metrics.update(self.responder_calls(before))
         end = self._configuration(scenario.workload.function)
         baseline = load_baseline(self.clients, scenario.workload.function).configuration
         record.end_state = {
@@ -189,6 +194,27 @@ class IncidentRuns:
             record.approval = {**(record.approval or {}), **reports}
         record.earlier = earlier
         return record
+
+    def responder_keys(self) -> set[str]:
+        """The access keys the responder's functions sign with: their own roles' (the lab gave them), and the member
+        sessions they assumed (named after the function)."""
+        from moto.sts.models import sts_backends
+
+        names = set(self.stack.functions.values())
+        keys = set(self.stack.role_keys)
+        for backends in list(sts_backends.values()):
+            for backend in list(backends.values()):
+                keys |= {r.access_key_id for r in list(backend.assumed_roles) if r.session_name in names}
+        return keys
+
+    def responder_calls(self, before: Counter[tuple[str, str, str]]) -> dict[str, Any]:
+        """The AWS calls the responder's functions made since ``before`` (:meth:`Lab.calls`), in all and by API."""
+        keys = self.responder_keys()
+        by_api: Counter[str] = Counter()
+        for (key, service, operation), count in (self.lab.calls() - before).items():
+            if key in keys:
+                by_api[f"{service}:{operation}"] += count
+        return {"aws_calls": sum(by_api.values()), "aws_calls_by_api": dict(sorted(by_api.items()))}
 
     def forget(self, function: str) -> None:
         """The function's history of incidents deleted: what the next incident of it finds is no past."""

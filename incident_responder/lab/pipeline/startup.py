@@ -143,6 +143,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
     # An organisation lab's members: each one's clients (the lab's, routed as the responder's) and sample workload.
     members: dict[Member, tuple[AwsClients, SampleAccount]] = field(default_factory=dict)
     url_servers: list[Any] = field(default_factory=list)  # the function URLs' servers (stopped when the lab ends)
+    counting: bool = False  # the responder's AWS calls counted per incident (start's count_calls)
 
     @property
     def workload_names(self) -> list[str]:
@@ -162,6 +163,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         workers: bool | None = None,
         model_route: ModelRoute | None = None,
         organisation: Organisation | None = None,
+        count_calls: bool = False,
     ) -> Iterator[LabPipeline]:
         """A lab with the stack deployed. Given a running ``lab`` (and its ``dispatcher``), it is reset and reused.
 
@@ -174,6 +176,8 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         (else resolved here, from the environment as it is).
         ``organisation``: member accounts and Regions, each with the member template and a sample workload; the
         central functions act as their roles (:mod:`incident_responder.lab.organisation`).
+        ``count_calls``: the AWS calls of the responder's functions are counted per incident (the bench): they act as
+        their roles, so their calls are told apart from the lab's own by the key that signs them.
         """
         workers = WORKERS_BY_DEFAULT if workers is None else workers
         # From the user's environment, before the lab replaces its endpoint and credentials (a ModelConfigError,
@@ -213,8 +217,9 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     overrides=overrides,
                     parameters={"ResponderModel": model, **parameters},
                     model_environment=route.environment,
-                    as_their_roles=organisation is not None,
+                    as_their_roles=organisation is not None or count_calls,
                 )
+                lab.count_calls(count_calls)
                 tables = {
                     "BASELINE_TABLE": stack.physical["BaselineTable"],
                     "INCIDENT_STATE_TABLE": stack.physical["IncidentStateTable"],
@@ -244,6 +249,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                     model_route=route,
                     organisation=organisation,
                     url_servers=servers,
+                    counting=count_calls,
                 )
                 pipeline._set_up_members()
                 pipeline.onboarded = pipeline._baseline_times()
@@ -252,6 +258,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                 dispatcher.host_functions["workload_burst"] = pipeline.workload_burst  # (a member's by ARN)
                 yield pipeline
         finally:
+            lab.count_calls(False)
             dispatcher.close()
             _stop(servers)
             set_health_probe(None)
@@ -287,7 +294,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
             # The parameters the pipeline was started with hold across refreshes (e.g. a raised breaker).
             parameters={**self.stack_parameters, "ResponderModel": model},
             model_environment=self.model_route.environment,
-            as_their_roles=self.organisation is not None,
+            as_their_roles=self.organisation is not None or self.counting,
             # The function URL servers keep running: each function keeps its credentials (and its server's accepted).
             role_credentials=self.stack.role_credentials,
         )
