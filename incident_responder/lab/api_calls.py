@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import statistics
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
@@ -73,3 +75,22 @@ class _Call:
     kind: str = "rest"  # target (JSON with X-Amz-Target), query (form), rest, cbor
     form: dict[str, str] | None = None  # the query protocol's parameters
     path_params: dict[str, str] | None = None  # a REST route's labels
+
+
+def aws_call_summary(scores: list[Any]) -> dict[str, Any]:
+    """The responder's AWS calls per incident over scored scenarios (``aws_calls``, ``aws_calls_by_api``): median,
+    p95, max, the REMEDIATED incidents' median, and the APIs called most, per incident."""
+    counted = [s for s in scores if s.aws_calls is not None and s.status != "NO_ALERT"]
+    calls = sorted(s.aws_calls or 0 for s in counted)
+    remediated = [s.aws_calls or 0 for s in counted if s.status == "REMEDIATED"]
+    by_api: Counter[str] = Counter()
+    for s in counted:
+        by_api.update(s.aws_calls_by_api)
+    return {
+        "incidents": len(calls),
+        "median": statistics.median(calls) if calls else 0,
+        "p95": calls[min(len(calls) - 1, round(0.95 * (len(calls) - 1)))] if calls else 0,
+        "max": calls[-1] if calls else 0,
+        "remediated_median": statistics.median(remediated) if remediated else 0,
+        "by_api_per_incident": {api: round(n / len(calls), 1) for api, n in by_api.most_common(15)} if calls else {},
+    }

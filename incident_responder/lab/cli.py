@@ -261,10 +261,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             )
         if calls := summary.get("aws_calls"):
             top = ", ".join(f"{api} {n:g}" for api, n in list(calls["by_api_per_incident"].items())[:5])
-            print(
-                f"AWS calls per incident: median {calls['median']:g}, p95 {calls['p95']}, REMEDIATED median "
-                f"{calls['remediated_median']:g}; most per incident: {top}"
-            )
+            print(f"AWS calls per incident: median {calls['median']:g}, p95 {calls['p95']}; most: {top}")
     if args.out:
         print(f"each scenario's report: {args.out}/<scenario>/<incident id>/report.html", file=progress)
     if args.record:

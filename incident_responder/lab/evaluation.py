@@ -10,7 +10,6 @@ approval, everything applied undone on rollback). A bad scenario file is an erro
 from __future__ import annotations
 
 import statistics
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from incident_responder.core.contracts import FaultType
 from incident_responder.core.status import Status
+from incident_responder.lab.api_calls import aws_call_summary
 from incident_responder.lab.organisation import LAB_ORGANISATION
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.pipeline.startup import LabPipeline
@@ -165,25 +165,6 @@ def score(
         aws_calls=record.metrics.get("aws_calls"),
         aws_calls_by_api=record.metrics.get("aws_calls_by_api", {}),
     )
-
-
-def aws_call_summary(scores: list[ScenarioScore]) -> dict[str, Any]:
-    """The responder's AWS calls per incident (median, p95, max), the REMEDIATED incidents' median, and the APIs
-    called most over the corpus."""
-    counted = [s for s in scores if s.aws_calls is not None and s.status != "NO_ALERT"]
-    calls = sorted(s.aws_calls or 0 for s in counted)
-    remediated = [s.aws_calls or 0 for s in counted if s.status == "REMEDIATED"]
-    by_api: Counter[str] = Counter()
-    for s in counted:
-        by_api.update(s.aws_calls_by_api)
-    return {
-        "incidents": len(calls),
-        "median": statistics.median(calls) if calls else 0,
-        "p95": _percentile(calls, 0.95),
-        "max": calls[-1] if calls else 0,
-        "remediated_median": statistics.median(remediated) if remediated else 0,
-        "by_api_per_incident": {api: round(n / len(calls), 1) for api, n in by_api.most_common(15)} if calls else {},
-    }
 
 
 def approved_by(record: IncidentRecord) -> Literal["person", "policy"] | None:

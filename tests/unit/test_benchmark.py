@@ -113,3 +113,25 @@ def test_kept_scores_are_named_after_their_model():
         "bedrock_converse-global.anthropic.claude-haiku-4-5-20251001-v1-0"
     )
     assert benchmark.slug("offline") == "offline"
+
+
+def test_the_responders_aws_calls_are_summarised_per_incident():
+    from types import SimpleNamespace
+
+    from incident_responder.lab.api_calls import aws_call_summary
+
+    def scored(status, calls, by_api):
+        return SimpleNamespace(status=status, aws_calls=calls, aws_calls_by_api=by_api)
+
+    summary = aws_call_summary(
+        [
+            scored("REMEDIATED", 160, {"iam:GetRolePolicy": 24, "lambda:GetFunctionConfiguration": 12}),
+            scored("REMEDIATED", 120, {"iam:GetRolePolicy": 16}),
+            scored("PROPOSAL_READY", 40, {"lambda:GetFunctionConfiguration": 4}),
+            scored("NO_ALERT", 0, {}),  # no incident: not one of them
+            scored("REMEDIATED", None, {}),  # not counted
+        ]
+    )
+    assert summary["incidents"] == 3 and summary["median"] == 120 and summary["max"] == 160
+    assert summary["remediated_median"] == 140
+    assert summary["by_api_per_incident"] == {"iam:GetRolePolicy": 13.3, "lambda:GetFunctionConfiguration": 5.3}
