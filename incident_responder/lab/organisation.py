@@ -15,7 +15,6 @@ the lab's own administration uses). In an organisation lab:
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,12 +112,6 @@ def member_view(home_clients: AwsClients, admin: AwsClients, member: Member) -> 
     """The lab's clients in a member account and Region, routed as the responder's are: the responder's tables,
     bucket, topics and executions central (the sample workload's bucket with them), the rest in the member."""
     return with_member_credentials(home_clients, admin, member)
-
-
-def signing_keys(environments: list[dict[str, str]]) -> str:
-    """The credentials the lab's function URLs accept (the JSON LAB_ACCEPTED_KEYS holds): each function's own."""
-    keys = {e["AWS_ACCESS_KEY_ID"]: e["AWS_SECRET_ACCESS_KEY"] for e in environments if "AWS_ACCESS_KEY_ID" in e}
-    return json.dumps(keys)
 
 
 def member_profile(env: dict[str, str], member: Member, profile: str, credentials: Path) -> Path:
