@@ -11,6 +11,7 @@ the AWS APIs so that a restore can hand them back unchanged.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Collection
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -163,38 +164,89 @@ def read_event_invoke_config(clients: AwsClients, function_name: str) -> dict[st
         return {}
 
 
-def read_function_configuration(clients: AwsClients, name_or_arn: str) -> FunctionConfiguration:
-    """The current values of everything the baseline records, read fresh from the account."""
+# The parts of a configuration read with calls of their own (GetFunctionConfiguration gives the rest): what a reader
+# that needs only some of them (a restore lookup) names, the others taken as the baseline recorded them.
+SECTIONS = frozenset(
+    {
+        "role",
+        "reserved_concurrency",
+        "network",
+        "aliases",
+        "kms_keys",
+        "event_source_mappings",
+        "secrets",
+        "invoke_permissions",
+        "async",
+    }
+)
+
+
+def read_function_configuration(
+    clients: AwsClients,
+    name_or_arn: str,
+    sections: Collection[str] | None = None,
+    otherwise: FunctionConfiguration | None = None,
+) -> FunctionConfiguration:
+    """The current values of everything the baseline records, read fresh from the account; with ``sections``, only
+    those parts are read (and what GetFunctionConfiguration itself gives), the rest taken from ``otherwise``."""
     name = function_name_of(name_or_arn)
-    return configuration_from(clients, clients.get("lambda").get_function_configuration(FunctionName=name))
+    raw = clients.get("lambda").get_function_configuration(FunctionName=name)
+    return configuration_from(clients, raw, sections, otherwise)
 
 
-def configuration_from(clients: AwsClients, config: dict[str, Any]) -> FunctionConfiguration:
-    """:class:`FunctionConfiguration` from a GetFunctionConfiguration response (role, concurrency and network read)."""
+def configuration_from(
+    clients: AwsClients,
+    config: dict[str, Any],
+    sections: Collection[str] | None = None,
+    otherwise: FunctionConfiguration | None = None,
+) -> FunctionConfiguration:
+    """:class:`FunctionConfiguration` from a GetFunctionConfiguration response (role, concurrency and network read);
+    with ``sections`` (of :data:`SECTIONS`) and ``otherwise``, only those parts are read, the rest taken from it."""
+    if sections is not None and otherwise is None:
+        raise ValueError("a partial read takes the parts it does not read from another configuration")
+    wanted = SECTIONS if sections is None else frozenset(sections)
+    if unknown := wanted - SECTIONS:
+        raise ValueError(f"no such part of a configuration: {', '.join(sorted(unknown))}")
+    kept = otherwise
+
+    def read(section: str, reader: Callable[[], Any], field: str) -> Any:
+        return reader() if section in wanted or kept is None else getattr(kept, field)
+
     name = config["FunctionName"]
-    role = read_role(clients, config["Role"])
+    role = read("role", lambda: read_role(clients, config["Role"]), "role")
     variables = (config.get("Environment") or {}).get("Variables") or {}
-    aliases = read_aliases(clients, name)
-    invoke = read_event_invoke_config(clients, name)
+    aliases = read("aliases", lambda: read_aliases(clients, name), "aliases")
+    if "async" in wanted or kept is None:
+        invoke = read_event_invoke_config(clients, name)
+        retries, age = invoke.get("MaximumRetryAttempts"), invoke.get("MaximumEventAgeInSeconds")
+        on_failure = ((invoke.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination") or None
+    else:
+        retries, age, on_failure = kept.async_retry_attempts, kept.async_max_event_age, kept.async_on_failure
     return FunctionConfiguration(
         function_name=name,
         role=role,
-        reserved_concurrency=read_reserved_concurrency(clients, name),
+        reserved_concurrency=read(
+            "reserved_concurrency", lambda: read_reserved_concurrency(clients, name), "reserved_concurrency"
+        ),
         timeout=config["Timeout"],
         memory_size=config["MemorySize"],
-        network=read_network(clients, config.get("VpcConfig")),
+        network=read("network", lambda: read_network(clients, config.get("VpcConfig")), "network"),
         aliases=aliases,
-        kms_keys=read_kms_keys(clients, config, role),
-        event_source_mappings=read_event_source_mappings(clients, name),
+        kms_keys=read("kms_keys", lambda: read_kms_keys(clients, config, role), "kms_keys"),
+        event_source_mappings=read(
+            "event_source_mappings", lambda: read_event_source_mappings(clients, name), "event_source_mappings"
+        ),
         environment={k: value_digest(v) for k, v in sorted(variables.items())},
         ephemeral_storage=(config.get("EphemeralStorage") or {}).get("Size"),
-        secrets=read_secrets(clients, variables),
+        secrets=read("secrets", lambda: read_secrets(clients, variables), "secrets"),
         handler=config.get("Handler"),
         runtime=config.get("Runtime"),
         layers=[layer["Arn"] for layer in config.get("Layers") or []],
-        invoke_permissions=read_invoke_permissions(clients, name, aliases),
-        async_retry_attempts=invoke.get("MaximumRetryAttempts"),
-        async_max_event_age=invoke.get("MaximumEventAgeInSeconds"),
-        async_on_failure=((invoke.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination") or None,
+        invoke_permissions=read(
+            "invoke_permissions", lambda: read_invoke_permissions(clients, name, aliases), "invoke_permissions"
+        ),
+        async_retry_attempts=retries,
+        async_max_event_age=age,
+        async_on_failure=on_failure,
         dead_letter_target=(config.get("DeadLetterConfig") or {}).get("TargetArn") or None,
     )

@@ -58,7 +58,7 @@ def get_alias_restore_info(clients: AwsClients, lambda_name: str) -> AliasRestor
         except AWS_ERRORS as exc:
             return AliasRestoreInfo(function_name=name, error=describe_error(exc))
 
-    return _lookup(AliasRestoreInfo, clients, lambda_name, compute)
+    return _lookup(AliasRestoreInfo, clients, lambda_name, compute, ("aliases",))
 
 
 def _alias_restore_info(

@@ -40,7 +40,7 @@ class ConcurrencyRestoreInfo(BaseModel):
 
 
 def get_concurrency_restore_info(clients: AwsClients, lambda_name: str) -> ConcurrencyRestoreInfo:
-    return _lookup(ConcurrencyRestoreInfo, clients, lambda_name, _concurrency_restore_info)
+    return _lookup(ConcurrencyRestoreInfo, clients, lambda_name, _concurrency_restore_info, ("reserved_concurrency",))
 
 
 def _concurrency_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> ConcurrencyRestoreInfo:

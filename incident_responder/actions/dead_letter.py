@@ -33,7 +33,7 @@ class DeadLetterRestoreInfo(BaseModel):
 
 
 def get_dead_letter_restore_info(clients: AwsClients, lambda_name: str) -> DeadLetterRestoreInfo:
-    return _lookup(DeadLetterRestoreInfo, clients, lambda_name, _dead_letter_restore_info)
+    return _lookup(DeadLetterRestoreInfo, clients, lambda_name, _dead_letter_restore_info, ())
 
 
 def _dead_letter_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> DeadLetterRestoreInfo:

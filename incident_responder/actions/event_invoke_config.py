@@ -45,7 +45,7 @@ class EventInvokeRestoreInfo(BaseModel):
 
 
 def get_event_invoke_restore_info(clients: AwsClients, lambda_name: str) -> EventInvokeRestoreInfo:
-    return _lookup(EventInvokeRestoreInfo, clients, lambda_name, _event_invoke_restore_info)
+    return _lookup(EventInvokeRestoreInfo, clients, lambda_name, _event_invoke_restore_info, ("async",))
 
 
 def _event_invoke_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> EventInvokeRestoreInfo:

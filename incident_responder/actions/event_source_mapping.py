@@ -54,7 +54,7 @@ class EventSourceRestoreInfo(BaseModel):
 
 
 def get_event_source_restore_info(clients: AwsClients, lambda_name: str) -> EventSourceRestoreInfo:
-    return _lookup(EventSourceRestoreInfo, clients, lambda_name, _event_source_restore_info)
+    return _lookup(EventSourceRestoreInfo, clients, lambda_name, _event_source_restore_info, ("event_source_mappings",))
 
 
 def _event_source_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> EventSourceRestoreInfo:

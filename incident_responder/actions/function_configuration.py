@@ -52,7 +52,7 @@ class FunctionConfigRestoreInfo(BaseModel):
 
 
 def get_function_config_restore_info(clients: AwsClients, lambda_name: str) -> FunctionConfigRestoreInfo:
-    return _lookup(FunctionConfigRestoreInfo, clients, lambda_name, _function_config_restore_info)
+    return _lookup(FunctionConfigRestoreInfo, clients, lambda_name, _function_config_restore_info, ())
 
 
 def _function_config_restore_info(

@@ -32,7 +32,7 @@ class HandlerRestoreInfo(BaseModel):
 
 
 def get_handler_restore_info(clients: AwsClients, lambda_name: str) -> HandlerRestoreInfo:
-    return _lookup(HandlerRestoreInfo, clients, lambda_name, _handler_restore_info)
+    return _lookup(HandlerRestoreInfo, clients, lambda_name, _handler_restore_info, ())
 
 
 def _handler_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> HandlerRestoreInfo:

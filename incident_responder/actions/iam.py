@@ -60,7 +60,7 @@ class IamRestoreInfo(BaseModel):
 
 
 def get_iam_restore_info(clients: AwsClients, lambda_name: str) -> IamRestoreInfo:
-    return _lookup(IamRestoreInfo, clients, lambda_name, _iam_restore_info)
+    return _lookup(IamRestoreInfo, clients, lambda_name, _iam_restore_info, ("role",))
 
 
 def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> IamRestoreInfo:

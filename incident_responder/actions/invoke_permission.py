@@ -37,7 +37,7 @@ class InvokePermissionRestoreInfo(BaseModel):
 
 
 def get_invoke_permission_restore_info(clients: AwsClients, lambda_name: str) -> InvokePermissionRestoreInfo:
-    return _lookup(InvokePermissionRestoreInfo, clients, lambda_name, _restore_info)
+    return _lookup(InvokePermissionRestoreInfo, clients, lambda_name, _restore_info, ("aliases", "invoke_permissions"))
 
 
 def params_for(function_name: str, permission: InvokePermission) -> RestoreInvokePermissionParams:

@@ -46,7 +46,7 @@ class KmsRestoreInfo(BaseModel):
 
 
 def get_kms_restore_info(clients: AwsClients, lambda_name: str) -> KmsRestoreInfo:
-    return _lookup(KmsRestoreInfo, clients, lambda_name, _kms_restore_info)
+    return _lookup(KmsRestoreInfo, clients, lambda_name, _kms_restore_info, ("kms_keys", "role"))
 
 
 def _kms_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> KmsRestoreInfo:

@@ -34,7 +34,7 @@ class LayersRestoreInfo(BaseModel):
 
 
 def get_layers_restore_info(clients: AwsClients, lambda_name: str) -> LayersRestoreInfo:
-    return _lookup(LayersRestoreInfo, clients, lambda_name, _layers_restore_info)
+    return _lookup(LayersRestoreInfo, clients, lambda_name, _layers_restore_info, ())
 
 
 def _layers_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> LayersRestoreInfo:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.errors import AWS_ERRORS, BaselineNotFoundError, describe_error
 from incident_responder.account.names import function_name_of
-from incident_responder.account.state import read_function_configuration
+from incident_responder.account.state import configuration_from
 from incident_responder.account.vetting import refusals
 from incident_responder.core.aws import AwsClients
 
@@ -31,12 +31,21 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _lookup(model: type[BaseModel], clients: AwsClients, lambda_name: str, compute: Callable[..., Any]) -> Any:
-    """Read the current configuration and the baseline, then ``compute``; failures become ``error``."""
+def _lookup(
+    model: type[BaseModel],
+    clients: AwsClients,
+    lambda_name: str,
+    compute: Callable[..., Any],
+    sections: tuple[str, ...] = (),
+) -> Any:
+    """Read the baseline and the current configuration, then ``compute``; failures become ``error``. ``sections``:
+    the parts of the configuration (account.state.SECTIONS) the lookup compares, read with calls of their own; the
+    others are not read (the baseline's values stand in, so they never differ): a lookup reads what it restores."""
     name = function_name_of(lambda_name)
     try:
-        current = read_function_configuration(clients, name)
+        raw = clients.get("lambda").get_function_configuration(FunctionName=name)  # a function gone says so first
         baseline = load_baseline(clients, name)
+        current = configuration_from(clients, raw, sections, baseline.configuration)
     except BaselineNotFoundError as exc:
         return model(function_name=name, error=str(exc))
     except AWS_ERRORS as exc:

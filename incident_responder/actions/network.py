@@ -61,7 +61,7 @@ def _rules_by_key(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def get_network_restore_info(clients: AwsClients, lambda_name: str) -> NetworkRestoreInfo:
-    return _lookup(NetworkRestoreInfo, clients, lambda_name, _network_restore_info)
+    return _lookup(NetworkRestoreInfo, clients, lambda_name, _network_restore_info, ("network",))
 
 
 def _network_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> NetworkRestoreInfo:

@@ -49,7 +49,7 @@ class QueueRestoreInfo(BaseModel):
 
 
 def get_queue_restore_info(clients: AwsClients, lambda_name: str) -> QueueRestoreInfo:
-    return _lookup(QueueRestoreInfo, clients, lambda_name, _queue_restore_info)
+    return _lookup(QueueRestoreInfo, clients, lambda_name, _queue_restore_info, ("event_source_mappings",))
 
 
 def _queue_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> QueueRestoreInfo:

@@ -35,7 +35,7 @@ class RuntimeRestoreInfo(BaseModel):
 
 
 def get_runtime_restore_info(clients: AwsClients, lambda_name: str) -> RuntimeRestoreInfo:
-    return _lookup(RuntimeRestoreInfo, clients, lambda_name, _runtime_restore_info)
+    return _lookup(RuntimeRestoreInfo, clients, lambda_name, _runtime_restore_info, ())
 
 
 def _runtime_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> RuntimeRestoreInfo:

@@ -65,7 +65,7 @@ def _secret_state(secret: Any) -> str:
 
 
 def get_secret_restore_info(clients: AwsClients, lambda_name: str) -> SecretRestoreInfo:
-    return _lookup(SecretRestoreInfo, clients, lambda_name, _secret_restore_info)
+    return _lookup(SecretRestoreInfo, clients, lambda_name, _secret_restore_info, ("secrets",))
 
 
 def _secret_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> SecretRestoreInfo:

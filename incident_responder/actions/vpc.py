@@ -46,7 +46,7 @@ class VpcRestoreInfo(BaseModel):
 
 
 def get_vpc_restore_info(clients: AwsClients, lambda_name: str) -> VpcRestoreInfo:
-    return _lookup(VpcRestoreInfo, clients, lambda_name, _vpc_restore_info)
+    return _lookup(VpcRestoreInfo, clients, lambda_name, _vpc_restore_info, ("network",))
 
 
 def _vpc_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> VpcRestoreInfo:

@@ -77,3 +77,44 @@ def test_function_name_of_accepts_names_and_arns(value, name):
 def test_function_name_of_rejects_anything_else(value):
     with pytest.raises(ValueError):
         function_name_of(value)
+
+
+class CountingClients:
+    """Every AWS call a configuration read makes, answered as a function with nothing set would be."""
+
+    def __init__(self):
+        self.calls = []
+
+    def get(self, service):
+        clients = self
+
+        class Client:
+            def __getattr__(self, operation):
+                def call(**kwargs):
+                    clients.calls.append(f"{service}:{operation}")
+                    return {"ReservedConcurrentExecutions": 3} if operation == "get_function_concurrency" else {}
+
+                return call
+
+        return Client()
+
+
+RAW = {"FunctionName": "f", "Role": "arn:aws:iam::1:role/r", "Timeout": 3, "MemorySize": 128}
+
+
+def test_a_partial_read_reads_only_its_parts_and_takes_the_rest_from_the_baseline():
+    from incident_responder.account.state import configuration_from
+
+    clients, baseline = CountingClients(), config()
+    nothing = configuration_from(clients, RAW, (), baseline)
+    assert clients.calls == []  # what GetFunctionConfiguration gave, and the baseline's own parts
+    assert (nothing.timeout, nothing.memory_size) == (3, 128)
+    assert (nothing.role, nothing.network, nothing.reserved_concurrency) == (baseline.role, baseline.network, 10)
+    concurrency = configuration_from(clients, RAW, ("reserved_concurrency",), baseline)
+    assert clients.calls == ["lambda:get_function_concurrency"] and concurrency.reserved_concurrency == 3
+    paths = {d.path for d in diff_configurations(baseline, concurrency)}
+    assert paths == {"reserved_concurrency", "timeout", "memory_size"}  # the parts not read never differ
+    with pytest.raises(ValueError, match="no such part"):
+        configuration_from(clients, RAW, ("policies",), baseline)
+    with pytest.raises(ValueError, match="takes the parts"):
+        configuration_from(clients, RAW, ("role",))
