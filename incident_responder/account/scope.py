@@ -22,10 +22,6 @@ class OnboardedScope:
         self.clients = clients
         self.table = table
 
-    def check(self, name_or_arn: str) -> str:
-        """The bare function name, if the tools may answer for it; otherwise OutOfScopeError."""
-        return self.resolve(name_or_arn)[1]
-
     def resolve(self, name_or_arn: str) -> tuple[AwsClients, str]:
         """The clients that reach the function (a member account's, for an ARN of an allowed member account and
         Region) and its bare name, if the tools may answer for it; otherwise OutOfScopeError."""
@@ -58,10 +54,6 @@ class OnboardedScope:
                     "another account, region or partition"
                 )
         return clients, name
-
-    async def acheck(self, name_or_arn: str) -> str:
-        """:meth:`check` off the event loop (boto3 blocks), for the MCP servers' async tools."""
-        return await anyio.to_thread.run_sync(self.check, name_or_arn)
 
     async def aresolve(self, name_or_arn: str) -> tuple[AwsClients, str]:
         """:meth:`resolve` off the event loop (boto3 blocks), for the MCP servers' async tools."""

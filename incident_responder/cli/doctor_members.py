@@ -23,12 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from incident_responder.cli.doctor_checks import FAIL, PASS, WARN, Check
 from incident_responder.cli.doctor_checks import describe_error as _error
 from incident_responder.core.aws import AwsClients
-from incident_responder.core.members import Member, MemberConfig, config_in_parameter
-
-
-def _stack_members(central: AwsClients, stack: str) -> MemberConfig:
-    """The members the stack lists, the external id it presents and its roles' prefix (its members parameter)."""
-    return config_in_parameter(central, f"/{stack}/members", central.region)
+from incident_responder.core.members import Member, stack_member_config
 
 
 def _trust(role: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +59,7 @@ def check_members(
     from incident_responder.account.baseline import ONBOARDED_TAG
 
     try:
-        config = _stack_members(central, stack)
+        config = stack_member_config(central, stack)
     except (BotoCoreError, ClientError, ValueError) as exc:
         return [Check(FAIL, "members", _error(exc), f"deploy this template version as {stack} (its members parameter)")]
     listed, external_id, prefix = config.members, config.external_id, config.role_prefix

@@ -23,8 +23,9 @@ def onboarding_clients(
     from incident_responder.core.members import (
         Member,
         NotAMemberError,
-        config_in_parameter,
         member_access,
+        members_configured,
+        stack_member_config,
         with_member_credentials,
     )
 
@@ -35,10 +36,9 @@ def onboarding_clients(
         raise NotAMemberError("--member-profile needs the function's ARN: it names the member account and Region")
     parts = function.split(":")
     member = Member(parts[4], parts[3])
-    if os.environ.get("MEMBER_ACCOUNTS") or os.environ.get("MEMBERS_PARAMETER"):
-        listed = member_access(home).members
-    else:  # the stack's own list
-        listed = config_in_parameter(home, f"/{stack}/members", home.region).members
+    # The members this shell names itself (the lab, a self-hosted server), else the stack's own list.
+    config = member_access(home) if members_configured() else stack_member_config(home, stack)
+    listed = config.members
     if member not in listed:
         raise NotAMemberError(
             f"account {member.account}, Region {member.region} is not a member of this deployment (it lists "

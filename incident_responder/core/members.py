@@ -26,9 +26,10 @@ from typing import Any, Literal
 import boto3
 
 from incident_responder.core.aws import AwsClients
+from incident_responder.core.contracts import ACCOUNT_RE, REGION_NAME_RE
 
-ACCOUNT = re.compile(r"^\d{12}$")
-REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
+ACCOUNT = re.compile(ACCOUNT_RE)
+REGION = re.compile(REGION_NAME_RE)
 Purpose = Literal["read", "remediate"]
 SESSION_SECONDS = 900  # STS's minimum: an invocation's reads and writes, not more
 REFRESH_MARGIN_SECONDS = 120  # credentials this close to their expiry are assumed again
@@ -68,6 +69,10 @@ class Member:
     def __str__(self) -> str:
         return f"{self.account}:{self.region}"
 
+    @property
+    def partition(self) -> str:
+        return "aws-cn" if self.region.startswith("cn-") else "aws"
+
 
 def members_of(accounts: str | None, regions: str | None, home_region: str) -> frozenset[Member]:
     """The allow-list as the central stack gives it (MemberAccounts and MemberRegions, comma-separated): every
@@ -86,7 +91,7 @@ def parse_members(text: str | None) -> frozenset[Member]:
         if not item:
             continue
         account, _, region = item.partition(":")
-        if not ACCOUNT.match(account) or not REGION.match(region):
+        if not ACCOUNT.fullmatch(account) or not REGION.fullmatch(region):
             raise ValueError(f"member {item[:60]!r}: expected ACCOUNT:REGION (12 digits, a Region such as eu-west-1)")
         members.add(Member(account, region))
     return frozenset(members)
@@ -133,8 +138,7 @@ class MemberAccess:
             return held.clients
 
     def _assume(self, member: Member, purpose: Purpose) -> _Held:
-        partition = "aws-cn" if member.region.startswith("cn-") else "aws"
-        role_arn = f"arn:{partition}:iam::{member.account}:role/{self.role_prefix}-{purpose}"
+        role_arn = f"arn:{member.partition}:iam::{member.account}:role/{self.role_prefix}-{purpose}"
         sts = self.home_clients.get("sts")
         try:
             answer = sts.assume_role(
@@ -220,8 +224,7 @@ def member_of(clients: AwsClients) -> Member | None:
 
 
 def _arn(member: Member, function_name: str) -> str:
-    partition = "aws-cn" if member.region.startswith("cn-") else "aws"
-    return f"arn:{partition}:lambda:{member.region}:{member.account}:function:{function_name}"
+    return f"arn:{member.partition}:lambda:{member.region}:{member.account}:function:{function_name}"
 
 
 def function_key(clients: AwsClients, function_name: str) -> str:
@@ -237,20 +240,24 @@ def home_of(home_clients: AwsClients | None = None) -> Member:
     return Member(os.environ.get("HOME_ACCOUNT") or "", region)
 
 
-def _is_home(home: Member, account: str | None, region: str | None) -> bool:
-    return not account or (account == home.account and (not region or region == home.region))
+def _member_for(account: str | None, region: str | None, home_clients: AwsClients | None = None) -> Member | None:
+    """The member an incident's account and Region name; None for the deployment's own (or an incident naming none).
+    Without HOME_ACCOUNT the deployment's own account is unknown here: only a listed member is one, as before
+    members (ingest admitted nothing else). Whether a named member is allowed is :meth:`MemberAccess.clients`'s."""
+    home = home_of(home_clients)
+    if not account or (account == home.account and (not region or region == home.region)):
+        return None
+    wanted = Member(account, region or home.region)
+    if not home.account and (not members_configured() or wanted not in member_access(home_clients).members):
+        return None
+    return wanted
 
 
 def function_key_of(account: str | None, region: str | None, function_name: str) -> str:
     """:func:`function_key` of a function named with its account and Region (an incident's), without credentials:
     by ARN for another account or Region than the deployment's (ingest admitted it only as an allowed member)."""
-    home = home_of()
-    if _is_home(home, account, region):
-        return function_name
-    wanted = Member(str(account), region or home.region)
-    if not home.account and (not _members_configured() or wanted not in member_access().members):
-        return function_name  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
-    return _arn(wanted, function_name)
+    member = _member_for(account, region)
+    return function_name if member is None else _arn(member, function_name)
 
 
 def place_of(account: str | None, region: str | None) -> str:
@@ -258,7 +265,8 @@ def place_of(account: str | None, region: str | None) -> str:
     return f"account {account}, Region {region}" if function_key_of(account, region, "f").startswith("arn:") else ""
 
 
-def _members_configured() -> bool:
+def members_configured() -> bool:
+    """Whether this process's environment names member accounts (MEMBER_ACCOUNTS) or the stack's list of them."""
     return bool(os.environ.get("MEMBER_ACCOUNTS") or os.environ.get("MEMBERS_PARAMETER"))
 
 
@@ -322,6 +330,12 @@ def member_config(home_clients: AwsClients, home_region: str) -> MemberConfig:
     return _config_of(values, home_region)
 
 
+def stack_member_config(clients: AwsClients, stack: str) -> MemberConfig:
+    """The members the central stack ``stack`` lists (its ``/<stack>/members`` parameter, template.yaml's
+    MembersParameter), for a person's command run with the central account's credentials."""
+    return config_in_parameter(clients, f"/{stack}/members", clients.region)
+
+
 def config_in_parameter(clients: AwsClients, name: str, home_region: str) -> MemberConfig:
     """The members a stack's parameter lists (``/<stack>/members``, a JSON object); ValueError when malformed."""
     values = json.loads(clients.get("ssm").get_parameter(Name=name)["Parameter"]["Value"])
@@ -376,12 +390,10 @@ def incident_clients(
     that names none: nothing is read for it), else :class:`MemberClients` for an allowed member (NotAMemberError
     otherwise, MemberAccessError when its role cannot be assumed)."""
     home_clients = home_clients or AwsClients.shared()
-    if _is_home(home_of(home_clients), account, region):
+    member = _member_for(account, region, home_clients)
+    if member is None:
         return home_clients
     access = member_access(home_clients)
-    wanted = Member(str(account), region or access.home.region)
-    if not access.home.account and wanted not in access.members:
-        return home_clients  # the deployment's own account unknown here (no HOME_ACCOUNT): as before members
-    if wanted not in access.members:
-        access.clients(wanted.account, wanted.region, purpose)  # raises NotAMemberError, saying what is listed
-    return MemberClients(access, wanted, purpose)
+    if member not in access.members:
+        access.clients(member.account, member.region, purpose)  # raises NotAMemberError, saying what is listed
+    return MemberClients(access, member, purpose)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incident_responder.core.contracts import ACCOUNT_RE, REGION_NAME_RE
 from incident_responder.intake.errors import MalformedAlertError
 
-ACCOUNT_ID_RE = re.compile(r"\d{12}")
-REGION_RE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d")
+ACCOUNT_ID_RE = re.compile(ACCOUNT_RE)
+REGION_RE = re.compile(REGION_NAME_RE)
 
 
 def consistent(what: str, field: str, claims: dict[str, Any]) -> None:

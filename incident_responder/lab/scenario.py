@@ -48,7 +48,7 @@ from chaos.kinds import FAULT_TYPE_OF_KIND as FAULT_TYPE_OF_KIND
 from chaos.kinds import Fault
 from chaos.scenario import DEFAULT_FUNCTION, ScenarioError, invalid, read_mapping
 from incident_responder.catalogue.queries import MODES_BY_ID
-from incident_responder.core.contracts import ActionType, FaultType
+from incident_responder.core.contracts import ACCOUNT_RE, REGION_NAME_RE, ActionType, FaultType
 from incident_responder.core.status import TERMINAL_STATUSES, Status
 
 # A scenario's name names its files (eval's OUT/<name>/, a cassette DIR/<name>.json): a file name, never a path.
@@ -102,8 +102,8 @@ class Workload(_Strict):
     setup: Setup | None = None
     # A member account and Region of the lab's organisation (lab/organisation.py: LAB_ORGANISATION), whose own
     # data-processor this is; none: the central account's.
-    account: str | None = Field(default=None, pattern=r"^\d{12}$")
-    region: str | None = Field(default=None, pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")
+    account: str | None = Field(default=None, pattern=rf"^{ACCOUNT_RE}$")
+    region: str | None = Field(default=None, pattern=rf"^{REGION_NAME_RE}$")
 
     @model_validator(mode="after")
     def _a_member_of_the_lab(self) -> Workload:

@@ -67,7 +67,8 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
     detail["function_name"] = state.get("function_name")
     detail["execution_arn"] = state.get("execution_arn")
     detail["alert"] = state.get("incident_json")
-    detail["account_id"], detail["region"] = _where(detail["alert"])
+    alert = detail["alert"] if isinstance(detail["alert"], dict) else {}  # the state item's incident_json, decoded
+    detail["account_id"], detail["region"] = alert.get("account_id"), alert.get("region")
     detail["usage"] = {
         a: r["summary"]["metrics"] for a, r in records.items() if (r.get("summary") or {}).get("metrics")
     }
@@ -109,17 +110,6 @@ def collect(clients: Any, incident_id: str, *, state_table: str, context_table: 
 
 
 SEEN_BEFORE_SHOWN = 5
-
-
-def _where(incident_json: Any) -> tuple[str | None, str | None]:
-    """The incident's account and Region, as its alert recorded them (None where it named none)."""
-    try:
-        incident = json.loads(incident_json) if isinstance(incident_json, str) else incident_json or {}
-    except ValueError:
-        return None, None
-    if not isinstance(incident, dict):
-        return None, None
-    return incident.get("account_id") or None, incident.get("region") or None
 
 
 def history_key(detail: dict[str, Any]) -> str | None:

@@ -41,10 +41,12 @@ from incident_responder.core.contracts.faults import (
 )
 from incident_responder.core.contracts.history import HISTORY_KEPT, PastAction, PastIncident
 from incident_responder.core.contracts.incident import (
+    ACCOUNT_RE,
     ALERT_TEXT_FIELDS,
     FACT_FIELDS,
     INCIDENT_ID_PATTERN,
     QUALIFIER_RE,
+    REGION_NAME_RE,
     Incident,
     incident_facts,
     incident_from_event,
@@ -82,12 +84,14 @@ __all__ = [
     "ACTION_FOR_FAULT",
     "FAULTS",
     "FAULT_RECORDS",
+    "ACCOUNT_RE",
     "ALERT_TEXT_FIELDS",
     "FACT_FIELDS",
     "FAULT_PRIORITY",
     "INCIDENT_ID_PATTERN",
     "PARAMETERS_FOR_ACTION",
     "QUALIFIER_RE",
+    "REGION_NAME_RE",
     "QUEUE_ARN_PATTERN",
     "SECRET_ARN_PATTERN",
     "UNRESOLVABLE_FAULTS",

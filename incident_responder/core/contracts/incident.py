@@ -12,6 +12,10 @@ from incident_responder.core.errors import InvalidIncidentError
 # A Lambda qualifier: $LATEST, a version number or an alias name (in ARNs, alarm dimensions and tool arguments).
 QUALIFIER_RE = r"\$LATEST|[A-Za-z0-9_-]{1,128}"
 
+# An AWS account id and a Region name (in ARNs, alarms and the deployment's list of member accounts and Regions).
+ACCOUNT_RE = r"\d{12}"
+REGION_NAME_RE = r"[a-z]{2}(-[a-z]+)+-\d"
+
 INCIDENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"  # also a valid Step Functions execution name
 
 
