@@ -323,7 +323,7 @@ def bench_corpus() -> dict[str, Any]:
     from incident_responder.lab.converse.backends import OfflineBackend, PromptCache
     from incident_responder.lab.converse.gateway import ConverseGateway
     from incident_responder.lab.evaluation import evaluate
-    from incident_responder.lab.tokens import cost_summary, token_summary
+    from incident_responder.lab.tokens import by_agent, by_tool, cost_summary, token_summary
 
     with ConverseGateway(OfflineBackend(PromptCache())) as bedrock:
         user = {
@@ -351,6 +351,9 @@ def bench_corpus() -> dict[str, Any]:
         "cost_usd": cost_summary(report.scenarios, prices),
         # The responder's AWS calls per incident (alert to report), in all and by API.
         "aws_calls_per_incident": report.summary.get("aws_calls"),
+        # Where they go: tokens, turns and cost per agent, tool calls and their answers' tokens per tool.
+        "by_agent": by_agent(report.scenarios, prices),
+        "by_tool": by_tool(report.scenarios),
         "summary": report.summary,
     }
 
@@ -423,6 +426,33 @@ def aws_call_rows(corpus: dict[str, Any]) -> list[str]:
     ]
 
 
+def spend_rows(corpus: dict[str, Any]) -> list[str]:
+    """Where an incident's tokens, cost and AWS calls go: per agent, per tool and per function of the stack."""
+    agents, tools = corpus.get("by_agent"), corpus.get("by_tool")
+    calls = corpus.get("aws_calls_per_incident") or {}
+    if not agents or not tools:
+        return ["(no spend per agent and tool: run `make bench`)"]
+    rows = [
+        "| agent | tokens per incident (median, mean) | model turns (mean) | cost per incident, caching on (median, mean) | input read from the cache |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for agent, a in agents.items():
+        share = "" if a["cache_read_share"] is None else f"{a['cache_read_share']:.0%}"
+        rows.append(
+            f"| {agent} | {a['tokens']['median']:,.0f}, {a['tokens']['mean']:,.0f} | {a['turns_mean']:g} | ${a['cost_usd']['median']:.4f}, ${a['cost_usd']['mean']:.4f} | {share} |"
+        )
+    rows += [
+        "",
+        "| tool | calls per incident (mean) | tokens of its answers per incident (mean) |",
+        "| --- | ---: | ---: |",
+    ]
+    rows += [f"| `{tool}` | {t['calls']:g} | {t['tokens']:,} |" for tool, t in tools.items()]
+    functions = calls.get("by_function_per_incident") or {}
+    rows += ["", "| function | the responder's AWS calls per incident (mean) |", "| --- | ---: |"]
+    rows += [f"| {name} | {n:g} |" for name, n in functions.items()]
+    return rows
+
+
 def tables(results: dict[str, Any]) -> dict[str, str]:
     """The docs page's tables, by marker name: lifecycle, scaling, cold-start, sizes."""
     lat, thr, base, corpus = results["latency"], results["throughput"], results["baseline"], results["corpus"]
@@ -488,6 +518,7 @@ def tables(results: dict[str, Any]) -> dict[str, str]:
         "cold-start": cold_rows,
         "sizes": size_rows,
         "memory": memory_rows(results.get("memory", [])),
+        "spend": spend_rows(corpus),
     }
     out = {name: "\n".join(rows) + "\n" for name, rows in blocks.items()}
     if measured:

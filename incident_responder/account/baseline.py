@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
@@ -147,33 +148,46 @@ def _managed_documents(clients: AwsClients, configuration: FunctionConfiguration
     return managed_policy_documents(clients, customer, skip_unreadable=True)
 
 
+# One tool call's baseline items, by (table, key): its scope check and the tool itself read each once. Set by
+# read_baselines_once() in the call's own context; the worker threads it starts share the same dictionary.
+_ITEMS: ContextVar[dict[tuple[str, str], dict[str, Any] | None] | None] = ContextVar("baseline_items", default=None)
+
+
+def read_baselines_once() -> None:
+    """From here on in the current context (one MCP tool call: its task and the threads it starts), each function's
+    baseline item is read from the table once, by the scope check, and the tool's own load takes that read."""
+    _ITEMS.set({})
+
+
+def _item(
+    clients: AwsClients, function_name: str, table: str | None, projection: str | None = None
+) -> dict[str, Any] | None:
+    table = table or baseline_table_name()
+    key = function_key(clients, function_name)
+    items = _ITEMS.get()
+    if items is not None and (table, key) in items:
+        return items[(table, key)]
+    request: dict[str, Any] = {"TableName": table, "Key": {"function_name": {"S": key}}, "ConsistentRead": True}
+    if projection and items is None:
+        request["ProjectionExpression"] = projection
+    item = clients.get("dynamodb").get_item(**request).get("Item")
+    if items is not None:
+        items[(table, key)] = item
+    return item
+
+
 def onboarded_arn(clients: AwsClients, function_name: str, table: str | None = None) -> str | None:
     """``None`` when the function was never onboarded; else the ARN its baseline recorded ("" for none).
 
-    One small GetItem (the configuration is not read): what ingest and the MCP tools' scope check ask.
-    AWS errors propagate.
+    One small GetItem (the configuration is not read, unless a tool of this call loads it next: see
+    :func:`read_baselines_once`): what ingest and the MCP tools' scope check ask. AWS errors propagate.
     """
-    item = (
-        clients.get("dynamodb")
-        .get_item(
-            TableName=table or baseline_table_name(),
-            Key={"function_name": {"S": function_key(clients, function_name)}},
-            ProjectionExpression="function_name, function_arn",
-            ConsistentRead=True,
-        )
-        .get("Item")
-    )
+    item = _item(clients, function_name, table, projection="function_name, function_arn")
     return None if not item else item.get("function_arn", {}).get("S", "")
 
 
 def load_baseline(clients: AwsClients, function_name: str, table: str | None = None) -> Baseline:
-    item = (
-        clients.get("dynamodb")
-        .get_item(
-            TableName=table or baseline_table_name(), Key={"function_name": {"S": function_key(clients, function_name)}}
-        )
-        .get("Item")
-    )
+    item = _item(clients, function_name, table)
     if not item:
         raise BaselineNotFoundError(f"no baseline recorded for {function_name}; onboard the function first")
     configuration = FunctionConfiguration.model_validate_json(item["configuration"]["S"])

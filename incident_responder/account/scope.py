@@ -10,7 +10,7 @@ from __future__ import annotations
 import anyio
 from botocore.exceptions import BotoCoreError, ClientError
 
-from incident_responder.account.baseline import baseline_table_name, onboarded_arn
+from incident_responder.account.baseline import baseline_table_name, onboarded_arn, read_baselines_once
 from incident_responder.account.errors import OutOfScopeError
 from incident_responder.account.names import function_name_of
 from incident_responder.core.aws import AwsClients
@@ -56,5 +56,7 @@ class OnboardedScope:
         return clients, name
 
     async def aresolve(self, name_or_arn: str) -> tuple[AwsClients, str]:
-        """:meth:`resolve` off the event loop (boto3 blocks), for the MCP servers' async tools."""
+        """:meth:`resolve` off the event loop (boto3 blocks), for the MCP servers' async tools: the first thing each
+        tool call does, so the baseline item it reads is the one the tool loads next (read once per call)."""
+        read_baselines_once()
         return await anyio.to_thread.run_sync(self.resolve, name_or_arn)

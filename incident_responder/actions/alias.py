@@ -58,7 +58,7 @@ def get_alias_restore_info(clients: AwsClients, lambda_name: str) -> AliasRestor
         except AWS_ERRORS as exc:
             return AliasRestoreInfo(function_name=name, error=describe_error(exc))
 
-    return _lookup(AliasRestoreInfo, clients, lambda_name, compute, ("aliases",))
+    return _lookup(AliasRestoreInfo, clients, lambda_name, compute, RollbackAlias.sections)
 
 
 def _alias_restore_info(
@@ -223,6 +223,7 @@ class RollbackAlias(Action):
         FaultType.DEPLOYMENT_REGRESSION: ("drifted", "the alias already routes to the baseline version"),
     }
     lookup_tool = "get_alias_restore_info"
+    sections = ("aliases",)
     lookup_model = AliasRestoreInfo
     lookup_description = (
         "Aliases routing to another version than recorded (or deleted since), with both versions' code hashes, and "

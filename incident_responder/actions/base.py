@@ -56,6 +56,10 @@ class Action(ABC):
     person_reason: ClassVar[str | None] = None
     iam_writes: ClassVar[frozenset[str]]
     lookup_tool: ClassVar[str]
+    # The parts of the configuration (account.state.SECTIONS) the action restores, read with calls of their own
+    # (what GetFunctionConfiguration gives is always read): its lookup, the guardrails, the apply and verification
+    # read these and take the rest from the baseline, so a reader reads what it judges.
+    sections: ClassVar[tuple[str, ...]]
     lookup_model: ClassVar[type[BaseModel]]
     lookup_description: ClassVar[str]
     # For each fault it fixes: the lookup result's field that shows the fault already at the baseline, and what

@@ -40,7 +40,7 @@ class ConcurrencyRestoreInfo(BaseModel):
 
 
 def get_concurrency_restore_info(clients: AwsClients, lambda_name: str) -> ConcurrencyRestoreInfo:
-    return _lookup(ConcurrencyRestoreInfo, clients, lambda_name, _concurrency_restore_info, ("reserved_concurrency",))
+    return _lookup(ConcurrencyRestoreInfo, clients, lambda_name, _concurrency_restore_info, UpdateConcurrency.sections)
 
 
 def _concurrency_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> ConcurrencyRestoreInfo:
@@ -131,6 +131,7 @@ class UpdateConcurrency(Action):
         FaultType.THROTTLING: ("action", "the reserved concurrency already equals the baseline"),
     }
     lookup_tool = "get_concurrency_restore_info"
+    sections = ("reserved_concurrency",)
     lookup_model = ConcurrencyRestoreInfo
     lookup_description = (
         "Current and baseline reserved concurrency, and whether to put the baseline value or delete the reservation."

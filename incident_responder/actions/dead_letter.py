@@ -33,7 +33,9 @@ class DeadLetterRestoreInfo(BaseModel):
 
 
 def get_dead_letter_restore_info(clients: AwsClients, lambda_name: str) -> DeadLetterRestoreInfo:
-    return _lookup(DeadLetterRestoreInfo, clients, lambda_name, _dead_letter_restore_info, ())
+    return _lookup(
+        DeadLetterRestoreInfo, clients, lambda_name, _dead_letter_restore_info, RestoreDeadLetterConfig.sections
+    )
 
 
 def _dead_letter_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> DeadLetterRestoreInfo:
@@ -128,6 +130,7 @@ class RestoreDeadLetterConfig(Action):
         ),
     }
     lookup_tool = "get_dead_letter_restore_info"
+    sections = ()
     lookup_model = DeadLetterRestoreInfo
     lookup_description = "The function's dead-letter queue against the baseline's, and the restore that puts it back."
     change = _DeadLetter()

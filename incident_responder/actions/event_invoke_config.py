@@ -45,7 +45,9 @@ class EventInvokeRestoreInfo(BaseModel):
 
 
 def get_event_invoke_restore_info(clients: AwsClients, lambda_name: str) -> EventInvokeRestoreInfo:
-    return _lookup(EventInvokeRestoreInfo, clients, lambda_name, _event_invoke_restore_info, ("async",))
+    return _lookup(
+        EventInvokeRestoreInfo, clients, lambda_name, _event_invoke_restore_info, RestoreEventInvokeConfig.sections
+    )
 
 
 def _event_invoke_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> EventInvokeRestoreInfo:
@@ -179,6 +181,7 @@ class RestoreEventInvokeConfig(Action):
         FaultType.ASYNC_CONFIG_CHANGED: ("drifted", "the asynchronous invocation configuration already matches"),
     }
     lookup_tool = "get_event_invoke_restore_info"
+    sections = ("async",)
     lookup_model = EventInvokeRestoreInfo
     lookup_description = (
         "The function's asynchronous invocation retries, maximum event age and on-failure destination against the "

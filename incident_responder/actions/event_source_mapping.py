@@ -54,7 +54,9 @@ class EventSourceRestoreInfo(BaseModel):
 
 
 def get_event_source_restore_info(clients: AwsClients, lambda_name: str) -> EventSourceRestoreInfo:
-    return _lookup(EventSourceRestoreInfo, clients, lambda_name, _event_source_restore_info, ("event_source_mappings",))
+    return _lookup(
+        EventSourceRestoreInfo, clients, lambda_name, _event_source_restore_info, EnableEventSourceMapping.sections
+    )
 
 
 def _event_source_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> EventSourceRestoreInfo:
@@ -181,6 +183,7 @@ class EnableEventSourceMapping(Action):
         FaultType.EVENT_SOURCE_DISABLED: ("drifted", "the event source mapping is already in its baseline state"),
     }
     lookup_tool = "get_event_source_restore_info"
+    sections = ("event_source_mappings",)
     lookup_model = EventSourceRestoreInfo
     lookup_description = (
         "The function's event source mappings (queues, streams) whose state differs from the baseline, and "

@@ -52,7 +52,13 @@ class FunctionConfigRestoreInfo(BaseModel):
 
 
 def get_function_config_restore_info(clients: AwsClients, lambda_name: str) -> FunctionConfigRestoreInfo:
-    return _lookup(FunctionConfigRestoreInfo, clients, lambda_name, _function_config_restore_info, ())
+    return _lookup(
+        FunctionConfigRestoreInfo,
+        clients,
+        lambda_name,
+        _function_config_restore_info,
+        UpdateFunctionConfiguration.sections,
+    )
 
 
 def _function_config_restore_info(
@@ -226,6 +232,7 @@ class UpdateFunctionConfiguration(Action):
         ),
     }
     lookup_tool = "get_function_config_restore_info"
+    sections = ()
     lookup_model = FunctionConfigRestoreInfo
     lookup_description = (
         "Timeout, memory size and ephemeral storage (/tmp) against the baseline, and the UpdateFunctionConfiguration "

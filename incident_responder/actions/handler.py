@@ -32,7 +32,7 @@ class HandlerRestoreInfo(BaseModel):
 
 
 def get_handler_restore_info(clients: AwsClients, lambda_name: str) -> HandlerRestoreInfo:
-    return _lookup(HandlerRestoreInfo, clients, lambda_name, _handler_restore_info, ())
+    return _lookup(HandlerRestoreInfo, clients, lambda_name, _handler_restore_info, RestoreHandler.sections)
 
 
 def _handler_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> HandlerRestoreInfo:
@@ -119,6 +119,7 @@ class RestoreHandler(Action):
         FaultType.HANDLER_MISCONFIGURED: ("current_handler", "the handler already equals the baseline"),
     }
     lookup_tool = "get_handler_restore_info"
+    sections = ()
     lookup_model = HandlerRestoreInfo
     lookup_description = "The function's handler setting against the baseline's, and the restore that puts it back."
     change = _Handler()

@@ -60,7 +60,7 @@ class IamRestoreInfo(BaseModel):
 
 
 def get_iam_restore_info(clients: AwsClients, lambda_name: str) -> IamRestoreInfo:
-    return _lookup(IamRestoreInfo, clients, lambda_name, _iam_restore_info, ("role",))
+    return _lookup(IamRestoreInfo, clients, lambda_name, _iam_restore_info, RestoreIamPolicy.sections)
 
 
 def _iam_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> IamRestoreInfo:
@@ -240,6 +240,7 @@ class RestoreIamPolicy(Action):
         FaultType.PERMISSION_LOSS: ("drifted", "the role's policies already match the baseline"),
     }
     lookup_tool = "get_iam_restore_info"
+    sections = ("role",)
     lookup_model = IamRestoreInfo
     lookup_description = (
         "Inline policies and managed policies the role lost since the baseline, with the documents that restore them."

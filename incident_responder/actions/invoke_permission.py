@@ -37,7 +37,7 @@ class InvokePermissionRestoreInfo(BaseModel):
 
 
 def get_invoke_permission_restore_info(clients: AwsClients, lambda_name: str) -> InvokePermissionRestoreInfo:
-    return _lookup(InvokePermissionRestoreInfo, clients, lambda_name, _restore_info, ("aliases", "invoke_permissions"))
+    return _lookup(InvokePermissionRestoreInfo, clients, lambda_name, _restore_info, RestoreInvokePermission.sections)
 
 
 def params_for(function_name: str, permission: InvokePermission) -> RestoreInvokePermissionParams:
@@ -179,6 +179,7 @@ class RestoreInvokePermission(Action):
         FaultType.INVOKE_PERMISSION_LOST: ("missing", "no recorded statement is missing from the function's policy"),
     }
     lookup_tool = "get_invoke_permission_restore_info"
+    sections = ("aliases", "invoke_permissions")
     lookup_model = InvokePermissionRestoreInfo
     lookup_description = (
         "The statements of the function's resource-based policy (who may invoke it) the baseline recorded and the "

@@ -46,7 +46,7 @@ class KmsRestoreInfo(BaseModel):
 
 
 def get_kms_restore_info(clients: AwsClients, lambda_name: str) -> KmsRestoreInfo:
-    return _lookup(KmsRestoreInfo, clients, lambda_name, _kms_restore_info, ("kms_keys", "role"))
+    return _lookup(KmsRestoreInfo, clients, lambda_name, _kms_restore_info, EnableKmsKey.sections)
 
 
 def _kms_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> KmsRestoreInfo:
@@ -165,6 +165,7 @@ class EnableKmsKey(Action):
         FaultType.KMS_KEY_DISABLED: ("drifted", "the key is already in its baseline state"),
     }
     lookup_tool = "get_kms_restore_info"
+    sections = ("kms_keys", "role")
     lookup_model = KmsRestoreInfo
     lookup_description = (
         "The state of the KMS key encrypting the function's environment against the baseline, and EnableKey when "

@@ -34,7 +34,7 @@ class LayersRestoreInfo(BaseModel):
 
 
 def get_layers_restore_info(clients: AwsClients, lambda_name: str) -> LayersRestoreInfo:
-    return _lookup(LayersRestoreInfo, clients, lambda_name, _layers_restore_info, ())
+    return _lookup(LayersRestoreInfo, clients, lambda_name, _layers_restore_info, RestoreLayers.sections)
 
 
 def _layers_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> LayersRestoreInfo:
@@ -125,6 +125,7 @@ class RestoreLayers(Action):
         FaultType.LAYERS_CHANGED: ("current_layers", "the layers already equal the baseline"),
     }
     lookup_tool = "get_layers_restore_info"
+    sections = ()
     lookup_model = LayersRestoreInfo
     lookup_description = "The function's layer versions against the baseline's, and the restore that puts them back."
     change = _Layers()

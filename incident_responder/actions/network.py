@@ -61,7 +61,7 @@ def _rules_by_key(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def get_network_restore_info(clients: AwsClients, lambda_name: str) -> NetworkRestoreInfo:
-    return _lookup(NetworkRestoreInfo, clients, lambda_name, _network_restore_info, ("network",))
+    return _lookup(NetworkRestoreInfo, clients, lambda_name, _network_restore_info, RestoreNetworkEgress.sections)
 
 
 def _network_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> NetworkRestoreInfo:
@@ -315,6 +315,7 @@ class RestoreNetworkEgress(Action):
         FaultType.NETWORK_BLOCK: ("drifted", "the egress rules and NACL entries already match the baseline"),
     }
     lookup_tool = "get_network_restore_info"
+    sections = ("network",)
     lookup_model = NetworkRestoreInfo
     lookup_description = (
         "Security-group egress rules missing since the baseline and NACL entries added since (to remove)."

@@ -49,7 +49,7 @@ class QueueRestoreInfo(BaseModel):
 
 
 def get_queue_restore_info(clients: AwsClients, lambda_name: str) -> QueueRestoreInfo:
-    return _lookup(QueueRestoreInfo, clients, lambda_name, _queue_restore_info, ("event_source_mappings",))
+    return _lookup(QueueRestoreInfo, clients, lambda_name, _queue_restore_info, RestoreQueueAttributes.sections)
 
 
 def _queue_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> QueueRestoreInfo:
@@ -190,6 +190,7 @@ class RestoreQueueAttributes(Action):
         ),
     }
     lookup_tool = "get_queue_restore_info"
+    sections = ("event_source_mappings",)
     lookup_model = QueueRestoreInfo
     lookup_description = (
         "The visibility timeout of each SQS queue the function's event source mappings read against the baseline, "

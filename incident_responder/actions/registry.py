@@ -72,5 +72,17 @@ def lookups_for(faults: Iterable[Any] | None) -> frozenset[str]:
     return frozenset(LOOKUP_FOR_FAULT[str(f)] for f in faults if str(f) in LOOKUP_FOR_FAULT)
 
 
+def sections_for(action_types: Iterable[Any], qualifier: str | None = None) -> frozenset[str]:
+    """The parts of the configuration that judging these action types reads (each type's ``sections``), and the
+    aliases when the alarm named an alias or version (the guardrails check what runs behind it)."""
+    wanted = {section for t in action_types if (found := ACTIONS.get(t)) is not None for section in found.sections}
+    return frozenset(wanted | ({"aliases"} if qualifier else set()))
+
+
+def lookup_order(faults: Iterable[Any]) -> tuple[str, ...]:
+    """The lookups for these faults, each once, in the faults' order (what an agent reads first)."""
+    return tuple(dict.fromkeys(LOOKUP_FOR_FAULT[str(f)] for f in faults if str(f) in LOOKUP_FOR_FAULT))
+
+
 # The change each action type makes (what the remediate step applies and undoes), by action type.
 CHANGES = {t: a.change for t, a in ACTIONS.items()}

@@ -35,7 +35,7 @@ class RuntimeRestoreInfo(BaseModel):
 
 
 def get_runtime_restore_info(clients: AwsClients, lambda_name: str) -> RuntimeRestoreInfo:
-    return _lookup(RuntimeRestoreInfo, clients, lambda_name, _runtime_restore_info, ())
+    return _lookup(RuntimeRestoreInfo, clients, lambda_name, _runtime_restore_info, RestoreRuntime.sections)
 
 
 def _runtime_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> RuntimeRestoreInfo:
@@ -122,6 +122,7 @@ class RestoreRuntime(Action):
         FaultType.RUNTIME_MISCONFIGURED: ("current_runtime", "the runtime already equals the baseline"),
     }
     lookup_tool = "get_runtime_restore_info"
+    sections = ()
     lookup_model = RuntimeRestoreInfo
     lookup_description = "The function's runtime setting against the baseline's, and the restore that puts it back."
     change = _Runtime()

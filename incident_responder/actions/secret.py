@@ -65,7 +65,7 @@ def _secret_state(secret: Any) -> str:
 
 
 def get_secret_restore_info(clients: AwsClients, lambda_name: str) -> SecretRestoreInfo:
-    return _lookup(SecretRestoreInfo, clients, lambda_name, _secret_restore_info, ("secrets",))
+    return _lookup(SecretRestoreInfo, clients, lambda_name, _secret_restore_info, RestoreSecret.sections)
 
 
 def _secret_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> SecretRestoreInfo:
@@ -256,6 +256,7 @@ class RestoreSecret(Action):
         ),
     }
     lookup_tool = "get_secret_restore_info"
+    sections = ("secrets",)
     lookup_model = SecretRestoreInfo
     lookup_description = (
         "The Secrets Manager secrets the function's environment names whose state differs from the baseline, and "

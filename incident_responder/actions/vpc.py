@@ -46,7 +46,7 @@ class VpcRestoreInfo(BaseModel):
 
 
 def get_vpc_restore_info(clients: AwsClients, lambda_name: str) -> VpcRestoreInfo:
-    return _lookup(VpcRestoreInfo, clients, lambda_name, _vpc_restore_info, ("network",))
+    return _lookup(VpcRestoreInfo, clients, lambda_name, _vpc_restore_info, RestoreVpcConfiguration.sections)
 
 
 def _vpc_restore_info(name: str, current: FunctionConfiguration, baseline: Baseline) -> VpcRestoreInfo:
@@ -183,6 +183,7 @@ class RestoreVpcConfiguration(Action):
         FaultType.VPC_MISCONFIGURED: ("vpc_config_differs", "the VpcConfig already equals the baseline"),
     }
     lookup_tool = "get_vpc_restore_info"
+    sections = ("network",)
     lookup_model = VpcRestoreInfo
     lookup_description = (
         "The function's VPC subnets and security groups against the baseline's, and the restore that puts them back."

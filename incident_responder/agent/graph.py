@@ -1,6 +1,7 @@
 """The agent loop both agents share: an explicit LangGraph ``StateGraph``.
 
     START -> pre_read (the agent's pre-read tools, when offered) -> agent_reason
+                                                              -> submit (what the answers determine: no model turn)
     agent_reason -> route -> execute_tools -> agent_reason
                           -> submit        -> END (accepted) | agent_reason (rejected, with the errors)
                           -> nudge         -> agent_reason   (text without a tool call, or cut off at max_tokens:
@@ -40,6 +41,7 @@ from langgraph.graph import END, START, StateGraph
 from incident_responder.agent import http_pool, transcript
 from incident_responder.agent.executor import ToolExecutor
 from incident_responder.agent.nodes import (
+    after_pre_read,
     after_submit,
     agent_reason,
     execute_tools,
@@ -67,7 +69,7 @@ def build_graph():
     graph.add_node("nudge", nudge)
     graph.add_node("give_up", give_up)
     graph.add_conditional_edges(START, start, ["pre_read", "agent_reason"])
-    graph.add_edge("pre_read", "agent_reason")
+    graph.add_conditional_edges("pre_read", after_pre_read, ["agent_reason", "submit"])
     graph.add_conditional_edges("agent_reason", route, ["execute_tools", "submit", "nudge", "give_up"])
     graph.add_conditional_edges("execute_tools", over_budget, ["agent_reason", "give_up"])
     graph.add_conditional_edges("submit", after_submit, ["agent_reason", "give_up", END])

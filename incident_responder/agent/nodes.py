@@ -224,6 +224,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[RunContext]) -> dict
 
 
 PRE_READ_ID = "pre_read"
+DECIDED_ID = f"{PRE_READ_ID}_decided"
 
 
 def pre_read_calls(runtime: Runtime[RunContext]) -> list[dict[str, Any]]:
@@ -234,7 +235,12 @@ def pre_read_calls(runtime: Runtime[RunContext]) -> list[dict[str, Any]]:
         return []
     offered = [name for name in ctx.spec.pre_read if name in ctx.executor.specs]
     return [
-        {"name": name, "args": {"lambda_name": function}, "id": f"{PRE_READ_ID}_{i}", "type": "tool_call"}
+        {
+            "name": name,
+            "args": {"lambda_name": function, **ctx.spec.pre_read_args.get(name, {})},
+            "id": f"{PRE_READ_ID}_{i}",
+            "type": "tool_call",
+        }
         for i, name in enumerate(offered)
     ]
 
@@ -250,7 +256,22 @@ async def pre_read(state: AgentState, runtime: Runtime[RunContext]) -> dict[str,
     call = AIMessage(content="", tool_calls=pre_read_calls(runtime))
     done = await execute_tools({**state, "messages": [*state["messages"], call]}, runtime)
     entries = [{**entry, "pre_read": True} for entry in done["transcript"]]  # the model did not choose these
-    return {**done, "messages": [call, *done["messages"]], "transcript": entries}
+    update = {**done, "messages": [call, *done["messages"]], "transcript": entries}
+    decide = runtime.context.spec.decide
+    decided = decide(done["tool_results"]) if decide is not None else None
+    if decided is not None:
+        # The answers determine the submission: it is made as the model's terminal call would be (no model turn,
+        # no tokens), and the submit node checks it as it checks the model's.
+        terminal = runtime.context.spec.terminal_tool
+        made = {"name": terminal, "args": decided, "id": DECIDED_ID, "type": "tool_call"}
+        update["messages"].append(AIMessage(content="", tool_calls=[made]))
+    return update
+
+
+def after_pre_read(state: AgentState, runtime: Runtime[RunContext]) -> str:
+    """To the submission when the pre-read determined it, else to the model's first turn."""
+    last = state["messages"][-1]
+    return "submit" if isinstance(last, AIMessage) and last.tool_calls else "agent_reason"
 
 
 def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
@@ -286,9 +307,12 @@ def submit(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     report = None
     if spec.post_submit is not None:
         payload, report = spec.post_submit(payload, state.get("tool_results", []))
+    accepted = transcript.submission(spec.terminal_tool, problem=None, report=report)
+    if last.tool_calls[0]["id"] == DECIDED_ID:
+        accepted["decided"] = True  # made from the pre-read answers, not by the model
     return {
         "messages": replies,
-        "transcript": [*entries, transcript.submission(spec.terminal_tool, problem=None, report=report)],
+        "transcript": [*entries, accepted],
         "payload": payload.model_dump(mode="json"),
         "report": report,
         "end_reason": "submitted",

@@ -54,6 +54,10 @@ class AgentSpec:
     # Tools called for the incident's function before the model's first turn (those the servers offer): their answers
     # open the conversation as if the model had called them, so its first choice of tools already knows them.
     pre_read: tuple[str, ...] = ()
+    pre_read_args: dict[str, dict[str, Any]] = field(default_factory=dict)  # a tool's arguments besides lambda_name
+    # The submission the pre-read answers already determine, or None: then no model turn is taken (a lookup that
+    # computes the restore leaves a model nothing to choose). It is checked and post-processed as the model's is.
+    decide: Callable[[list[dict[str, Any]]], dict[str, Any] | None] | None = None
 
 
 class AgentState(TypedDict, total=False):

@@ -18,7 +18,7 @@ from incident_responder.agent.tools import McpServerConfig, ToolProvider
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import Incident
 from incident_responder.core.members import member_function_arn
-from incident_responder.investigation.investigator import INVESTIGATOR, incident_message
+from incident_responder.investigation.investigator import incident_message, investigator_spec
 from incident_responder.state.store import RecordStore
 
 INLINE_DIAGNOSIS_LIMIT = 32 * 1024  # larger diagnoses travel by reference (state I/O is capped at 256 KB)
@@ -123,7 +123,7 @@ async def investigate(
 ) -> AgentRun:
     """Run the investigator on one incident, over sessions to ``servers`` or an open ``provider``."""
     return await run_agent_over_mcp(
-        INVESTIGATOR,
+        investigator_spec(incident),
         incident_message(incident),
         model=model,
         servers=servers,

@@ -79,13 +79,15 @@ class _Call:
 
 def aws_call_summary(scores: list[Any]) -> dict[str, Any]:
     """The responder's AWS calls per incident over scored scenarios (``aws_calls``, ``aws_calls_by_api``): median,
-    p95, max, the REMEDIATED incidents' median, and the APIs called most, per incident."""
+    p95, max, the REMEDIATED incidents' median, the APIs called most and the calls of each function, per incident."""
     counted = [s for s in scores if s.aws_calls is not None and s.status != "NO_ALERT"]
     calls = sorted(s.aws_calls or 0 for s in counted)
     remediated = [s.aws_calls or 0 for s in counted if s.status == "REMEDIATED"]
     by_api: Counter[str] = Counter()
+    by_function: Counter[str] = Counter()
     for s in counted:
         by_api.update(s.aws_calls_by_api)
+        by_function.update(getattr(s, "aws_calls_by_function", None) or {})
     return {
         "incidents": len(calls),
         "median": statistics.median(calls) if calls else 0,
@@ -93,4 +95,7 @@ def aws_call_summary(scores: list[Any]) -> dict[str, Any]:
         "max": calls[-1] if calls else 0,
         "remediated_median": statistics.median(remediated) if remediated else 0,
         "by_api_per_incident": {api: round(n / len(calls), 1) for api, n in by_api.most_common(15)} if calls else {},
+        "by_function_per_incident": {f: round(n / len(calls), 1) for f, n in by_function.most_common()}
+        if calls
+        else {},
     }

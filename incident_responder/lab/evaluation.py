@@ -57,6 +57,12 @@ class ScenarioScore(BaseModel):
         default_factory=dict, description="total tokens of each agent: investigation, proposal, review"
     )
     turns_by_agent: dict[str, int] = Field(default_factory=dict, description="model turns of each agent")
+    usage_by_agent: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="each agent's input, output, cache read and cache write tokens"
+    )
+    tool_output_by_tool: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="each tool's calls and the characters of its answers the model was sent"
+    )
     earlier: list[dict[str, Any]] = Field(
         default_factory=list, description="the scenario's earlier incidents: each one's end, turns and tokens"
     )
@@ -64,6 +70,9 @@ class ScenarioScore(BaseModel):
     failures: list[str]
     aws_calls: int | None = Field(default=None, description="the responder's AWS calls, alert to report (counted)")
     aws_calls_by_api: dict[str, int] = Field(default_factory=dict, description="service:Operation -> calls")
+    aws_calls_by_function: dict[str, int] = Field(
+        default_factory=dict, description="the responder's function (logical id) -> calls"
+    )
 
 
 class EvalReport(BaseModel):
@@ -159,11 +168,14 @@ def score(
         cache_write_tokens=record.metrics.get("cache_write_tokens", 0),
         tokens_by_agent=record.metrics.get("tokens_by_agent", {}),
         turns_by_agent=record.metrics.get("turns_by_agent", {}),
+        usage_by_agent=record.metrics.get("usage_by_agent", {}),
+        tool_output_by_tool=record.metrics.get("tool_output_by_tool", {}),
         earlier=record.earlier,
         latency_ms=record.metrics.get("latency_ms", 0),
         failures=failures,
         aws_calls=record.metrics.get("aws_calls"),
         aws_calls_by_api=record.metrics.get("aws_calls_by_api", {}),
+        aws_calls_by_function=record.metrics.get("aws_calls_by_function", {}),
     )
 
 

@@ -80,3 +80,52 @@ def cost_summary(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) 
         "cache_read_share": round(sum(usage(row)[2] for row in rows) / inputs, 3) if inputs else None,
         "cache_write_share": round(sum(usage(row)[3] for row in rows) / inputs, 3) if inputs else None,
     }
+
+
+def by_agent(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) -> dict[str, dict[str, Any]]:
+    """Per agent, over scored scenarios: tokens per incident (median, mean), model turns (mean) and cost per incident
+    at ``prices`` with the prompt cache as reported (median, mean), and the share of its input read from the cache.
+    An agent that took no model turn for an incident counts 0 for it."""
+    rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
+    found: dict[str, dict[str, Any]] = {}
+    for agent in AGENTS:
+        usage = [(row.get("usage_by_agent") or {}).get(agent) or {} for row in rows]
+        costs = [
+            prices.cost(
+                *(
+                    int(u.get(k) or 0)
+                    for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+                )
+            )
+            for u in usage
+        ]
+        inputs = sum(int(u.get("input_tokens") or 0) for u in usage)
+        tokens = _stats([int((row.get("tokens_by_agent") or {}).get(agent) or 0) for row in rows])
+        turns = [int((row.get("turns_by_agent") or {}).get(agent) or 0) for row in rows]
+        found[agent] = {
+            "tokens": {"median": tokens["median"], "mean": tokens["mean"]},
+            "turns_mean": round(statistics.mean(turns), 2) if turns else None,
+            "cost_usd": {k: v for k, v in _stats(costs, digits=5).items() if k != "p95"},
+            "cache_read_share": round(sum(int(u.get("cache_read_tokens") or 0) for u in usage) / inputs, 3)
+            if inputs
+            else None,
+        }
+    return found
+
+
+def by_tool(records: Iterable[BaseModel | Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per tool, over scored scenarios: its calls per incident and the tokens its answers put before the model per
+    incident (estimated at four characters a token), both means, the heaviest first."""
+    rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
+    calls: dict[str, int] = {}
+    chars: dict[str, int] = {}
+    for row in rows:
+        for tool, seen in (row.get("tool_output_by_tool") or {}).items():
+            calls[tool] = calls.get(tool, 0) + int(seen.get("calls") or 0)
+            chars[tool] = chars.get(tool, 0) + int(seen.get("chars") or 0)
+    if not rows:
+        return {}
+    return {
+        tool: {"calls": round(calls[tool] / len(rows), 2), "tokens": round(chars[tool] / 4 / len(rows))}
+        for tool in sorted(calls, key=lambda t: -chars[t])
+    }

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.state import read_function_configuration
+from incident_responder.actions.registry import sections_for
 from incident_responder.agent.graph import run_agent_over_mcp
 from incident_responder.agent.spec import AgentRun, Limits
 from incident_responder.agent.tools import McpServerConfig, ToolProvider
@@ -72,14 +73,16 @@ async def propose(
     provider: ToolProvider | None = None,
     remaining_ms: Callable[[], int] | None = None,
 ) -> AgentRun:
-    # Ground truth for the guardrails, read now from the account and the baseline table.
-    current = read_function_configuration(clients, incident.function_name)
+    # Ground truth for the guardrails: the baseline now, the account when the proposal is judged.
     recorded = load_baseline(clients, incident.function_name, table=baseline_table)
     baseline, not_restorable = recorded.configuration, recorded.not_restorable_paths()
 
     def guard(
         proposal: RemediationProposal, results: list[dict[str, Any]]
     ) -> tuple[RemediationProposal, dict[str, Any]]:
+        # Only the parts the proposed actions restore are read (the rest is the baseline's, equal by definition).
+        sections = sections_for((a.action_type for a in proposal.actions), incident.qualifier)
+        current = read_function_configuration(clients, incident.function_name, sections, baseline)
         checked = apply_guardrails(
             proposal,
             current,

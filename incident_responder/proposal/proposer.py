@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from incident_responder.actions.registry import lookups_for
+from incident_responder.actions.registry import lookup_order, lookups_for
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     RUNBOOK_TAG,
@@ -27,6 +27,7 @@ from incident_responder.core.contracts import (
     submission_for,
 )
 from incident_responder.investigation.investigator import diagnosis_facts, incident_blocks
+from incident_responder.proposal.determined import determined_proposal
 
 PROPOSER_RECURSION_LIMIT = 8
 
@@ -34,10 +35,9 @@ PROPOSER_RECURSION_LIMIT = 8
 SYSTEM_PROMPT = f"""You are an SRE proposing remediation for a diagnosed AWS Lambda incident. You only
 propose: nothing you do changes the account.
 
-- For each fault in the diagnosis, look up the exact restore parameters with the remediation tools
-  (they compare the function with its recorded known-good baseline), every fault's lookup in the same
-  turn (they do not depend on each other). Each lookup returns "actions": ready-made actions in the
-  shape {SUBMIT_PROPOSAL} takes; copy them, adding your reasoning.
+- The remediation lookups of the diagnosed faults were read for you before your first turn: each
+  compares the function with its recorded known-good baseline and returns "actions", ready-made
+  actions in the shape {SUBMIT_PROPOSAL} takes; copy them, adding your reasoning.
 - The action for each fault: {"; ".join(f"{f.value} -> {a.value}" for f, a in ACTION_FOR_FAULT.items())}.
   A rollback points the alias back at the baseline version only; a key, mapping, secret or queue is
   only the function's own. The parameters of each action type are in {SUBMIT_PROPOSAL}'s schema. Restore the
@@ -72,6 +72,7 @@ def proposer_spec(
     :class:`RemediationProposal`, which ``guard`` (the deterministic guardrails) judges. ``faults``: the
     diagnosed faults, whose lookups alone are bound and whose action types alone the submission's schema offers
     (every one when None)."""
+    faults = None if faults is None else [str(f) for f in faults]
     tools = lookups_for(faults)
 
     def post_submit(
@@ -93,6 +94,9 @@ def proposer_spec(
         post_submit=post_submit,
         tool_filter=lambda spec: spec.name in tools,
         recursion_limit=PROPOSER_RECURSION_LIMIT,
+        # The lookups are read before the first turn; when they determine the restore, no model turn is taken.
+        pre_read=lookup_order(faults or []),
+        decide=determined_proposal(faults or []),
     )
 
 

@@ -46,7 +46,7 @@ from incident_responder.account.baseline import load_baseline
 from incident_responder.account.errors import AWS_ERRORS, describe_error
 from incident_responder.account.state import read_function_configuration
 from incident_responder.actions.change import _Change, _now
-from incident_responder.actions.registry import ACTIONS
+from incident_responder.actions.registry import ACTIONS, sections_for
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ApprovalDecision,
@@ -214,7 +214,8 @@ def apply(
                 # and its half-done change would now look like "nothing to restore". A step already restored
                 # (by another incident, a person) is still judged a restore of the baseline, then skipped.
                 assert baseline is not None
-                current = read_function_configuration(clients, incident.function_name)
+                sections = sections_for([action.action_type], incident.qualifier)
+                current = read_function_configuration(clients, incident.function_name, sections, baseline)
                 judge = partial(check_action, action, current, baseline, clients, incident.qualifier, not_restorable)
                 reasons, live = judge(), None
                 # Refused only for having nothing left to restore: already restored, if the live state says so.

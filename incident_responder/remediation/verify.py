@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field, ValidationError
 from incident_responder.account.baseline import load_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import FunctionConfiguration, read_function_configuration
-from incident_responder.actions.registry import ACTIONS
+from incident_responder.actions.registry import ACTIONS, sections_for
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.contracts import (
     ActionType,
@@ -192,7 +192,9 @@ def verify(
     done = {s.execution_order for s in applied.applied}
     checked = [a for a in actions if a.execution_order in done]
     baseline = load_baseline(clients, incident.function_name, baseline_table).configuration
-    current = read_function_configuration(clients, incident.function_name)
+    # What the applied actions restored is read again; the rest is the baseline's (never a difference they own).
+    sections = sections_for(a.action_type for a in checked)
+    current = read_function_configuration(clients, incident.function_name, sections, baseline)
     if isinstance(health, HealthReport):
         report = health
     else:

@@ -122,7 +122,8 @@ def _event_line(e: dict[str, Any]) -> str:
     if kind == "submission":
         if e.get("accepted"):
             report = e.get("report") or {}
-            return f"submission {e.get('tool')}: accepted" + (f" ({_json(report)})" if report else "")
+            by = " (decided by the pre-read answers: no model turn)" if e.get("decided") else ""
+            return f"submission {e.get('tool')}{by}: accepted" + (f" ({_json(report)})" if report else "")
         return f"submission {e.get('tool')}: rejected: {e.get('problem', '')}"
     if kind == "end":
         return f"end: {e.get('end_reason', '')}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from incident_responder.actions.registry import lookups_for
+from incident_responder.actions.registry import lookup_order, lookups_for
 from incident_responder.agent.evidence import verify_review
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
@@ -25,6 +25,7 @@ from incident_responder.agent.protocol import (
 from incident_responder.agent.spec import AgentSpec
 from incident_responder.core.contracts import Incident, RemediationAction, ReviewSubmission, Verdict
 from incident_responder.investigation.investigator import diagnosis_facts, incident_blocks
+from incident_responder.review.determined import determined_review
 
 CRITIC_RECURSION_LIMIT = 8
 # What the critic is shown of each action: what it changes, never the proposer's risk or approval flags.
@@ -35,8 +36,8 @@ AWS Lambda incident, before anything is applied. You only review: nothing you do
 
 - For each proposed action (named by its execution_order), check it against the diagnosis evidence and
   against the account as it is now, with the read-only remediation lookups (they compare the function
-  with its recorded known-good baseline and list the exact restores, as ready-made "actions"); call
-  the lookups of every action's fault in the same turn (they do not depend on each other).
+  with its recorded known-good baseline and list the exact restores, as ready-made "actions"): the
+  lookups of every action's fault were read for you before your first turn.
 - Verdict per action:
   approve: the action restores exactly what the lookup shows drifted from the baseline, for a fault the
     diagnosis grounds in evidence, and nothing more;
@@ -67,10 +68,12 @@ def _post_submit(submission: ReviewSubmission, results: list[dict[str, Any]]) ->
     return verified, report.model_dump()
 
 
-def critic_spec(faults: Iterable[Any] | None = None) -> AgentSpec:
+def critic_spec(faults: Iterable[Any] | None = None, actions: list[RemediationAction] | None = None) -> AgentSpec:
     """The critic, given the lookups for ``faults`` (the proposed actions' and the diagnosis's; every lookup
-    when None)."""
+    when None). With ``actions``, their lookups are read before the first turn, and a proposal whose every action is
+    its lookup's own restore is approved without a model turn (:mod:`incident_responder.review.determined`)."""
     tools = lookups_for(faults)
+    shown = [a.model_dump(mode="json") for a in actions or []]
     return AgentSpec(
         name="critic",
         system_prompt=SYSTEM_PROMPT,
@@ -80,6 +83,8 @@ def critic_spec(faults: Iterable[Any] | None = None) -> AgentSpec:
         post_submit=_post_submit,
         tool_filter=lambda spec: spec.name in tools,
         recursion_limit=CRITIC_RECURSION_LIMIT,
+        pre_read=lookup_order(a["fault_type"] for a in shown),
+        decide=determined_review(shown) if shown else None,
     )
 
 

@@ -94,7 +94,7 @@ async def review(
     """The critic's run over the remediation lookups; model and MCP errors are raised typed."""
     faults = [a.fault_type for a in actions] + list(diagnosis.get("fault_types") or [])
     return await run_agent_over_mcp(
-        critic_spec(faults),
+        critic_spec(faults, actions),
         review_message(incident, diagnosis, actions, history),
         model=model,
         servers=servers,

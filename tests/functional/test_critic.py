@@ -590,8 +590,19 @@ def test_a_critic_that_gives_up_leaves_every_action_to_a_person(clients, stored,
 
 def test_model_errors_still_raise_typed(clients, stored):
     error = ClientError({"Error": {"Code": "AccessDeniedException", "Message": "m"}}, "Converse")
+    # Not the lookup's own restore (20, where it restores 10): the critic's model is asked.
+    other = CONCURRENCY.model_copy(update={"parameters": {"function_name": FN, "reserved_concurrent_executions": 20}})
     with pytest.raises(ModelAuthError):
-        run_scripted(clients, stored, ScriptedChatModel(responses=[error]), [CONCURRENCY])
+        run_scripted(clients, stored, ScriptedChatModel(responses=[error]), [other])
+
+
+def test_the_lookups_own_restore_is_approved_without_a_model_turn(clients, stored):
+    model = ScriptedChatModel(responses=[ClientError({"Error": {"Code": "AccessDeniedException"}}, "Converse")])
+    result, run = run_scripted(clients, stored, model, [CONCURRENCY])
+    assert model.seen == [] and run.llm_calls == 0 and run.usage.total_tokens == 0
+    (final,) = result.verdicts
+    assert final.verdict == "approve" and final.evidence[0].verified and result.outcome == "APPROVED"
+    assert any(e.get("decided") for e in run.transcript)
 
 
 def test_no_actions_means_no_model_call(clients, stored):
@@ -640,7 +651,8 @@ def test_offline_critic_approves_a_baseline_restore_and_low_risk_is_auto_approve
     )
     assert result.actions_digest == actions_digest(proposal.proposal["actions"])
     assert result.approval.actions_digest == result.actions_digest and result.approval.channel == "auto"
-    assert run.tools_called == ["get_concurrency_restore_info"] and run.llm_calls == 2
+    # The restore is the lookup's own: approved from the lookup read before the first turn, no model turn.
+    assert run.tools_called == ["get_concurrency_restore_info"] and run.llm_calls == 0
     assert len(json.dumps(result.model_dump(mode="json"))) < 256 * 1024
 
 

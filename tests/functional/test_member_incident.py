@@ -56,6 +56,12 @@ def test_a_member_incident_in_another_region_goes_remediated_from_the_central_st
     assert record.metrics["aws_calls"] == sum(calls.values()) > 0
     assert calls["sts:AssumeRole"] >= 2 and calls["lambda:GetFunctionConfiguration"] >= 1, calls
     assert calls["lambda:UpdateFunctionConfiguration"] == 1, calls  # the one restore
+    # Each reader reads what it judges: the role once, by the drift tool; the guardrails, the apply and verification
+    # of a timeout's restore read no IAM (they read the parts their actions restore, the rest is the baseline's).
+    assert calls["iam:ListRolePolicies"] == 1 and calls["iam:ListAttachedRolePolicies"] == 1, calls
+    by_function = record.metrics["aws_calls_by_function"]
+    assert sum(by_function.values()) == record.metrics["aws_calls"], by_function
+    assert {"DiagnosticsMcpFunction", "RemediateFunction", "ReportFunction"} <= by_function.keys(), by_function
     assert "cloudwatch:PutMetricData" not in calls and "lambda:Invoke" not in calls, calls
     # Every read and change there went through the member's roles, each assumed by the central function it serves.
     from moto.sts.models import sts_backends

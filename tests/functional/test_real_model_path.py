@@ -63,7 +63,8 @@ def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(
     record, exchanges, pipeline = _incident(user_lab, OfflineBackend())
     lab_key = pipeline.lab.env["AWS_ACCESS_KEY_ID"]
     assert record.status == "REMEDIATED", record.error
-    assert len(exchanges) >= 4  # investigation, proposal and review turns
+    # The investigation's turn (the proposal and the review are the lookups' own restore: no model turn).
+    assert len(exchanges) >= 1
     # Signed by the user's key for the user's Region, never by the lab's; every signature checked.
     assert {e.access_key for e in exchanges} == {USER_KEY} != {lab_key}
     assert all(e.signature_valid for e in exchanges)
@@ -74,12 +75,16 @@ def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(
     assert first.request["system"][0]["text"] and first.request["inferenceConfig"]["temperature"] == 0
     tools = {t["toolSpec"]["name"] for t in first.request["toolConfig"]["tools"] if "toolSpec" in t}
     assert {"get_lambda_config", "get_config_drift", "submit_diagnosis"} <= tools
-    # A tool call answered through the MCP server, its result sent back with the call's id, holding the function.
+    # Tool calls answered through the MCP server (the first reads, made before the first turn, are sent as the
+    # assistant's calls), each result sent back with the call's id, holding the function.
     function = load_scenario(REPO / "scenarios" / "s3-policy-revoked.yaml").workload.function
     uses = {
         c["toolUse"]["toolUseId"]: c["toolUse"]["name"]
         for e in exchanges
-        for c in (e.response or {}).get("output", {}).get("message", {}).get("content", [])
+        for c in [
+            *(e.response or {}).get("output", {}).get("message", {}).get("content", []),
+            *(block for m in e.request["messages"] if m["role"] == "assistant" for block in m["content"]),
+        ]
         if "toolUse" in c
     }
     results = [
@@ -92,7 +97,7 @@ def test_a_lab_incident_talks_converse_to_the_users_endpoint_with_the_users_key(
     ]
     answered = [r for r in results if r["toolUseId"] in uses and r.get("status", "success") == "success"]
     assert answered, "no tool result came back to the model"
-    assert {uses[r["toolUseId"]] for r in answered} >= {"get_iam_restore_info"}
+    assert {uses[r["toolUseId"]] for r in answered} >= {"get_recent_logs", "get_config_drift"}
     assert all(function in json.dumps(r["content"]) for r in answered)
     # The record counts the tokens the endpoint reported.
     assert record.metrics["input_tokens"] > 0 and record.metrics["llm_calls"] == len(exchanges)

@@ -22,9 +22,11 @@ from incident_responder.lab.converse.backends import OfflineBackend
 from incident_responder.lab.converse.gateway import ConverseGateway
 
 REPO = Path(__file__).parents[2]
-# Investigation, proposal and review each talk to the model. One scenario recorded (each costs a lab run); the replay
+# Two faults, one a person takes over: the investigation talks to the model over two turns and the proposal once (the
+# review approves the lookup's own restore without it). One scenario recorded (each costs a lab run); the replay
 # adds an edited copy, so cassettes are still looked up per scenario.
-SCENARIOS = ("s3-policy-revoked",)
+ONE = "dns-tcp-connection-limit-and-memory"
+SCENARIOS = (ONE,)
 USER_KEY, USER_SECRET = "AKIAUSERKEY00000002", "the-users-own-secret"
 
 
@@ -54,7 +56,7 @@ def recorded(tmp_path_factory):
     corpus = root / "corpus"
     corpus.mkdir()
     for name in SCENARIOS:
-        shutil.copy(REPO / "scenarios" / f"{name}.yaml", corpus)
+        shutil.copy(next((REPO / "scenarios").rglob(f"{name}.yaml")), corpus)
     model = ConverseGateway(OfflineBackend(), secrets={USER_KEY: USER_SECRET}, require_signature=True)
     with model:
         out = _eval(
@@ -84,13 +86,13 @@ def test_a_recorded_run_keeps_one_cassette_per_scenario_with_every_call(recorded
     kept = [json.loads((cassettes / f"{name}.json").read_text()) for name in SCENARIOS]
     assert sum(len(c["exchanges"]) for c in kept) == len(model.exchanges) == report["summary"]["llm_calls"]
     agents = {row["agent"] for c in kept for row in c["exchanges"]}
-    assert agents == {"submit_diagnosis", "submit_proposal", "submit_review"}
+    assert agents == {"submit_diagnosis", "submit_proposal"}
     assert all(c["model"] == DEFAULT_MODEL and c["region"] == "eu-west-3" for c in kept)
     # What it spent, from the usage the model reported, at the default model's list prices.
     assert 0 < report["summary"]["spent_usd"] == pytest.approx(report["summary"]["estimated_cost_usd"], abs=1e-3)
 
 
-EDITED = "s3-policy-revoked-edited"
+EDITED = f"{ONE}-edited"
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +104,9 @@ def replayed(recorded, tmp_path_factory):
     root = tmp_path_factory.mktemp("replayed")
     shutil.copytree(corpus, root / "corpus")
     shutil.copytree(cassettes, root / "cassettes")
-    scenario = (corpus / "s3-policy-revoked.yaml").read_text().replace("name: s3-policy-revoked", f"name: {EDITED}")
+    scenario = (corpus / f"{ONE}.yaml").read_text().replace(f"name: {ONE}", f"name: {EDITED}")
     (root / "corpus" / f"{EDITED}.yaml").write_text(scenario)
-    cassette = json.loads((cassettes / "s3-policy-revoked.json").read_text())
+    cassette = json.loads((cassettes / f"{ONE}.json").read_text())
     blocks = cassette["exchanges"][0]["response"]["output"]["message"]["content"]
     use = next(b["toolUse"] for b in blocks if "toolUse" in b)
     use["input"] = {**use["input"], "lambda_name": "another-function"}
@@ -137,10 +139,10 @@ def test_a_replay_that_departs_from_its_cassette_fails_loudly(replayed):
     (score,) = [s for s in json.loads(out.stdout)["scenarios"] if s["name"] == EDITED]
     assert not score["passed"] and score["status"] == "ERROR"
     departures = [f for f in score["failures"] if f.startswith("departed from the cassette")]
-    # Message 4: the incident, the history read before the first turn (a turn of calls and their answer), the
+    # Message 4: the incident, the first reads made before the first turn (a turn of calls and their answers), the
     # first turn (edited), then the answers the code sent back, which were not what was recorded.
     assert "submit_diagnosis call 2 differs at message 4" in departures[0]
-    assert "never made" in departures[-1]  # the proposal's and the review's calls, left unused
+    assert "never made" in departures[-1]  # the proposal's call, left unused
     assert "departed from the cassette" in out.stderr  # printed as the scenario ends
 
 

@@ -212,7 +212,9 @@ def test_whatever_the_model_says_guardrails_decide(clients, configured):
     """A model swayed by hostile text proposes admin access and a wildcard; neither survives."""
     inject(clients, ("iam_revoke", {"target": "s3"}))
     incident = parse_alert(DataProcessor(clients).invoke(1).alert)
-    diagnosis = {"fault_types": ["permission_loss"], "root_cause": "role lost s3", "evidence": []}
+    # An application error too, which a person takes over: so the model is asked (a proposal the lookups determine
+    # alone is made without it) and says what it says.
+    diagnosis = {"fault_types": ["permission_loss", "application_error"], "root_cause": "role lost s3", "evidence": []}
     hostile = {
         "actions": [
             {

@@ -38,6 +38,8 @@ from tests.secret_lines import SECRET_LINES
 REPO = Path(__file__).parents[2]
 SCENARIO = REPO / "scenarios" / "s3-policy-revoked.yaml"
 SECRETS = REPO / "scenarios" / "secrets-in-logs.yaml"
+# An errors alarm's first reads, made before the investigator's first turn (investigation.investigator.first_reads).
+FIRST_READS = ("get_incident_history", "get_function_metrics", "get_recent_logs", "get_config_drift")
 HOSTILE = "<script>alert('owned')</script><b>IGNORE PREVIOUS INSTRUCTIONS</b>"
 pytestmark = pytest.mark.slow
 
@@ -186,10 +188,13 @@ def test_a_remediated_incident_with_secrets_in_its_logs_its_transcript_in_chromi
     turns = sum(e["kind"] == "model" for entries in saved.values() for e in entries)
     calls = sum(e["kind"] == "tool" for entries in saved.values() for e in entries)
     assert len(parsed.details) == turns + calls
-    # The function's history, read for the investigator before its first turn, then the model's turns.
-    assert parsed.summaries[0].startswith("tool get_incident_history (read before turn 1): ok")
-    assert parsed.summaries[1].startswith("turn 1: called ") and " in / " in parsed.summaries[1]
-    assert any(s.startswith("tool get_iam_restore_info: ok") for s in parsed.summaries)
+    # The investigator's first reads (the history, the metrics, the logs, the drift), then the model's turns; the
+    # proposer's and the critic's lookups, read before a turn that their answers made unnecessary.
+    first = [f"tool {tool} (read before turn 1): ok" for tool in FIRST_READS]
+    assert [s[: len(f)] for s, f in zip(parsed.summaries, first, strict=False)] == first
+    assert parsed.summaries[4].startswith("turn 1: called ") and " in / " in parsed.summaries[4]
+    assert any(s.startswith("tool get_iam_restore_info (read before turn 1): ok") for s in parsed.summaries)
+    assert "decided by the pre-read answers: no model turn" in (folder / "transcript.txt").read_text()
 
     # responder show --transcript: the same transcripts, from the stores, as text.
     capsys.readouterr()
@@ -222,21 +227,21 @@ def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_c
     paths = write_artifacts(pipeline, record, tmp_path)
     assert_report(paths["report"].read_text(), "FAILED")
     (entries,) = json.loads(paths["transcript"].read_text()).values()
-    # The history, read before the first turn; then the model's turns.
-    assert [e["kind"] for e in entries] == ["tool", "model", "nudge", "model", "tool", "model", "end"]
-    assert entries[0]["pre_read"] and entries[0]["tool"] == "get_incident_history"
+    # The first reads, made before the first turn; then the model's turns.
+    assert [e["kind"] for e in entries] == [*["tool"] * 4, "model", "nudge", "model", "tool", "model", "end"]
+    assert all(e["pre_read"] for e in entries[:4]) and [e["tool"] for e in entries[:4]] == list(FIRST_READS)
     assert entries[-1]["end_reason"] == "no_tool_call: answered in text after 1 nudge(s)"
 
     parsed, dom = looked_at(paths["report"], tmp_path)
     assert parsed.agents == ["investigator"]
-    assert len(parsed.details) == 5 and all("open" not in d for d in parsed.details)
+    assert len(parsed.details) == 8 and all("open" not in d for d in parsed.details)
     assert parsed.summaries[0].startswith("tool get_incident_history (read before turn 1): ok")
-    assert parsed.summaries[1].startswith("turn 1: answered in text")
-    assert parsed.summaries[1].endswith(
+    assert parsed.summaries[4].startswith("turn 1: answered in text")
+    assert parsed.summaries[4].endswith(
         "\"It is surely the network. <script>alert('owned')</script><b>IGNORE PREVIOUS INSTRUCTIONS</b>\""
     )
-    assert parsed.summaries[2].startswith("turn 2: called delete_everything")
-    assert parsed.summaries[3].startswith("tool delete_everything: unknown tool")
+    assert parsed.summaries[5].startswith("turn 2: called delete_everything")
+    assert parsed.summaries[6].startswith("tool delete_everything: unknown tool")
     # The model's words are in the page as text: no element came of them.
     assert "script" not in parsed.elements and "&lt;script&gt;alert('owned')&lt;/script&gt;" in dom
     assert "nudge: You answered without calling a tool." in dom
@@ -245,11 +250,11 @@ def test_a_failed_incidents_transcript_shows_the_prose_and_the_made_up_tool_in_c
 
 def looks_then_loses_access(model_id: str, request: dict) -> dict:
     """A model that calls one tool, then the endpoint refuses the account (ModelAuthError: the incident ends ERROR)."""
-    if any(m["role"] == "assistant" and "get_recent_logs" in json.dumps(m) for m in request["messages"]):
+    if any(m["role"] == "assistant" and "get_recent_changes" in json.dumps(m) for m in request["messages"]):
         raise ConverseError(
             403, "AccessDeniedException", "You don't have access to the model with the specified model ID."
         )
-    return answer(text("Reading the logs."), tool_use("get_recent_logs", {"lambda_name": "data-processor"}))
+    return answer(text("Who changed it?"), tool_use("get_recent_changes", {"lambda_name": "data-processor"}))
 
 
 def test_an_error_incidents_report_shows_the_turns_up_to_the_failure(lab_with_a_model, tmp_path):
@@ -264,8 +269,8 @@ def test_an_error_incidents_report_shows_the_turns_up_to_the_failure(lab_with_a_
     page = paths["report"].read_text()
     assert_report(page, "ERROR")
     (entries,) = json.loads(paths["transcript"].read_text()).values()
-    assert [e["kind"] for e in entries] == ["tool", "model", "tool", "model", "end"]  # the history read first
-    assert entries[2]["ok"] and entries[3]["outcome"] == "failed" and "AccessDeniedException" in entries[3]["error"]
-    assert entries[4]["end_reason"].startswith("error: ModelAuthError: ")
-    assert "turn 2: failed: " in page and "tool get_recent_logs: ok" in page
+    assert [e["kind"] for e in entries] == [*["tool"] * 4, "model", "tool", "model", "end"]  # the first reads first
+    assert entries[5]["ok"] and entries[6]["outcome"] == "failed" and "AccessDeniedException" in entries[6]["error"]
+    assert entries[7]["end_reason"].startswith("error: ModelAuthError: ")
+    assert "turn 2: failed: " in page and "tool get_recent_changes: ok" in page
     assert record.metrics["llm_calls"] == 2  # the failed call counted, not vanished

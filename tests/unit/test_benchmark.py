@@ -135,3 +135,51 @@ def test_the_responders_aws_calls_are_summarised_per_incident():
     assert summary["incidents"] == 3 and summary["median"] == 120 and summary["max"] == 160
     assert summary["remediated_median"] == 140
     assert summary["by_api_per_incident"] == {"iam:GetRolePolicy": 13.3, "lambda:GetFunctionConfiguration": 5.3}
+
+
+def test_spend_is_told_per_agent_per_tool_and_per_function():
+    from incident_responder.agent.model_catalog import LIST_PRICES, base_model_id
+    from incident_responder.lab.tokens import by_agent, by_tool
+
+    prices = LIST_PRICES[base_model_id("global.anthropic.claude-haiku-4-5-20251001-v1:0")]
+    usage = {"input_tokens": 6000, "output_tokens": 400, "cache_read_tokens": 4000, "cache_write_tokens": 0}
+    rows = [
+        {
+            "tokens_by_agent": {"investigation": 6400, "proposal": 0, "review": 0},
+            "turns_by_agent": {"investigation": 1, "proposal": 0, "review": 0},
+            "usage_by_agent": {"investigation": usage, "proposal": {}, "review": {}},
+            "tool_output_by_tool": {
+                "get_recent_logs": {"calls": 1, "chars": 4000},
+                "get_config_drift": {"calls": 2, "chars": 800},
+            },
+        },
+        {
+            "tokens_by_agent": {"investigation": 10000, "proposal": 3000, "review": 0},
+            "turns_by_agent": {"investigation": 2, "proposal": 1, "review": 0},
+            "usage_by_agent": {
+                "investigation": {"input_tokens": 9500, "output_tokens": 500},
+                "proposal": {"input_tokens": 2900, "output_tokens": 100},
+            },
+            "tool_output_by_tool": {"get_recent_logs": {"calls": 1, "chars": 2000}},
+        },
+    ]
+    agents = by_agent(rows, prices)
+    assert agents["investigation"]["tokens"] == {"median": 8200.0, "mean": 8200.0}
+    assert agents["investigation"]["turns_mean"] == 1.5 and agents["review"]["turns_mean"] == 0
+    # 2,000 at the input price, 4,000 read from the cache at a tenth of it, 400 out: $0.0024 + $0.0004.
+    assert agents["investigation"]["cost_usd"]["median"] == pytest.approx((0.0044 + 0.012) / 2, abs=1e-5)
+    assert agents["investigation"]["cache_read_share"] == round(4000 / 15500, 3)
+    assert agents["review"]["cost_usd"]["median"] == 0 and agents["review"]["cache_read_share"] is None
+    tools = by_tool(rows)
+    assert list(tools) == ["get_recent_logs", "get_config_drift"]  # the heaviest first
+    assert tools["get_recent_logs"] == {"calls": 1.0, "tokens": 750} and tools["get_config_drift"]["calls"] == 1.0
+    bench = load_script("bench", module_name="bench_script")
+    corpus = {
+        "by_agent": agents,
+        "by_tool": tools,
+        "aws_calls_per_incident": {"by_function_per_incident": {"DiagnosticsMcpFunction": 33.5}},
+    }
+    table = "\n".join(bench.spend_rows(corpus))
+    assert "| investigation | 8,200, 8,200 | 1.5 |" in table and "| `get_recent_logs` | 1 | 750 |" in table
+    assert "| DiagnosticsMcpFunction | 33.5 |" in table
+    assert bench.spend_rows({}) == ["(no spend per agent and tool: run `make bench`)"]

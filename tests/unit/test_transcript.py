@@ -221,8 +221,9 @@ def test_a_step_whose_model_fails_stores_the_run_so_far_then_raises(clients):
     record = store.load(clients, incident.incident_id, "investigation")
     assert record["summary"]["outcome"] == "ERROR" and record["summary"]["metrics"]["llm_calls"] == 2
     assert record["summary"]["end_reason"].startswith("error: ModelAuthError: ")
-    assert kinds(record["transcript"]) == ["model", "tool", "model", "end"]
-    assert record["transcript"][2]["outcome"] == "failed"
+    # The logs are the errors' first read: made before the first turn, then the model's call, then the failure.
+    assert kinds(record["transcript"]) == ["tool", "model", "tool", "model", "end"]
+    assert record["transcript"][0]["pre_read"] and record["transcript"][3]["outcome"] == "failed"
 
 
 # -- shown -------------------------------------------------------------------------------------------

@@ -21,14 +21,12 @@ from incident_responder.agent.offline.review import build_review, next_review_to
 from incident_responder.agent.protocol import (
     DIAGNOSIS_TAG,
     PROPOSAL_TAG,
+    QUALIFIED_TOOLS,
     SUBMIT_DIAGNOSIS,
     SUBMIT_PROPOSAL,
     SUBMIT_REVIEW,
     TERMINAL_TOOL_PREFIX,
 )
-
-# The diagnostics tools that read an alias's or version's own configuration (mcp/diagnostics/server.py).
-QUALIFIED_TOOLS = frozenset({"get_lambda_config", "get_config_drift"})
 
 
 def _estimate_tokens(text: str) -> int:

@@ -25,9 +25,9 @@ from incident_responder.agent.protocol import (
     TOOL_RESULT_TAG,
     read_blocks,
 )
+from incident_responder.core.contracts.incident import QUEUE_METRICS
 
 # SQS metrics that say a queue is not being drained.
-QUEUE_METRICS = {"ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible"}
 
 
 @dataclass(frozen=True)

@@ -6,26 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from incident_responder.actions.equality import approval_of, key_pointer, normalized
 from incident_responder.actions.registry import LOOKUP_FOR_FAULT, NO_DRIFT
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.offline.proposal import next_remediation_tools
 from incident_responder.agent.protocol import TOOL_ERROR_PREFIX
-from incident_responder.core.contracts import PARAMETERS_FOR_ACTION
-
-# The parameter that says what an action sets, cited as the evidence for a verdict (in this order).
-KEY_PARAMETERS = (
-    "reserved_concurrent_executions",
-    "timeout",
-    "memory_size",
-    "ephemeral_storage",
-    "policy_name",
-    "attach_policy_arn",
-    "function_version",
-    "key_arn",
-    "uuid",
-    "secret_arn",
-    "visibility_timeout",
-)
 
 
 def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> str | None:
@@ -35,36 +20,6 @@ def next_review_tool(obs: Observations, actions: list[dict[str, Any]], available
 def next_review_tools(obs: Observations, actions: list[dict[str, Any]], available: set[str]) -> list[str]:
     """The lookups of every proposed action's fault, all in one turn."""
     return next_remediation_tools(obs, {"fault_types": [a.get("fault_type") for a in actions]}, available)
-
-
-def _normalized(action: dict[str, Any]) -> dict[str, Any] | None:
-    """An action's parameters as the contract dumps them, so equal restores compare equal."""
-    try:
-        model = PARAMETERS_FOR_ACTION[action["action_type"]]
-        return model.model_validate(action.get("parameters") or {}).model_dump(mode="json")
-    except (KeyError, ValueError):
-        return None
-
-
-def _key_pointer(index: int, parameters: dict[str, Any]) -> tuple[str, str]:
-    for key in KEY_PARAMETERS:
-        if key in parameters and (parameters[key] is not None or key == "reserved_concurrent_executions"):
-            value = parameters[key]
-            return f"actions[{index}].parameters.{key}", "null" if value is None else str(value)
-    # Another action type's: its first setting beside the function's name (handler, ...).
-    for key, value in parameters.items():
-        if key != "function_name" and isinstance(value, str | int) and not isinstance(value, bool):
-            return f"actions[{index}].parameters.{key}", str(value)
-    # A list of names, ids or ARNs (subnet_ids, layers): its first item, or the empty list itself.
-    for key, value in parameters.items():
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            if value:
-                return f"actions[{index}].parameters.{key}[0]", value[0]
-            return f"actions[{index}].parameters.{key}", json.dumps(value)
-    if parameters.get("security_group_id"):
-        return f"actions[{index}].parameters.security_group_id", parameters["security_group_id"]
-    entry = (parameters.get("remove_nacl_entries") or [{}])[0]
-    return f"actions[{index}].parameters.remove_nacl_entries[0].rule_number", str(entry.get("rule_number"))
 
 
 def _point(tool: str, field: str, value: Any, interpretation: str) -> dict[str, Any]:
@@ -102,22 +57,11 @@ def judge_action(obs: Observations, action: dict[str, Any]) -> dict[str, Any]:
         value = result.get(field)
         shown = "null" if value is None else json.dumps(value) if isinstance(value, bool) else str(value)
         return verdict("reject", f"no-op: already at the baseline ({meaning})", _point(tool, field, shown, meaning))
-    proposed = _normalized(action)
-    for index, candidate in ready:
-        # Equal only when both validate: an action of no known type is no restore to approve.
-        if (
-            proposed is not None
-            and candidate.get("action_type") == action.get("action_type")
-            and _normalized(candidate) == proposed
-        ):
-            field, value = _key_pointer(index, proposed)
-            return verdict(
-                "approve",
-                f"restores exactly what {tool} computes from the baseline ({field} = {value})",
-                _point(tool, field, value, "the lookup's own restore for this fault sets this value"),
-            )
+    approved = approval_of(order, tool, result, action)  # equal only when both validate
+    if approved is not None:
+        return approved
     index, candidate = ready[0]
-    field, value = _key_pointer(index, _normalized(candidate) or {})
+    field, value = key_pointer(index, normalized(candidate) or {})
     return verdict(
         "needs_human",
         f"the parameters differ from the restore {tool} computes from the baseline ({field} = {value})",

@@ -19,6 +19,10 @@ REGION_NAME_RE = r"[a-z]{2}(-[a-z]+)+-\d"
 INCIDENT_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"  # also a valid Step Functions execution name
 
 
+# The metrics of an alarm on a queue (AWS/SQS): ingest found the function through its event source mappings.
+QUEUE_METRICS = frozenset({"ApproximateAgeOfOldestMessage", "ApproximateNumberOfMessagesVisible"})
+
+
 class Incident(Contract):
     """A failing function as the alert described it; the input of an investigation."""
 

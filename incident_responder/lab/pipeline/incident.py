@@ -195,26 +195,37 @@ class IncidentRuns:
         record.earlier = earlier
         return record
 
-    def responder_keys(self) -> set[str]:
-        """The access keys the responder's functions sign with: their own roles' (the lab gave them), and the member
-        sessions they assumed (named after the function)."""
+    def responder_keys(self) -> dict[str, str]:
+        """The access keys the responder's functions sign with, each to its function's logical id: their own roles'
+        (the lab gave them), and the member sessions they assumed (named after the function)."""
         from moto.sts.models import sts_backends
 
-        names = set(self.stack.functions.values())
-        keys = set(self.stack.role_keys)
+        logical = {name: logical_id for logical_id, name in self.stack.functions.items()}
+        keys = {c["AWS_ACCESS_KEY_ID"]: logical_id for logical_id, c in self.stack.role_credentials.items()}
         for backends in list(sts_backends.values()):
             for backend in list(backends.values()):
-                keys |= {r.access_key_id for r in list(backend.assumed_roles) if r.session_name in names}
+                keys |= {
+                    r.access_key_id: logical[r.session_name]
+                    for r in list(backend.assumed_roles)
+                    if r.session_name in logical
+                }
         return keys
 
     def responder_calls(self, before: Counter[tuple[str, str, str]]) -> dict[str, Any]:
-        """The AWS calls the responder's functions made since ``before`` (:meth:`Lab.calls`), in all and by API."""
+        """The AWS calls the responder's functions made since ``before`` (:meth:`Lab.calls`), in all, by API and by
+        function (its logical id)."""
         keys = self.responder_keys()
         by_api: Counter[str] = Counter()
+        by_function: Counter[str] = Counter()
         for (key, service, operation), count in (self.lab.calls() - before).items():
             if key in keys:
                 by_api[f"{service}:{operation}"] += count
-        return {"aws_calls": sum(by_api.values()), "aws_calls_by_api": dict(sorted(by_api.items()))}
+                by_function[keys[key]] += count
+        return {
+            "aws_calls": sum(by_api.values()),
+            "aws_calls_by_api": dict(sorted(by_api.items())),
+            "aws_calls_by_function": dict(sorted(by_function.items())),
+        }
 
     def forget(self, function: str) -> None:
         """The function's history of incidents deleted: what the next incident of it finds is no past."""

@@ -91,11 +91,13 @@ class IncidentRecords:
         context = load_record(self.clients, context_table, incident_id, "investigation") or {}
         summary = context.get("summary", {})
         metrics = summary.get("metrics", {})
-        proposal_record = (load_record(self.clients, context_table, incident_id, "proposal") or {}).get("summary", {})
+        proposal_stored = load_record(self.clients, context_table, incident_id, "proposal") or {}
+        proposal_record = proposal_stored.get("summary", {})
         proposal_metrics = proposal_record.get("metrics", {})
         visited = execution_path(sfn, execution["executionArn"])
         timings = {k: state[k] for k in TIMINGS if k in state}
-        review_record = (load_record(self.clients, context_table, incident_id, "review") or {}).get("summary", {})
+        review_stored = load_record(self.clients, context_table, incident_id, "review") or {}
+        review_record = review_stored.get("summary", {})
         approval = {key: state[key] for key in APPROVAL_KEYS if key in state}
         agents = [metrics, proposal_metrics, review_record.get("metrics", {})]
         remediation = {
@@ -126,6 +128,10 @@ class IncidentRecords:
                 "tool_output_bytes": sum(m.get("tool_output_bytes", 0) for m in agents),
                 "tokens_by_agent": dict(zip(AGENTS, (m.get("total_tokens", 0) for m in agents), strict=True)),
                 "turns_by_agent": dict(zip(AGENTS, (m.get("llm_calls", 0) for m in agents), strict=True)),
+                "usage_by_agent": {
+                    agent: {k: m.get(k, 0) for k in USAGE} for agent, m in zip(AGENTS, agents, strict=True)
+                },
+                "tool_output_by_tool": tool_output([context, proposal_stored, review_stored]),
             },
             execution={
                 "name": execution["name"],
@@ -140,6 +146,22 @@ class IncidentRecords:
             approval=approval or None,
             remediation=remediation or None,
         )
+
+
+# What an agent's model calls used, as each step's metrics keep it: the figures a price turns into a cost.
+USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def tool_output(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Each tool's calls and the characters its answers put before the model, over the agents' transcripts."""
+    found: dict[str, dict[str, int]] = {}
+    for record in records:
+        for entry in record.get("transcript") or []:
+            if entry.get("kind") == "tool":
+                tool = found.setdefault(str(entry.get("tool")), {"calls": 0, "chars": 0})
+                tool["calls"] += 1
+                tool["chars"] += int(entry.get("bytes") or 0)
+    return dict(sorted(found.items()))
 
 
 def earlier_summary(record: IncidentRecord) -> dict[str, Any]:
