@@ -34,3 +34,6 @@ LAB_CHANGES = Changes()
 # How long a waiter sleeps without news before it looks anyway: moto may run in another process (a lab
 # started by `responder lab up`), where no change reaches this one.
 UNANNOUNCED_LOOK_SECONDS = 0.5
+# How long a waiter lets a burst of changes finish before it looks: a state's transition is several history events
+# and table writes in a row, each of which would otherwise cost a look of its own.
+COALESCE_SECONDS = 0.05

@@ -247,7 +247,9 @@ class Workload(LambdaTraces):
             if async_event is not None:
                 settle_failed_events(self.clients, view, outcomes, start, async_event)
         extra = self.after_burst(view, facts, outcomes, start)
-        result = BurstResult(function_name=self.function_name, invocations=outcomes, started_at=start, **extra)
+        result = BurstResult(
+            function_name=self.function_name, invocations=outcomes, started_at=start, configuration=view.config, **extra
+        )
         spec = self._lambda_alarm(result, view) or self.extra_alarm(view, facts, result, start)
         if spec is None:
             return result

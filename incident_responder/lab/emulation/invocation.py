@@ -52,6 +52,9 @@ class BurstResult(BaseModel):
     messages_left: int | None = Field(
         default=None, description="a queue-fed function: messages its burst left unprocessed (None: not queue-fed)"
     )
+    configuration: FunctionConfiguration | None = Field(
+        default=None, exclude=True, description="the function's configuration as the burst read it, before it ran"
+    )
 
     @property
     def healthy(self) -> bool:

@@ -89,5 +89,11 @@ def _empty_table(ddb: Any, table: str) -> None:
         ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
         ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
     ):
-        for item in page.get("Items", []):
-            ddb.delete_item(TableName=table, Key={key: item[key] for key in keys})
+        items = page.get("Items", [])
+        for start in range(0, len(items), 25):  # BatchWriteItem takes 25 requests at most
+            requests = [
+                {"DeleteRequest": {"Key": {key: item[key] for key in keys}}} for item in items[start : start + 25]
+            ]
+            while requests:
+                left = ddb.batch_write_item(RequestItems={table: requests}).get("UnprocessedItems", {})
+                requests = left.get(table, [])

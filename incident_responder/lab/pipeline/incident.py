@@ -19,7 +19,7 @@ from incident_responder.core.members import Member, function_key
 from incident_responder.intake.ingest import incident_for_alert
 from incident_responder.intake.resolve import incident_from_alert
 from incident_responder.lab import approver
-from incident_responder.lab.changes import LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
+from incident_responder.lab.changes import COALESCE_SECONDS, LAB_CHANGES, UNANNOUNCED_LOOK_SECONDS
 from incident_responder.lab.emulation.burst import Workload
 from incident_responder.lab.pipeline.record import IncidentRecord, earlier_summary
 from incident_responder.lab.scenario import Alert, Approver, Scenario, Setup
@@ -145,7 +145,8 @@ class IncidentRuns:
         incident = incident_from_alert(self.clients, burst.alert, self.stack.physical["BaselineTable"])
         incident_id = incident_for_alert(self.clients, self.stack.physical["IncidentStateTable"], incident)
         arn = f"{self.state_machine_arn.replace(':stateMachine:', ':execution:')}:{incident_id}"
-        at_alert = self._configuration(scenario.workload.function)
+        # What the alert found: the configuration the burst read before it ran (nothing changes it since).
+        at_alert = burst.configuration or self._configuration(scenario.workload.function)
         loop = scenario.lifecycle
         decision = loop.approval or approval
         reports: dict[str, Any] = {}
@@ -305,20 +306,23 @@ class IncidentRuns:
         changes = LAB_CHANGES.seen(*kinds)
         seen, status = 0, None
         deadline = time.monotonic() + timeout
+        described: dict[str, Any] | None = None
+        news = {"execution", "table"}  # what changed since the last look (at first: everything is news)
         while True:
-            try:
-                described = sfn.describe_execution(executionArn=arn)
-            except sfn.exceptions.ExecutionDoesNotExist:
-                if time.monotonic() > deadline:
-                    raise
-                changes = LAB_CHANGES.wait(changes, *kinds, timeout=UNANNOUNCED_LOOK_SECONDS)
-                continue
-            if on_state:
-                entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
-                for event in entered[seen:]:
-                    on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
-                seen = len(entered)
-            if on_status:
+            if "execution" in news or described is None:
+                try:
+                    described = sfn.describe_execution(executionArn=arn)
+                except sfn.exceptions.ExecutionDoesNotExist:
+                    if time.monotonic() > deadline:
+                        raise
+                    changes = LAB_CHANGES.wait(changes, *kinds, timeout=UNANNOUNCED_LOOK_SECONDS)
+                    continue
+                if on_state:
+                    entered = [e for e in history(sfn, arn) if "stateEnteredEventDetails" in e]
+                    for event in entered[seen:]:
+                        on_state(event["stateEnteredEventDetails"]["name"], event["timestamp"])
+                    seen = len(entered)
+            if on_status and "table" in news:
                 table = self.stack.physical["IncidentStateTable"]
                 now = (get_incident_state(self.clients, table, incident_id) or {}).get("status")
                 if now != status:
@@ -327,4 +331,11 @@ class IncidentRuns:
             left = deadline - time.monotonic()
             if described["status"] != "RUNNING" or left <= 0:
                 return described
+            before = changes
             changes = LAB_CHANGES.wait(changes, *kinds, timeout=min(left, UNANNOUNCED_LOOK_SECONDS))
+            if changes != before:
+                # A state's transition is several history events and table writes in a row: looked at once.
+                time.sleep(COALESCE_SECONDS)
+                changes = LAB_CHANGES.seen(*kinds)
+            # Only what changed is read again; with no announcement (moto in another process), everything.
+            news = {k for k, old, new in zip(kinds, before, changes, strict=True) if old != new} or set(kinds)
