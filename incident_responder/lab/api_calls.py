@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from incident_responder.lab.environment import LAB_REGION
+from incident_responder.lab.tokens import percentile
 
 
 @dataclass(frozen=True)
@@ -87,11 +88,11 @@ def aws_call_summary(scores: list[Any]) -> dict[str, Any]:
     by_function: Counter[str] = Counter()
     for s in counted:
         by_api.update(s.aws_calls_by_api)
-        by_function.update(getattr(s, "aws_calls_by_function", None) or {})
+        by_function.update(s.aws_calls_by_function)
     return {
         "incidents": len(calls),
         "median": statistics.median(calls) if calls else 0,
-        "p95": calls[min(len(calls) - 1, round(0.95 * (len(calls) - 1)))] if calls else 0,
+        "p95": percentile(calls, 0.95) or 0,
         "max": calls[-1] if calls else 0,
         "remediated_median": statistics.median(remediated) if remediated else 0,
         "by_api_per_incident": {api: round(n / len(calls), 1) for api, n in by_api.most_common(15)} if calls else {},

@@ -23,7 +23,7 @@ from incident_responder.lab.organisation import LAB_ORGANISATION
 from incident_responder.lab.pipeline.record import IncidentRecord
 from incident_responder.lab.pipeline.startup import LabPipeline
 from incident_responder.lab.scenario import Approver, Scenario, ScenarioError, load_scenario, path_of
-from incident_responder.lab.tokens import token_summary
+from incident_responder.lab.tokens import percentile, token_summary
 
 # With nobody approving, an incident the scenario expects to change the account ends here instead.
 WITHOUT_APPROVAL = {"reject": "REJECTED", "none": "APPROVAL_EXPIRED"}
@@ -295,13 +295,6 @@ def _cost(scores: list[ScenarioScore], model: str) -> float | None:
     )
 
 
-def _percentile(values: list[int], q: float) -> int | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
-
-
 def evaluate(
     directory: Path,
     *,
@@ -391,7 +384,7 @@ def evaluate(
             "tokens": token_summary(scores),
             **({"aws_calls": aws_call_summary(scores)} if count_calls else {}),
             "latency_ms_p50": int(statistics.median(latencies)) if latencies else 0,
-            "alert_to_remediated_ms_p50": _percentile(remediated, 0.5),
-            "alert_to_remediated_ms_p95": _percentile(remediated, 0.95),
+            "alert_to_remediated_ms_p50": percentile(remediated, 0.5),
+            "alert_to_remediated_ms_p95": percentile(remediated, 0.95),
         },
     )

@@ -19,16 +19,30 @@ from pydantic import BaseModel
 AGENTS = ("investigation", "proposal", "review")
 
 
+# What a model call used, as each step's metrics and each scored scenario keep it: what a price turns into a cost.
+USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def usage(row: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """``row``'s :data:`USAGE`, in that order (0 for what it lacks): the arguments of ``Prices.cost``."""
+    return tuple(int(row.get(k) or 0) for k in USAGE)  # type: ignore[return-value]
+
+
+def percentile(values: Iterable[int] | Iterable[float], q: float) -> Any:
+    """The value at quantile ``q`` (nearest rank) of ``values``; None when there are none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))] if ordered else None
+
+
 def _stats(values: list[int] | list[float], digits: int | None = None) -> dict[str, float | int | None]:
     """Median, mean and p95; ``digits``: each rounded so (the mean to one digit otherwise)."""
     if not values:
         return {"median": None, "mean": None, "p95": None}
-    ordered = sorted(values)
     keep = (lambda v: v) if digits is None else (lambda v: round(v, digits))
     return {
-        "median": keep(statistics.median(ordered)),
-        "mean": round(statistics.mean(ordered), 1 if digits is None else digits),
-        "p95": keep(ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]),
+        "median": keep(statistics.median(values)),
+        "mean": round(statistics.mean(values), 1 if digits is None else digits),
+        "p95": keep(percentile(values, 0.95)),
     }
 
 
@@ -60,12 +74,6 @@ def cost_summary(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) 
     as the model reported it, and without (every input token at the input price): median, mean, p95 and the total;
     and the share of input tokens read from the cache."""
     rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
-
-    def usage(row: Mapping[str, Any]) -> tuple[int, int, int, int]:
-        return tuple(
-            int(row.get(k) or 0) for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-        )  # type: ignore[return-value]
-
     cached = [prices.cost(*usage(row)) for row in rows]
     uncached = [prices.cost(*usage(row)[:2]) for row in rows]
     inputs = sum(usage(row)[0] for row in rows)
@@ -89,26 +97,16 @@ def by_agent(records: Iterable[BaseModel | Mapping[str, Any]], prices: Any) -> d
     rows = [r.model_dump() if isinstance(r, BaseModel) else dict(r) for r in records]
     found: dict[str, dict[str, Any]] = {}
     for agent in AGENTS:
-        usage = [(row.get("usage_by_agent") or {}).get(agent) or {} for row in rows]
-        costs = [
-            prices.cost(
-                *(
-                    int(u.get(k) or 0)
-                    for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-                )
-            )
-            for u in usage
-        ]
-        inputs = sum(int(u.get("input_tokens") or 0) for u in usage)
+        used = [usage((row.get("usage_by_agent") or {}).get(agent) or {}) for row in rows]
+        costs = [prices.cost(*u) for u in used]
+        inputs = sum(u[0] for u in used)
         tokens = _stats([int((row.get("tokens_by_agent") or {}).get(agent) or 0) for row in rows])
         turns = [int((row.get("turns_by_agent") or {}).get(agent) or 0) for row in rows]
         found[agent] = {
             "tokens": {"median": tokens["median"], "mean": tokens["mean"]},
             "turns_mean": round(statistics.mean(turns), 2) if turns else None,
             "cost_usd": {k: v for k, v in _stats(costs, digits=5).items() if k != "p95"},
-            "cache_read_share": round(sum(int(u.get("cache_read_tokens") or 0) for u in usage) / inputs, 3)
-            if inputs
-            else None,
+            "cache_read_share": round(sum(u[2] for u in used) / inputs, 3) if inputs else None,
         }
     return found
 

@@ -121,7 +121,7 @@ def test_the_responders_aws_calls_are_summarised_per_incident():
     from incident_responder.lab.api_calls import aws_call_summary
 
     def scored(status, calls, by_api):
-        return SimpleNamespace(status=status, aws_calls=calls, aws_calls_by_api=by_api)
+        return SimpleNamespace(status=status, aws_calls=calls, aws_calls_by_api=by_api, aws_calls_by_function={})
 
     summary = aws_call_summary(
         [

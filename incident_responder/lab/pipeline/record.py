@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from incident_responder.lab.emulation.invocation import BurstResult
-from incident_responder.lab.tokens import AGENTS
+from incident_responder.lab.tokens import AGENTS, USAGE
 from incident_responder.reporting.view import APPROVAL_KEYS
 from incident_responder.state.lifecycle import TERMINAL_STATUSES, execution_path, get_incident_state
 from incident_responder.state.store import load_record
@@ -146,10 +146,6 @@ class IncidentRecords:
             approval=approval or None,
             remediation=remediation or None,
         )
-
-
-# What an agent's model calls used, as each step's metrics keep it: the figures a price turns into a cost.
-USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def tool_output(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
