@@ -207,21 +207,24 @@ def configuration_from(
     wanted = SECTIONS if sections is None else frozenset(sections)
     if unknown := wanted - SECTIONS:
         raise ValueError(f"no such part of a configuration: {', '.join(sorted(unknown))}")
-    kept = otherwise
 
     def read(section: str, reader: Callable[[], Any], field: str) -> Any:
-        return reader() if section in wanted or kept is None else getattr(kept, field)
+        return reader() if section in wanted or otherwise is None else getattr(otherwise, field)
 
     name = config["FunctionName"]
     role = read("role", lambda: read_role(clients, config["Role"]), "role")
     variables = (config.get("Environment") or {}).get("Variables") or {}
     aliases = read("aliases", lambda: read_aliases(clients, name), "aliases")
-    if "async" in wanted or kept is None:
+    if "async" in wanted or otherwise is None:
         invoke = read_event_invoke_config(clients, name)
         retries, age = invoke.get("MaximumRetryAttempts"), invoke.get("MaximumEventAgeInSeconds")
         on_failure = ((invoke.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination") or None
     else:
-        retries, age, on_failure = kept.async_retry_attempts, kept.async_max_event_age, kept.async_on_failure
+        retries, age, on_failure = (
+            otherwise.async_retry_attempts,
+            otherwise.async_max_event_age,
+            otherwise.async_on_failure,
+        )
     return FunctionConfiguration(
         function_name=name,
         role=role,

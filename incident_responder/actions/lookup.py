@@ -36,7 +36,7 @@ def _lookup(
     clients: AwsClients,
     lambda_name: str,
     compute: Callable[..., Any],
-    sections: tuple[str, ...] = (),
+    sections: tuple[str, ...],
 ) -> Any:
     """Read the baseline and the current configuration, then ``compute``; failures become ``error``. ``sections``:
     the parts of the configuration (account.state.SECTIONS) the lookup compares, read with calls of their own; the

@@ -86,3 +86,14 @@ def lookup_order(faults: Iterable[Any]) -> tuple[str, ...]:
 
 # The change each action type makes (what the remediate step applies and undoes), by action type.
 CHANGES = {t: a.change for t, a in ACTIONS.items()}
+
+
+def ready_actions(faults: list[str], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lookups' ready-made actions for these faults, in the order the lookups answered (a failed lookup's,
+    or one that reports an error, none)."""
+    actions: list[dict[str, Any]] = []
+    for entry in results:
+        answer = entry.get("result")
+        if entry.get("tool") in REMEDIATION_TOOLS and isinstance(answer, dict) and not answer.get("error"):
+            actions += [a for a in answer.get("actions") or [] if isinstance(a, dict) and a.get("fault_type") in faults]
+    return actions

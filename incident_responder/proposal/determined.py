@@ -11,19 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from incident_responder.actions.registry import LOOKUP_FOR_FAULT
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, ready_actions
 from incident_responder.core.contracts import UNRESOLVABLE_FAULTS
-
-
-def ready_actions(faults: list[str], results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The lookups' ready-made actions for these faults, in the order the lookups answered (a failed lookup's,
-    or one that reports an error, none)."""
-    actions: list[dict[str, Any]] = []
-    for entry in results:
-        answer = entry.get("result")
-        if entry.get("tool") in LOOKUP_FOR_FAULT.values() and isinstance(answer, dict) and not answer.get("error"):
-            actions += [a for a in answer.get("actions") or [] if isinstance(a, dict) and a.get("fault_type") in faults]
-    return actions
 
 
 def determined_proposal(faults: Iterable[Any]) -> Callable[[list[dict[str, Any]]], dict[str, Any] | None]:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from incident_responder.account.log_records import classify_error_type
-from incident_responder.actions.registry import LOOKUP_FOR_FAULT
+from incident_responder.actions.registry import LOOKUP_FOR_FAULT, lookup_order, ready_actions
 from incident_responder.agent.offline.handover import runbook_steps
 from incident_responder.agent.offline.observations import Observations
 from incident_responder.agent.protocol import RUNBOOK_TAG
@@ -61,8 +61,8 @@ def next_remediation_tool(obs: Observations, diagnosis: dict[str, Any], availabl
 
 def next_remediation_tools(obs: Observations, diagnosis: dict[str, Any], available: set[str]) -> list[str]:
     """The lookups of every diagnosed fault not looked up yet, all in one turn (none depends on another)."""
-    lookups = (LOOKUP_FOR_FAULT.get(fault) for fault in diagnosis.get("fault_types", []))
-    return [tool for tool in dict.fromkeys(lookups) if tool and tool in available and tool not in obs.called]
+    lookups = lookup_order(diagnosis.get("fault_types", []))
+    return [tool for tool in lookups if tool in available and tool not in obs.called]
 
 
 def _error_names(diagnosis: dict[str, Any], fault: str) -> str:
@@ -112,10 +112,7 @@ def build_proposal(obs: Observations, diagnosis: dict[str, Any]) -> dict[str, An
     """The submission: the lookups' ready-made actions for the diagnosed faults, as a model copies them."""
     faults = diagnosis.get("fault_types", [])
     unresolvable = [f for f in faults if f in UNRESOLVABLE_FAULTS or f not in LOOKUP_FOR_FAULT]
-    actions: list[dict[str, Any]] = []
-    for tool in dict.fromkeys(LOOKUP_FOR_FAULT[f] for f in faults if f in LOOKUP_FOR_FAULT):
-        result = obs.results.get(tool, {})
-        actions += [a for a in result.get("actions", []) if a.get("fault_type") in faults and not result.get("error")]
+    actions = ready_actions(faults, [{"tool": tool, "result": obs.results.get(tool)} for tool in lookup_order(faults)])
     covered = {a["fault_type"] for a in actions}
     notes = []
     for fault in faults:
