@@ -287,7 +287,9 @@ def spawn_function_url(
     proc: subprocess.Popen | ForkedProcess
     if listening is not None:
         arguments = {"argv": argv, "environment": env}
-        proc = ForkedProcess(fork_server.fork(f"{__name__}:serve_forked", listening.fileno(), arguments))
+        proc = ForkedProcess(
+            fork_server.fork(f"{__name__}:serve_forked", listening.fileno(), arguments, f"url:{function_name}")
+        )
     else:
         proc = subprocess.Popen(
             [sys.executable, "-m", "incident_responder.lab.function_url", *argv, "--lab-pid", str(os.getpid())],

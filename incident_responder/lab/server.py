@@ -18,6 +18,7 @@ import requests
 
 from incident_responder.lab.cloudtrail import CloudTrailRecorder
 from incident_responder.lab.environment import lab_environment
+from incident_responder.lab.in_process import serve_in_process, stop_serving_in_process
 from incident_responder.lab.moto_patches.pinned import apply as apply_moto_patches
 from incident_responder.lab.request_failures import RequestFailures, _Failure
 
@@ -69,6 +70,9 @@ class Lab:
         wsgi_server = self._server._server
         self._failures = RequestFailures(wsgi_server.app, trail=self.trail)
         wsgi_server.app = self._failures
+        # This process's own calls (the lab's, and moto's Task states calling back) skip the socket.
+        for host in (self.host, "localhost"):
+            serve_in_process(f"{host}:{self.port}", self._failures)
         # moto's own Task states call back into "localhost:MOTO_PORT".
         os.environ["MOTO_PORT"] = str(self.port)
         self.configure()
@@ -142,6 +146,8 @@ class Lab:
         return list(self._failures.failed) if self._failures is not None else []
 
     def stop(self) -> None:
+        for host in (self.host, "localhost"):
+            stop_serving_in_process(f"{host}:{self.port}")
         if self._server is not None:
             self._server.stop()
             self._server = None

@@ -140,7 +140,7 @@ class WorkerPool:
             "context": [self.name, self.timeout_seconds, self.memory_mb],
         }
         try:
-            pid = fork_server.fork(f"{__name__}:serve_worker", theirs.fileno(), arguments)
+            pid = fork_server.fork(f"{__name__}:serve_worker", theirs.fileno(), arguments, self.name)
         finally:
             theirs.close()
         conn = Connection(ours.detach())

@@ -187,8 +187,9 @@ def sweep_stuck(
 
 
 def execution_path(sfn: Any, execution_arn: str) -> list[str]:
-    """The path an execution took: the states it entered, in order (:func:`entered_states` of its history)."""
-    return entered_states(history(sfn, execution_arn))
+    """The path an execution took: the states it entered, in order (:func:`entered_states` of its history, read
+    without the states' input and output)."""
+    return entered_states(history(sfn, execution_arn, data=False))
 
 
 def entered_states(events: list[dict[str, Any]]) -> list[str]:
@@ -196,9 +197,10 @@ def entered_states(events: list[dict[str, Any]]) -> list[str]:
     return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
 
 
-def history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
+def history(sfn: Any, execution_arn: str, *, data: bool = True) -> list[dict[str, Any]]:
+    """An execution's history events, every page; ``data``: with each event's input and output."""
     events: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"executionArn": execution_arn}
+    kwargs: dict[str, Any] = {"executionArn": execution_arn, "includeExecutionData": data}
     while True:
         page = sfn.get_execution_history(**kwargs)
         events += page["events"]

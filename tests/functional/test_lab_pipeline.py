@@ -423,8 +423,12 @@ def test_a_clean_restore_leaves_nothing_of_the_last_incident_and_says_when_it_ca
     assert again.diagnosis["fault_types"] == ["throttling"]
 
     # A change no chaos state knows of, and a baseline recorded again: not clean, and said why.
+    from incident_responder.account.baseline import record_baseline
+
     pipeline.clients.get("lambda").update_function_configuration(FunctionName="orders-api", MemorySize=1024)
-    pipeline.set_up("queue-consumer", Setup(timeout=30))
+    pipeline.clients.get("lambda").update_function_configuration(FunctionName="queue-consumer", Timeout=30)
+    record_baseline(pipeline.clients, "queue-consumer")
+    pipeline.onboarded.pop("queue-consumer")  # recorded within the second onboarding did: told apart all the same
     problems = pipeline.clean_restore()
     assert any(p.startswith("orders-api: 1 difference(s) from its baseline") for p in problems), problems
     assert any(p.startswith("queue-consumer: its baseline was recorded again") for p in problems), problems
@@ -626,20 +630,37 @@ def test_throttles_that_are_not_this_functions_doing_name_the_other_function(pip
     assert "data-processor-neighbor" in record.proposal["chain_of_thought"], record.proposal["chain_of_thought"]
 
 
-def test_a_setup_recorded_in_the_same_second_as_onboarding_still_needs_a_fresh_lab(pipeline):
-    """A scenario's setup records the baseline again; when that happens within the second onboarding recorded it
-    (the first scenario after a refresh), the times are equal, yet the next scenario must not start from it."""
+def test_a_scenarios_setup_is_put_back_between_scenarios_without_a_redeploy(pipeline):
+    """A scenario's setup changes the function and records its baseline again; between scenarios the lab puts back
+    both (the configuration and the onboarded baseline, its capture time with it), even when the setup recorded
+    within the second onboarding did, so the next scenario starts as in a fresh lab without a redeploy."""
     from incident_responder.account.baseline import baseline_table_name
 
+    ddb, lam = pipeline.clients.get("dynamodb"), pipeline.clients.get("lambda")
+    key = {"function_name": {"S": "data-processor"}}
+    onboarded_item = ddb.get_item(TableName=baseline_table_name(), Key=key)["Item"]
     onboarded = pipeline.onboarded["data-processor"]
-    pipeline.set_up("data-processor", Setup(reserved_concurrency=None))
-    pipeline.clients.get("dynamodb").update_item(
+    before = lam.get_function_configuration(FunctionName="data-processor")
+    reserved = lam.get_function_concurrency(FunctionName="data-processor").get("ReservedConcurrentExecutions")
+    assert reserved is not None  # the sample workload's reservation, which the setup removes
+
+    pipeline.set_up("data-processor", Setup(reserved_concurrency=None, timeout=before["Timeout"] + 5))
+    pipeline.set_up("data-processor", Setup(memory=before["MemorySize"] * 2))  # a second one: the first is kept
+    ddb.update_item(
         TableName=baseline_table_name(),
-        Key={"function_name": {"S": "data-processor"}},
+        Key=key,
         UpdateExpression="SET captured_at = :t",
         ExpressionAttributeValues={":t": {"S": onboarded}},
     )
-    assert any("data-processor" in problem for problem in pipeline.clean_restore())
+    assert lam.get_function_concurrency(FunctionName="data-processor").get("ReservedConcurrentExecutions") is None
+
+    assert pipeline.clean_restore() == []
+    after = lam.get_function_configuration(FunctionName="data-processor")
+    assert (after["Timeout"], after["MemorySize"]) == (before["Timeout"], before["MemorySize"])
+    assert lam.get_function_concurrency(FunctionName="data-processor").get("ReservedConcurrentExecutions") == reserved
+    assert ddb.get_item(TableName=baseline_table_name(), Key=key)["Item"] == onboarded_item
+    assert pipeline.onboarded["data-processor"] == onboarded
+    assert pipeline.set_up_undo == {}
 
 
 def test_the_stacks_own_function_onboards_as_on_aws(pipeline, capsys):

@@ -34,3 +34,21 @@ def take_over_queue_polling() -> None:
         queue.__dict__["lambda_event_source_mappings"] = _Registered(value)
 
     Queue.lambda_event_source_mappings = property(get, set_)  # type: ignore[attr-defined]
+
+
+def _retention_from_the_queue() -> None:
+    """moto checks each message it receives against the queue's retention period by computing every attribute of
+    the queue, which counts its messages: each ReceiveMessage costs as many passes over the queue as it returns
+    messages. The period is read from the queue itself (the value GetQueueAttributes reports)."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    if getattr(SQSBackend.is_message_valid_based_on_retention_period, "_lab_direct", False):
+        return
+
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        retention_period = int(self.get_queue(queue_name).message_retention_period)
+        return retention_period + message.sent_timestamp / 1000 > unix_time()
+
+    is_message_valid_based_on_retention_period._lab_direct = True  # type: ignore[attr-defined]
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period  # type: ignore[method-assign]

@@ -59,8 +59,9 @@ def _declare_strings_escaped() -> None:
 
 def _reuse_task_clients() -> None:
     """moto's Task states (DynamoDB, SNS, SQS, Lambda ...) create a new boto3 client for every task they run,
-    ~10 ms of the lab process's CPU each; clients are thread-safe, so one per region and service serves all
-    (a state that names its own credentials still gets a client of its own)."""
+    ~10 ms of the lab process's CPU each; clients are thread-safe, so one per region and service serves all. Every
+    Task state passes its credentials (the execution's role, by default), and moto's client signs with the same
+    dummy key whatever they are, so they make no client of their own."""
     import sys
 
     from moto.stepfunctions.parser.asl.utils import boto_client
@@ -72,8 +73,6 @@ def _reuse_task_clients() -> None:
     lock = threading.Lock()
 
     def reused(region: str, service: str, state_credentials: Any = None) -> Any:
-        if state_credentials is not None:
-            return create(region, service, state_credentials)
         from moto.settings import moto_server_port
 
         key = (region, service, moto_server_port())
@@ -181,6 +180,37 @@ def _pass_task_failure_cause() -> None:
 
     send_task_failure.lab_with_cause = True  # type: ignore[attr-defined]
     StepFunctionResponse.send_task_failure = send_task_failure
+
+
+def _history_without_data_when_asked() -> None:
+    """GetExecutionHistory with ``includeExecutionData`` false: the events without their input and output, as Step
+    Functions answers it. moto sends them whole, and serializing them is most of the call's cost (some 50 ms of the
+    lab's CPU for one incident's history)."""
+    from moto.core.responses import ActionResult
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    original = StepFunctionResponse.get_execution_history
+    if getattr(original, "lab_without_data", False):
+        return
+
+    def get_execution_history(self: Any) -> Any:
+        if self._get_param("includeExecutionData") is not False:
+            return original(self)
+        history = self.stepfunction_backend.get_execution_history(self._get_param("executionArn"))
+        events = [
+            {
+                key: {k: v for k, v in value.items() if k not in _EXECUTION_DATA} if key.endswith("Details") else value
+                for key, value in event.items()
+            }
+            for event in history["events"]
+        ]
+        return ActionResult({"events": events})
+
+    get_execution_history.lab_without_data = True  # type: ignore[attr-defined]
+    StepFunctionResponse.get_execution_history = get_execution_history
+
+
+_EXECUTION_DATA = frozenset({"input", "output", "inputDetails", "outputDetails"})
 
 
 @contextmanager

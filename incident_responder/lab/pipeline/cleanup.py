@@ -26,6 +26,7 @@ class BetweenScenarios:
         an empty list means the next scenario starts as it would in a fresh lab, on warm functions."""
         for function in self.workload_names:
             self.restore(function)
+        self.undo_set_ups()  # after the faults: their restores put back what the setup had
         members = [self.member(m.account, m.region) for m in self.members]  # type: ignore[attr-defined]
         for member in members:  # an organisation's: each member's sample workload
             member.restore(member.sample.function_name)

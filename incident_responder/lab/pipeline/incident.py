@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chaos.faults import FaultInjector
-from incident_responder.account.baseline import load_baseline, record_baseline
+from incident_responder.account.baseline import baseline_table_name, load_baseline, record_baseline
 from incident_responder.account.drift import diff_configurations
 from incident_responder.account.state import configuration_from
 from incident_responder.core.aws import AwsClients
@@ -269,8 +269,12 @@ class IncidentRuns:
             runbooks.store(self.clients, bucket, runbook.scope(), runbook.text.encode())
 
     def set_up(self, function: str, setup: Setup) -> None:
-        """The function's healthy configuration, then its baseline recorded again: what it was onboarded with."""
+        """The function's healthy configuration, then its baseline recorded again: what it was onboarded with. What
+        it had before (its configuration and its onboarded baseline) is put back between scenarios
+        (:meth:`undo_set_ups`), so the next scenario needs no redeploy."""
         lam = self.clients.get("lambda")
+        if function not in self.set_up_undo:  # an earlier incident of the same scenario set it up already
+            self.set_up_undo[function] = self._undo_set_up(function)
         given = setup.model_fields_set
         if "reserved_concurrency" in given:
             if setup.reserved_concurrency is None:
@@ -286,6 +290,35 @@ class IncidentRuns:
         record_baseline(self.clients, function)
         # Not what onboarding recorded, even when recorded within the same second: the next scenario needs a refresh.
         self.onboarded.pop(function, None)
+
+    def _undo_set_up(self, function: str) -> Callable[[], None]:
+        """How to put back what :meth:`set_up` changes of ``function``, read before it does."""
+        lam, ddb = self.clients.get("lambda"), self.clients.get("dynamodb")
+        before = lam.get_function_configuration(FunctionName=function)
+        reserved = lam.get_function_concurrency(FunctionName=function).get("ReservedConcurrentExecutions")
+        table, key = baseline_table_name(), {"function_name": {"S": function_key(self.clients, function)}}
+        baseline = ddb.get_item(TableName=table, Key=key, ConsistentRead=True).get("Item")
+        onboarded = self.onboarded.get(function)
+
+        def undo() -> None:
+            if reserved is None:
+                lam.delete_function_concurrency(FunctionName=function)
+            else:
+                lam.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=reserved)
+            lam.update_function_configuration(
+                FunctionName=function, Timeout=before["Timeout"], MemorySize=before["MemorySize"]
+            )
+            if baseline is not None and onboarded is not None:
+                ddb.put_item(TableName=table, Item=baseline)
+                self.onboarded[function] = onboarded
+
+        return undo
+
+    def undo_set_ups(self) -> None:
+        """Every function a scenario's setup changed, as it was before (then checked like any other)."""
+        while self.set_up_undo:
+            _, undo = self.set_up_undo.popitem()
+            undo()
 
     def follow(
         self,

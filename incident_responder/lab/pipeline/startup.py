@@ -138,6 +138,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
     orders_api: OrdersApiResources | None = None
     queue_consumer: QueueConsumerResources | None = None
     onboarded: dict[str, str] = field(default_factory=dict)  # each workload's baseline capture time
+    set_up_undo: dict[str, Any] = field(default_factory=dict)  # how to put back what a scenario's setup changed
     model_route: ModelRoute = field(default_factory=ModelRoute)  # where the agent functions' model calls go
     organisation: Organisation | None = None
     # An organisation lab's members: each one's clients (the lab's, routed as the responder's) and sample workload.
@@ -307,6 +308,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         self.inbox_url = approver.create_inbox(self.clients, self.stack.output("ApprovalTopicArn"))
         self._set_up_members()
         self.onboarded = self._baseline_times()
+        self.set_up_undo.clear()  # a fresh lab: nothing of a setup's to put back
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
 
