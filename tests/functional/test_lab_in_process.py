@@ -66,7 +66,9 @@ def test_the_answers_are_those_over_http(clients, over_http):
     iam.put_role_policy(
         RoleName="same",
         PolicyName="p",
-        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}),
+        PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+        ),
     )
     ddb.create_table(
         TableName="same",
