@@ -26,8 +26,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         from incident_responder.lab.workers import host_call
 
         return {"host": host_call("echo", event["host"])}
+    import gc
+    from pathlib import Path
+
     return {
         "pid": os.getpid(),
+        "process_name": Path("/proc/self/comm").read_text().strip() if Path("/proc/self/comm").exists() else None,
+        "frozen": gc.get_freeze_count(),
         "who": os.environ.get("WHO"),
         "imported_with": IMPORTED_WITH,
         "function": context.function_name,

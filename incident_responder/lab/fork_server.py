@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -215,6 +216,11 @@ def serve(control_fd: int) -> None:
     from incident_responder.lab.botocore_data import parse_models
 
     parse_models()  # each child's clients then find their service models parsed
+    # What was imported stays for every child's life: out of the cyclic collector's sight. Otherwise each child's
+    # full collections walk the million objects of boto3, pydantic and LangGraph (over half a warm agent
+    # function's CPU), and writing their headers copies the pages the fork shared (the gc module's advice for a
+    # server that forks without exec).
+    gc.freeze()
     control = socket.socket(fileno=control_fd)
     children: set[int] = set()
     try:

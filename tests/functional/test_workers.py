@@ -28,6 +28,7 @@ def test_each_function_sees_its_own_environment_in_its_own_process():
         assert (a["who"], a["imported_with"], a["function"]) == ("orders", "orders", "orders")
         assert (b["who"], b["imported_with"], b["function"]) == ("queue", "queue", "queue")
         assert a["pid"] != b["pid"] != os.getpid()
+        assert a["process_name"] in ("orders", None)  # as ps and top show it (Linux)
         assert a["request_id"] == "r-1" and 0 < a["remaining_ms"] <= 30_000
         # Warm: the next request goes to the same environment, no new cold start.
         assert orders.invoke({}, "r-3")["pid"] == a["pid"]
@@ -35,6 +36,16 @@ def test_each_function_sees_its_own_environment_in_its_own_process():
     finally:
         orders.close()
         queue.close()
+
+
+def test_an_environment_starts_with_what_the_fork_server_imported_frozen():
+    """The fork server's imports (boto3, pydantic, LangGraph ...) are out of each worker's garbage collector's
+    sight: its full collections walked them all, over half a warm agent function's CPU."""
+    orders = pool("frozen")
+    try:
+        assert orders.invoke({}, "r-1")["frozen"] > 100_000
+    finally:
+        orders.close()
 
 
 def test_a_large_environment_reaches_the_worker_whole():

@@ -33,7 +33,7 @@ from typing import Any
 from incident_responder.account.baseline import load_baseline, record_baseline
 from incident_responder.core.aws import AwsClients
 from incident_responder.core.members import Member
-from incident_responder.lab import approver
+from incident_responder.lab import approver, heap
 from incident_responder.lab.account.data_processor import SampleAccount, create_sample_account
 from incident_responder.lab.account.orders_api import OrdersApiResources, create_orders_api
 from incident_responder.lab.account.queue_consumer import QueueConsumerResources, create_queue_consumer
@@ -257,6 +257,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
                 set_health_probe(pipeline.verification_probe())
                 # The verify function's probe in a worker process: the burst runs here, where moto's state is.
                 dispatcher.host_functions["workload_burst"] = pipeline.workload_burst  # (a member's by ARN)
+                heap.settle()
                 yield pipeline
         finally:
             lab.count_calls(False)
@@ -309,6 +310,7 @@ class LabPipeline(IncidentRuns, BetweenScenarios, IncidentRecords):
         self._set_up_members()
         self.onboarded = self._baseline_times()
         self.set_up_undo.clear()  # a fresh lab: nothing of a setup's to put back
+        heap.settle()  # the replaced stack's objects collected, the new one's frozen
         for stale in self.chaos_state.glob("*.json"):
             stale.unlink()
 
