@@ -680,3 +680,32 @@ def test_the_stacks_own_function_onboards_as_on_aws(pipeline, capsys):
     out, err = capsys.readouterr()
     assert "Traceback" not in err and code == 0, err
     assert json.loads(out)["function_name"] == ingest_function
+
+
+def test_an_execution_history_reads_as_moto_serializes_it_and_without_data_when_asked(pipeline):
+    """The lab writes GetExecutionHistory's answer as JSON directly (moto's serializer took 50 ms of CPU for one):
+    botocore parses the same events from it as from moto's own answer; with includeExecutionData false, the events
+    lose their input and output only, as Step Functions answers."""
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    record = pipeline.run(load_scenario(REPO / "scenarios" / "timeout-too-low.yaml"))
+    sfn = pipeline.clients.get("stepfunctions")
+    arn = record.execution["arn"]
+    ours = StepFunctionResponse.get_execution_history
+    direct = sfn.get_execution_history(executionArn=arn)["events"]
+    StepFunctionResponse.get_execution_history = ours.lab_original
+    try:
+        serialized = sfn.get_execution_history(executionArn=arn)["events"]
+    finally:
+        StepFunctionResponse.get_execution_history = ours
+    assert len(direct) > 20 and direct == serialized
+    lean = sfn.get_execution_history(executionArn=arn, includeExecutionData=False)["events"]
+    data = {"input", "output", "inputDetails", "outputDetails"}
+    assert [e["type"] for e in lean] == [e["type"] for e in direct]
+    for full, without in zip(direct, lean, strict=True):
+        for key, value in full.items():
+            if key.endswith("Details"):
+                assert without[key] == {k: v for k, v in value.items() if k not in data}
+            else:
+                assert without[key] == value
+    assert any("input" in e.get("stateEnteredEventDetails", {}) for e in direct)
