@@ -7,6 +7,8 @@ critic) is an :class:`AgentSpec`.
 
 from __future__ import annotations
 
+import functools
+import json
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,7 +123,13 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 def model_tool_schema(model: type[BaseModel]) -> dict[str, Any]:
     """A pydantic model's JSON schema as a tool's parameters: references inlined, and OpenAPI's
     ``discriminator`` dropped (its mapping points at the inlined ``$defs``); each variant of a union
-    still names its own ``action_type`` as a ``const``."""
+    still names its own ``action_type`` as a ``const``. Made once per model and process (pydantic's schema
+    generation is a warm invocation's largest cost when no model turn follows); each caller gets its own copy."""
+    return json.loads(_model_tool_schema(model))
+
+
+@functools.cache
+def _model_tool_schema(model: type[BaseModel]) -> str:
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
@@ -130,7 +138,7 @@ def model_tool_schema(model: type[BaseModel]) -> dict[str, Any]:
             return [walk(v) for v in node]
         return node
 
-    return model_facing_schema(walk(inline_refs(model.model_json_schema())))
+    return json.dumps(model_facing_schema(walk(inline_refs(model.model_json_schema()))))
 
 
 @dataclass(frozen=True)

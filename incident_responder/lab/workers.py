@@ -17,6 +17,7 @@ emulated workload, which reads moto's state in the lab's process) the worker ask
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -223,6 +224,7 @@ def serve_worker(fd: int, handler: str, environment: dict[str, str], host: list[
     except BaseException as exc:  # noqa: BLE001 - Lambda reports an init failure as Runtime.InitError
         conn.send(("init-error", {**_error(exc), "errorType": "Runtime.InitError"}))
         return
+    gc.freeze()  # what init made lives as long as the environment: out of its collector's sight (lab/heap.py)
     conn.send(("ready", None))
     name, timeout, memory = context
     while True:
