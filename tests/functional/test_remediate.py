@@ -23,6 +23,7 @@ from incident_responder.core.contracts import (
     RemediationAction,
     actions_digest,
 )
+from incident_responder.lab.engine import wait_for_execution
 from incident_responder.remediation import lease as leases
 from incident_responder.remediation import remediate
 from incident_responder.remediation.errors import (
@@ -555,6 +556,8 @@ def test_a_lease_never_lapses_under_a_live_execution(env):
         run_apply(clients, b, actions)
     assert leases.holder(clients, TABLE, RESOURCE)["execution"] == execution
     clients.get("stepfunctions").stop_execution(executionArn=execution)
+    # moto stops an execution in its worker thread: once it says so (Step Functions' StopExecution returns then).
+    assert wait_for_execution(clients.get("stepfunctions"), execution)["status"] == "ABORTED"
     assert leases.holder(clients, TABLE, RESOURCE) is None  # an ended execution holds nothing
     result = run_apply(clients, b, actions)
     assert [s.status for s in result.steps] == ["already_restored"]
