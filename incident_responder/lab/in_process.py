@@ -28,14 +28,6 @@ _LOCK = threading.Lock()
 _SEND = URLLib3Session.send  # botocore's own, for every other address
 
 
-class _Body(io.BytesIO):
-    """An answer's body as botocore reads it from urllib3: whole (``read``) or in chunks (``stream``)."""
-
-    def stream(self, **_: Any) -> Any:
-        while chunk := self.read(1 << 16):
-            yield chunk
-
-
 def serve_in_process(netloc: str, app: Any) -> None:
     """This process's requests for ``netloc`` ("host:port") go to ``app`` directly from now on."""
     with _LOCK:
@@ -55,8 +47,10 @@ def _send(session: URLLib3Session, request: AWSPreparedRequest) -> AWSResponse:
     app = _APPS.get(url.netloc)
     if app is None:
         return _SEND(session, request)
+    from moto.core.botocore_stubber import MockRawResponse  # the body as botocore reads it from urllib3
+
     status, headers, body = _call(app, request, url)
-    return AWSResponse(request.url, status, headers, _Body(body))
+    return AWSResponse(request.url, status, headers, MockRawResponse(body))
 
 
 def _call(app: Any, request: AWSPreparedRequest, url: Any) -> tuple[int, HTTPHeaders, bytes]:
